@@ -1,0 +1,76 @@
+// Command pmdump decodes, analyses and synthesises the network traffic of
+// Purple Martians LAN games.
+//
+// Run "pmdump --help" for the commands.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses, as tcpdump and tshark use them.
+const (
+	exitOK         = 0
+	exitUsage      = 1 // bad flags, arguments or filter
+	exitUnreadable = 2 // an input could not be read at all
+)
+
+// usageError marks errors that are the user's invocation, not the input.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// inputError marks an input that could not be read at all.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "pmdump",
+		Short: "Protocol analyzer for the Purple Martians netgame",
+		Long: `pmdump decodes the UDP traffic of Purple Martians LAN games, both protocol
+eras (legacy 2018-2022, big-endian; modern 2023-, little-endian), from pcap
+and pcapng captures (plain or gzip-compressed, or a stream on stdin).
+
+Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
+		Example: `  pmdump read sample:modern
+  pmdump read -Y 'stdf and src == 0' game.pcap
+  pmdump stats game.pcapng
+  pmdump synth -o game.pcap --players 3 --duration 10s --era modern`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+	})
+	root.AddCommand(newReadCmd(), newStatsCmd(), newSynthCmd())
+	return root
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "pmdump:", err)
+	var ie inputError
+	if errors.As(err, &ie) {
+		return exitUnreadable
+	}
+	return exitUsage
+}

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/filter"
+	"github.com/pmdump/pmdump/session"
+)
+
+type readOpts struct {
+	verbose bool
+	hexdump bool
+	count   int
+	filter  string
+	json    bool
+	era     string
+	time    string
+}
+
+func newReadCmd() *cobra.Command {
+	var o readOpts
+	c := &cobra.Command{
+		Use:   "read [flags] FILE...",
+		Short: "Decode every game packet of one or more captures",
+		Long: `Read prints one line per game packet: capture frame number, time, source →
+destination, direction, player, packet name and its key fields. Packets that do
+not fit their layout are shown as malformed with the reason; names no era knows
+are shown as unknown with their bytes. UDP that is not game traffic is skipped
+(pmdump stats counts it).
+
+FILE is a pcap or pcapng file, optionally gzip-compressed; "-" reads a capture
+stream from stdin; sample:legacy and sample:modern are the bundled samples.
+Several files are read one after the other as one capture.
+
+Display filter (-Y) names: type, dir (c2s/s2c), era, player, client, n, len,
+frame (the game frame a packet refers to), malformed, unknown, sport, dport,
+saddr, daddr, every packet name as a boolean (stdf, cdat, …) and every decoded
+field by its name (src, dst, seq, slsn, move, c_sync …). Operators: == != < <=
+> >= and or not (&& || !), "x in 100..200", parentheses.
+
+JSON output (--json) is one object per line with the keys
+  n       frame number in the capture
+  ts      capture time, RFC 3339 with nanoseconds
+  src,dst source and destination "ip:port"
+  dir     "c2s" or "s2c"
+  type    the 4-character packet name
+  era     "legacy", "modern" or "unknown"
+  client  the client endpoint of the conversation
+  player  player number (when known)
+  len     payload length in bytes
+  fields  the decoded fields, snake_case (meant value; name_raw holds the raw
+          value where the legacy encoding differs; data fields give name_len)
+  error   why the packet is malformed or unknown (only then)
+  raw     the payload in hex (malformed and unknown packets, or with -x)`,
+		Example: `  pmdump read capture.pcap
+  pmdump read -V -c 5 capture.pcapng
+  pmdump read -Y 'stdf and src == 0' capture.pcap
+  pmdump read -Y 'player == 2 and c2s and frame in 1000..1200' capture.pcap
+  pmdump read --json capture.pcap.gz | jq .fields
+  tcpdump -i eth0 -w - udp | pmdump read -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRead(cmd, args, &o)
+		},
+	}
+	f := c.Flags()
+	f.BoolVarP(&o.verbose, "verbose", "V", false, "print the full field tree of each packet")
+	f.BoolVarP(&o.hexdump, "hex", "x", false, "add a hex dump of each packet's payload")
+	f.IntVarP(&o.count, "count", "c", 0, "stop after `N` game packets (0: all)")
+	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` (see above)")
+	f.BoolVar(&o.json, "json", false, "one JSON object per line")
+	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since first packet), e (epoch)")
+	return c
+}
+
+func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
+	era, err := decode.ParseEra(o.era)
+	if err != nil {
+		return usageError{err}
+	}
+	if o.count < 0 {
+		return usagef("-c must not be negative")
+	}
+	switch o.time {
+	case "a", "ad", "r", "e":
+	default:
+		return usagef("unknown time format %q (want a, ad, r or e)", o.time)
+	}
+	var flt *filter.Filter
+	if o.filter != "" {
+		if flt, err = filter.Compile(o.filter); err != nil {
+			return usageError{err}
+		}
+	}
+	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
+	defer out.Flush()
+	p := newPipeline(args, era, cmd.ErrOrStderr())
+	pr := printer{o: o, out: out}
+	shown := 0
+	err = p.run(func(r *session.Record) error {
+		if flt != nil && !flt.Match(r) {
+			return nil
+		}
+		if pr.t0.IsZero() {
+			pr.t0 = p.first
+		}
+		if err := pr.print(r); err != nil {
+			return err
+		}
+		shown++
+		if o.count > 0 && shown >= o.count {
+			return errStop
+		}
+		return nil
+	})
+	if ferr := out.Flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// printer formats records as text lines, field trees or JSON.
+type printer struct {
+	o   *readOpts
+	out io.Writer
+	buf []byte
+	t0  time.Time
+}
+
+func (pr *printer) print(r *session.Record) error {
+	b := pr.buf[:0]
+	if pr.o.json {
+		b = appendJSON(b, r, pr.o.hexdump)
+	} else {
+		b = pr.appendLine(b, r)
+		if pr.o.verbose {
+			b = appendTreeHeader(b, r)
+			b = r.Packet.AppendTree(b, "    ")
+		}
+		if pr.o.hexdump {
+			b = appendHex(b, r.Packet.Raw)
+		}
+	}
+	pr.buf = b
+	_, err := pr.out.Write(b)
+	return err
+}
+
+func (pr *printer) appendTime(b []byte, ts time.Time) []byte {
+	switch pr.o.time {
+	case "r":
+		return strconv.AppendFloat(b, ts.Sub(pr.t0).Seconds(), 'f', 6, 64)
+	case "e":
+		return strconv.AppendFloat(b, float64(ts.UnixNano())/1e9, 'f', 6, 64)
+	case "ad":
+		return ts.UTC().AppendFormat(b, "2006-01-02 15:04:05.000000")
+	}
+	return ts.UTC().AppendFormat(b, "15:04:05.000000")
+}
+
+func appendPad(b []byte, n int64, width int) []byte {
+	d := len(strconv.FormatInt(n, 10))
+	for ; d < width; d++ {
+		b = append(b, ' ')
+	}
+	return strconv.AppendInt(b, n, 10)
+}
+
+// appendLine appends the one-line form:
+//
+//	N TIME SRC → DST DIR pPLAYER NAME key=value…
+func (pr *printer) appendLine(b []byte, r *session.Record) []byte {
+	b = appendPad(b, int64(r.N), 6)
+	b = append(b, ' ')
+	b = pr.appendTime(b, r.TS)
+	b = append(b, ' ')
+	b = r.Src.AppendTo(b)
+	b = append(b, " → "...)
+	b = r.Dst.AppendTo(b)
+	b = append(b, ' ')
+	b = append(b, r.Dir.Arrow()...)
+	b = append(b, ' ')
+	if r.Player >= 0 {
+		b = append(b, 'p')
+		b = strconv.AppendInt(b, int64(r.Player), 10)
+	} else {
+		b = append(b, "p?"...)
+	}
+	b = append(b, ' ')
+	b = appendName(b, r.Packet.Name[:])
+	switch r.Kind {
+	case session.Unknown:
+		b = append(b, " [unknown packet, "...)
+		b = strconv.AppendInt(b, int64(len(r.Packet.Raw)), 10)
+		b = append(b, " bytes] "...)
+		b = appendHexBytes(b, r.Packet.Raw, 32)
+	case session.Malformed:
+		b = append(b, ' ')
+		b = r.Packet.AppendSummary(b)
+		b = append(b, " [malformed: "...)
+		b = append(b, r.Packet.Err.Error()...)
+		b = append(b, ']')
+	default:
+		b = append(b, ' ')
+		b = r.Packet.AppendSummary(b)
+	}
+	return append(b, '\n')
+}
+
+// appendName appends a packet name, escaping bytes that are not printable.
+func appendName(b []byte, name []byte) []byte {
+	for _, c := range name {
+		if c >= 0x20 && c < 0x7f {
+			b = append(b, c)
+		} else {
+			b = append(b, fmt.Sprintf(`\x%02x`, c)...)
+		}
+	}
+	return b
+}
+
+func appendHexBytes(b []byte, raw []byte, max int) []byte {
+	n := len(raw)
+	if n > max {
+		n = max
+	}
+	b = hex.AppendEncode(b, raw[:n])
+	if len(raw) > max {
+		b = append(b, "…"...)
+	}
+	return b
+}
+
+func appendTreeHeader(b []byte, r *session.Record) []byte {
+	b = append(b, "  Purple Martians "...)
+	b = appendName(b, r.Packet.Name[:])
+	b = append(b, ", "...)
+	b = append(b, r.Era.String()...)
+	b = append(b, " era, "...)
+	b = strconv.AppendInt(b, int64(len(r.Packet.Raw)), 10)
+	b = append(b, " bytes, "...)
+	b = append(b, r.Dir.Arrow()...)
+	if c := r.Conv; c != nil {
+		b = append(b, ", conversation "...)
+		b = strconv.AppendInt(b, int64(c.ID), 10)
+		b = append(b, " (client "...)
+		b = c.Client.AppendTo(b)
+		if c.Player >= 0 {
+			b = append(b, " player "...)
+			b = strconv.AppendInt(b, int64(c.Player), 10)
+		}
+		if c.Hostname != "" {
+			b = append(b, " host "...)
+			b = strconv.AppendQuote(b, c.Hostname)
+		}
+		b = append(b, ')')
+	}
+	if r.Packet.Err != nil {
+		b = append(b, "\n  error: "...)
+		b = append(b, r.Packet.Err.Error()...)
+	}
+	return append(b, '\n')
+}
+
+func appendHex(b []byte, raw []byte) []byte {
+	d := hex.Dump(raw)
+	for len(d) > 0 {
+		i := 0
+		for i < len(d) && d[i] != '\n' {
+			i++
+		}
+		b = append(b, "    "...)
+		b = append(b, d[:i]...)
+		b = append(b, '\n')
+		if i < len(d) {
+			i++
+		}
+		d = d[i:]
+	}
+	return b
+}
+
+// appendJSON appends one record as a JSON line with the documented keys.
+func appendJSON(b []byte, r *session.Record, withRaw bool) []byte {
+	b = append(b, `{"n":`...)
+	b = strconv.AppendInt(b, int64(r.N), 10)
+	b = append(b, `,"ts":"`...)
+	b = r.TS.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","src":"`...)
+	b = r.Src.AppendTo(b)
+	b = append(b, `","dst":"`...)
+	b = r.Dst.AppendTo(b)
+	b = append(b, `","dir":"`...)
+	b = append(b, r.Dir.String()...)
+	b = append(b, `","type":`...)
+	b = decode.AppendJSONString(b, string(r.Packet.Name[:]))
+	b = append(b, `,"era":"`...)
+	b = append(b, r.Era.String()...)
+	b = append(b, '"')
+	if r.Conv != nil {
+		b = append(b, `,"client":"`...)
+		b = r.Conv.Client.AppendTo(b)
+		b = append(b, '"')
+	}
+	if r.Player >= 0 {
+		b = append(b, `,"player":`...)
+		b = strconv.AppendInt(b, int64(r.Player), 10)
+	}
+	b = append(b, `,"len":`...)
+	b = strconv.AppendInt(b, int64(len(r.Packet.Raw)), 10)
+	b = append(b, `,"fields":`...)
+	b = r.Packet.AppendJSONFields(b)
+	if r.Packet.Err != nil {
+		b = append(b, `,"error":`...)
+		b = decode.AppendJSONString(b, r.Packet.Err.Error())
+	}
+	if withRaw || r.Kind != session.Game {
+		b = append(b, `,"raw":"`...)
+		b = hex.AppendEncode(b, r.Packet.Raw)
+		b = append(b, '"')
+	}
+	return append(b, "}\n"...)
+}

@@ -1,0 +1,297 @@
+// Package decode turns the UDP payloads of a Purple Martians netgame into
+// typed game packets, for both protocol eras.
+//
+// Every packet is described once, as a Layout: an ordered list of Fields with
+// their wire types. That one description drives decoding (Decode), encoding
+// (Encode), the one-line summary, the field tree and the JSON fields, so the
+// four can never disagree. The legacy era's quirks (negative integers that
+// are not two's complement, the SJON damage offset, the short sdak) are part
+// of the description too: a field knows how to recover the value the game
+// meant from the raw value on the wire.
+package decode
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Era is a protocol era of the game.
+type Era uint8
+
+const (
+	// EraUnknown means no era could be inferred yet.
+	EraUnknown Era = iota
+	// Legacy is the big-endian protocol of about 2018 to December 2022.
+	Legacy
+	// Modern is the little-endian protocol of 2023 onwards.
+	Modern
+)
+
+// Eras lists the known eras, oldest first.
+var Eras = []Era{Legacy, Modern}
+
+func (e Era) String() string {
+	switch e {
+	case Legacy:
+		return "legacy"
+	case Modern:
+		return "modern"
+	}
+	return "unknown"
+}
+
+// ParseEra parses "legacy", "modern" or "auto" (EraUnknown).
+func ParseEra(s string) (Era, error) {
+	switch strings.ToLower(s) {
+	case "legacy":
+		return Legacy, nil
+	case "modern":
+		return Modern, nil
+	case "", "auto":
+		return EraUnknown, nil
+	}
+	return EraUnknown, fmt.Errorf("unknown era %q (want legacy, modern or auto)", s)
+}
+
+// Dir is the direction a packet travels.
+type Dir uint8
+
+const (
+	// DirUnknown is used for packets whose name is not known.
+	DirUnknown Dir = iota
+	// C2S is client to server.
+	C2S
+	// S2C is server to client.
+	S2C
+)
+
+func (d Dir) String() string {
+	switch d {
+	case C2S:
+		return "c2s"
+	case S2C:
+		return "s2c"
+	}
+	return "?"
+}
+
+// Arrow is the direction as shown in text output.
+func (d Dir) Arrow() string {
+	switch d {
+	case C2S:
+		return "c→s"
+	case S2C:
+		return "s→c"
+	}
+	return "?→?"
+}
+
+// Type is the wire type of a field.
+type Type uint8
+
+const (
+	U8    Type = iota // 1 byte unsigned
+	S8                // 1 byte signed
+	U16               // 2 bytes unsigned, in the era's byte order
+	I32               // 4 bytes signed, in the era's byte order
+	F64               // 8 bytes IEEE-754 double, little-endian
+	Str16             // 16 bytes, NUL-terminated text
+	Data              // bytes whose length is the value of the field named by Field.SizeOf
+	Rest              // every byte up to the end of the payload
+	Group             // Field.Sub repeated as often as the field named by Field.CountOf says
+)
+
+// Size is the fixed size of a field of this type in bytes, 0 when variable.
+func (t Type) Size() int {
+	switch t {
+	case U8, S8:
+		return 1
+	case U16:
+		return 2
+	case I32:
+		return 4
+	case F64:
+		return 8
+	case Str16:
+		return 16
+	}
+	return 0
+}
+
+func (t Type) String() string {
+	return [...]string{"u8", "s8", "u16", "i32", "f64", "str16", "data", "rest", "group"}[t]
+}
+
+// Role marks fields with a meaning shared across packets, used to attach
+// packets to players and game frames.
+type Role uint8
+
+const (
+	// RoleNone is an ordinary field.
+	RoleNone Role = iota
+	// RolePlayer is the player number the packet is about.
+	RolePlayer
+	// RoleFrame is the game frame the packet refers to.
+	RoleFrame
+	// RoleSize is the length of the packet's Data field.
+	RoleSize
+	// RoleCount is the number of entries of the packet's Group field.
+	RoleCount
+)
+
+// Recover names how the value the game meant is recovered from a raw value.
+type Recover uint8
+
+const (
+	// AsIs means the raw value is the value.
+	AsIs Recover = iota
+	// Negative is for legacy fields that are always negative on the sender:
+	// the game encodes each byte with truncating division and an unsigned
+	// cast, so -1 goes out as 000000ff. See RecoverNegative.
+	Negative
+	// Minus1000 is for the legacy SJON damage field, sent as damage + 1000.
+	Minus1000
+)
+
+// Field describes one field of a packet layout.
+type Field struct {
+	Name     string   // snake_case name, used in text, JSON and filters
+	Type     Type     // wire type
+	Doc      string   // what the field means
+	Key      bool     // shown in the one-line summary
+	Role     Role     // shared meaning, if any
+	Recover  Recover  // how to recover the meant value from the raw one
+	SizeOf   string   // for Data: the field holding the length
+	CountOf  string   // for Group: the field holding the count
+	Sub      []Field  // for Group: the fields of one entry
+	Bits     []string // names of bits 0.., for bit-set fields (control bits)
+	Optional bool     // may be absent at the end of the packet (legacy 21-byte sdak)
+}
+
+// Layout describes one packet of one era.
+type Layout struct {
+	Name   string // the 4-character name that starts the payload
+	Era    Era
+	Dir    Dir
+	Doc    string
+	Fields []Field
+	// Check, when set, validates decoded values beyond their lengths.
+	Check func(p *Packet) error
+
+	minLen, maxLen int // payload lengths that fit (maxLen < 0: unbounded)
+	index          map[string]int
+	player, frame  int // index of the RolePlayer and RoleFrame fields, or -1
+}
+
+// Field returns the index of the named field, or -1.
+func (l *Layout) Field(name string) int {
+	if i, ok := l.index[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// MinLen is the shortest payload (name included) that fits the layout.
+func (l *Layout) MinLen() int { return l.minLen }
+
+// MaxLen is the longest payload that fits the layout, or -1 when unbounded.
+func (l *Layout) MaxLen() int { return l.maxLen }
+
+func (l *Layout) finish() {
+	l.index = map[string]int{}
+	l.player, l.frame = -1, -1
+	l.minLen, l.maxLen = 4, 4
+	for i, f := range l.Fields {
+		l.index[f.Name] = i
+		switch f.Role {
+		case RolePlayer:
+			l.player = i
+		case RoleFrame:
+			l.frame = i
+		}
+		switch f.Type {
+		case Data, Rest, Group:
+			l.maxLen = -1
+		default:
+			if !f.Optional {
+				l.minLen += f.Type.Size()
+			}
+			if l.maxLen >= 0 {
+				l.maxLen += f.Type.Size()
+			}
+		}
+	}
+}
+
+// NameKey packs a 4-byte name into an integer map key.
+func NameKey(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+var byEra [3]map[uint32]*Layout
+
+// Lookup returns the layout of a name in an era, or nil.
+func Lookup(era Era, name []byte) *Layout {
+	if len(name) < 4 || int(era) >= len(byEra) || byEra[era] == nil {
+		return nil
+	}
+	return byEra[era][NameKey(name)]
+}
+
+// Layouts returns every layout of an era, in table order.
+func Layouts(era Era) []*Layout {
+	var out []*Layout
+	for _, l := range allLayouts {
+		if l.Era == era {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Known reports whether name is a packet name of any era.
+func Known(name []byte) bool {
+	return Lookup(Legacy, name) != nil || Lookup(Modern, name) != nil
+}
+
+var allLayouts []*Layout
+
+func register(ls ...*Layout) {
+	for _, l := range ls {
+		l.finish()
+		if byEra[l.Era] == nil {
+			byEra[l.Era] = map[uint32]*Layout{}
+		}
+		byEra[l.Era][NameKey([]byte(l.Name))] = l
+		allLayouts = append(allLayouts, l)
+	}
+}
+
+// RecoverNegative recovers the negative value the legacy game meant from the
+// four bytes it wrote for it. The game wrote byte k as (unsigned char)(v /
+// 256^k % 256) with truncating division, so every non-zero byte stands for
+// byte - 256. -1 is 000000ff, -256 is 0000ff00, -300 is 0000ffd4.
+func RecoverNegative(raw uint32) int64 {
+	var v int64
+	for k := 3; k >= 0; k-- {
+		b := int64(raw >> (8 * k) & 0xff)
+		v *= 256
+		if b != 0 {
+			v += b - 256
+		}
+	}
+	return v
+}
+
+// EncodeNegative is the game's legacy encoding of a negative value, the
+// inverse of RecoverNegative for -2^31 < v <= 0.
+func EncodeNegative(v int64) uint32 {
+	var raw uint32
+	for k := 3; k >= 0; k-- {
+		p := int64(1) << (8 * k)
+		d := v / p // truncates towards zero, as C does
+		v -= d * p
+		raw |= uint32(uint8(d)) << (8 * k)
+	}
+	return raw
+}

@@ -1,0 +1,244 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Value is the decoded value of one field.
+type Value struct {
+	Int   int64   // integer types: the raw value as on the wire
+	Float float64 // F64
+	Bytes []byte  // Str16, Data, Rest: the bytes (they alias the payload)
+}
+
+// Packet is one decoded game packet. Decode fills a Packet in place and
+// reuses its slices, so a caller that decodes many packets can keep one.
+type Packet struct {
+	Name    [4]byte
+	Layout  *Layout // nil for an unknown name
+	Values  []Value // one per Layout.Fields entry; absent optional fields are not included
+	Entries []Value // the Group field's entries, flattened: len(Sub) values per entry
+	Raw     []byte  // the whole payload (aliases the input)
+	Err     error   // why the packet is malformed, nil when it decoded cleanly
+}
+
+// NameString is the packet's name as a string.
+func (p *Packet) NameString() string { return string(p.Name[:]) }
+
+// Era is the era of the packet's layout, or EraUnknown.
+func (p *Packet) Era() Era {
+	if p.Layout == nil {
+		return EraUnknown
+	}
+	return p.Layout.Era
+}
+
+// Dir is the direction the packet's name travels in.
+func (p *Packet) Dir() Dir {
+	if p.Layout == nil {
+		return DirUnknown
+	}
+	return p.Layout.Dir
+}
+
+// Int returns the raw integer value of the named field, or 0.
+func (p *Packet) Int(name string) int64 {
+	if p.Layout == nil {
+		return 0
+	}
+	i := p.Layout.Field(name)
+	if i < 0 || i >= len(p.Values) {
+		return 0
+	}
+	return p.Values[i].Int
+}
+
+// Has reports whether the named field was decoded.
+func (p *Packet) Has(name string) bool {
+	if p.Layout == nil {
+		return false
+	}
+	i := p.Layout.Field(name)
+	return i >= 0 && i < len(p.Values)
+}
+
+// Player returns the player number the packet carries, if it carries one.
+func (p *Packet) Player() (int, bool) {
+	if p.Layout == nil || p.Layout.player < 0 || p.Layout.player >= len(p.Values) {
+		return 0, false
+	}
+	return int(p.Values[p.Layout.player].Int), true
+}
+
+// Frame returns the game frame the packet refers to, if any.
+func (p *Packet) Frame() (int64, bool) {
+	if p.Layout == nil || p.Layout.frame < 0 || p.Layout.frame >= len(p.Values) {
+		return 0, false
+	}
+	return p.Values[p.Layout.frame].Int, true
+}
+
+// Payload returns the packet's Data field (a stdf, sfil or snfo piece).
+func (p *Packet) Payload() []byte {
+	if p.Layout == nil {
+		return nil
+	}
+	for i, f := range p.Layout.Fields {
+		if (f.Type == Data || f.Type == Rest) && i < len(p.Values) {
+			return p.Values[i].Bytes
+		}
+	}
+	return nil
+}
+
+// Meant returns the value the game meant for field f with raw value v, and
+// whether it differs from the raw one.
+func (f *Field) Meant(v int64) (int64, bool) {
+	switch f.Recover {
+	case Negative:
+		if v == 0 {
+			return 0, false
+		}
+		return RecoverNegative(uint32(v)), true
+	case Minus1000:
+		return v - 1000, true
+	}
+	return v, false
+}
+
+// Errors returned (wrapped) by Decode.
+var (
+	ErrShort   = errors.New("packet shorter than its layout")
+	ErrLong    = errors.New("packet longer than its layout")
+	ErrOverrun = errors.New("field overruns the payload")
+	ErrInvalid = errors.New("invalid field value")
+	ErrUnknown = errors.New("unknown packet name")
+)
+
+// Decode decodes payload as a packet of the given era into p. The payload
+// must start with the 4-byte name. On failure p.Err is set to the error it
+// returns and p holds whatever fields could be decoded. An unknown name
+// gives ErrUnknown with p.Layout nil.
+func Decode(p *Packet, payload []byte, era Era) error {
+	p.Layout = nil
+	p.Values = p.Values[:0]
+	p.Entries = p.Entries[:0]
+	p.Raw = payload
+	p.Err = nil
+	p.Name = [4]byte{}
+	if len(payload) < 4 {
+		copy(p.Name[:], payload)
+		p.Err = fmt.Errorf("%d-byte payload has no packet name: %w", len(payload), ErrShort)
+		return p.Err
+	}
+	copy(p.Name[:], payload)
+	l := Lookup(era, payload)
+	if l == nil {
+		p.Err = fmt.Errorf("%q in the %s era: %w", payload[:4], era, ErrUnknown)
+		return p.Err
+	}
+	p.Layout = l
+	p.Err = decodeFields(p, l, payload)
+	return p.Err
+}
+
+func decodeFields(p *Packet, l *Layout, b []byte) error {
+	var order binary.ByteOrder = binary.LittleEndian
+	if l.Era == Legacy {
+		order = binary.BigEndian
+	}
+	if len(b) < l.minLen {
+		return fmt.Errorf("%s: %d bytes, layout needs %d: %w", l.Name, len(b), l.minLen, ErrShort)
+	}
+	if l.maxLen >= 0 && len(b) > l.maxLen {
+		return fmt.Errorf("%s: %d bytes, layout has at most %d: %w", l.Name, len(b), l.maxLen, ErrLong)
+	}
+	pos := 4
+	for i := range l.Fields {
+		f := &l.Fields[i]
+		if f.Optional && pos == len(b) {
+			break
+		}
+		v, n, err := decodeField(p, l, f, b, pos, order)
+		if err != nil {
+			return fmt.Errorf("%s field %s at offset %d: %w", l.Name, f.Name, pos, err)
+		}
+		p.Values = append(p.Values, v)
+		pos += n
+	}
+	if pos != len(b) {
+		return fmt.Errorf("%s: %d bytes left after the last field: %w", l.Name, len(b)-pos, ErrLong)
+	}
+	if l.Check != nil {
+		if err := l.Check(p); err != nil {
+			return fmt.Errorf("%s: %v: %w", l.Name, err, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+func decodeField(p *Packet, l *Layout, f *Field, b []byte, pos int, order binary.ByteOrder) (Value, int, error) {
+	var v Value
+	need := f.Type.Size()
+	switch f.Type {
+	case Data:
+		n := p.Int(f.SizeOf)
+		if n < 0 || n > int64(len(b)-pos) {
+			return v, 0, fmt.Errorf("size %d but %d bytes follow: %w", n, len(b)-pos, ErrOverrun)
+		}
+		need = int(n)
+	case Rest:
+		need = len(b) - pos
+	case Group:
+		n := int(p.Int(f.CountOf))
+		per := 0
+		for _, s := range f.Sub {
+			per += s.Type.Size()
+		}
+		if n*per > len(b)-pos {
+			return v, 0, fmt.Errorf("%d entries of %d bytes but %d bytes follow: %w", n, per, len(b)-pos, ErrOverrun)
+		}
+		q := pos
+		for e := 0; e < n; e++ {
+			for si := range f.Sub {
+				sv, sn, _ := decodeField(p, l, &f.Sub[si], b, q, order)
+				p.Entries = append(p.Entries, sv)
+				q += sn
+			}
+		}
+		v.Int = int64(n)
+		return v, q - pos, nil
+	}
+	if len(b)-pos < need {
+		return v, 0, fmt.Errorf("needs %d bytes, %d left: %w", need, len(b)-pos, ErrShort)
+	}
+	d := b[pos : pos+need]
+	switch f.Type {
+	case U8:
+		v.Int = int64(d[0])
+	case S8:
+		v.Int = int64(int8(d[0]))
+	case U16:
+		v.Int = int64(order.Uint16(d))
+	case I32:
+		v.Int = int64(int32(order.Uint32(d)))
+	case F64:
+		v.Float = math.Float64frombits(binary.LittleEndian.Uint64(d))
+	case Str16, Data, Rest:
+		v.Bytes = d
+	}
+	return v, need, nil
+}
+
+// Text returns a Str16 value as text, cut at the first NUL.
+func (v Value) Text() string {
+	b := v.Bytes
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}

@@ -1,0 +1,348 @@
+// Package session recognises game packets among a capture's UDP datagrams
+// and follows the game's conversations: which endpoint is the server, which
+// are clients, which protocol era each conversation speaks, and which player,
+// hostname and color each client has.
+//
+// A Tracker is fed datagrams in capture order (from a file or a live source
+// alike) and returns one Record per datagram, with the packet decoded and
+// tagged with its direction, client and player.
+package session
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/source"
+)
+
+// ListenPort is the port a game server listens on by default.
+const ListenPort = 24785
+
+// Kind says what a datagram turned out to be.
+type Kind uint8
+
+const (
+	// NonGame is UDP that is not Purple Martians traffic; it is skipped.
+	NonGame Kind = iota
+	// Game is a game packet that decoded cleanly.
+	Game
+	// Malformed is a game packet that does not fit its layout.
+	Malformed
+	// Unknown is a packet with a name no era knows, seen on a game conversation.
+	Unknown
+)
+
+func (k Kind) String() string {
+	return [...]string{"non-game", "game", "malformed", "unknown"}[k]
+}
+
+// Record is one datagram as the tracker understood it. The tracker reuses
+// the Record and its Packet for the next datagram.
+type Record struct {
+	N        int
+	TS       time.Time
+	Src, Dst netip.AddrPort
+	Kind     Kind
+	Packet   decode.Packet
+	Era      decode.Era
+	Dir      decode.Dir
+	Conv     *Conversation // nil for NonGame
+	Player   int           // -1 when not known
+}
+
+// Err is the reason a Malformed or Unknown record is not a clean packet.
+func (r *Record) Err() error { return r.Packet.Err }
+
+// Conversation is one client's conversation with the server. It is keyed by
+// the client's endpoint.
+type Conversation struct {
+	ID       int            // 1-based, in order of first appearance
+	Client   netip.AddrPort // the client's endpoint
+	Server   netip.AddrPort // the server endpoint that talks to this client (its per-client port)
+	Listen   netip.AddrPort // where the client's 1234 went (the server's listening port), if seen
+	Era      decode.Era     // the conversation's era, once evidence was seen
+	Player   int            // player number, -1 until known
+	Hostname string         // from the join request
+	Color    int            // from the join reply (or request), 0 until known
+	Level    int            // from the join reply
+	SLSN     int            // level-sequence number from the modern join reply
+	First    time.Time
+	Last     time.Time
+	Packets  int
+	Bytes    int
+	evidence [3]int // strong evidence per era
+}
+
+// Tracker recognises game packets and follows conversations.
+type Tracker struct {
+	force decode.Era
+	convs map[netip.AddrPort]*Conversation
+	order []*Conversation
+	// servers are endpoints known to be game servers.
+	servers map[netip.AddrPort]bool
+	global  decode.Era // the era last proven by any conversation
+	rec     Record
+	scratch decode.Packet
+	Stats   Stats
+}
+
+// NewTracker returns a tracker. A forced era (not EraUnknown) overrides
+// inference for every conversation.
+func NewTracker(force decode.Era) *Tracker {
+	return &Tracker{
+		force:   force,
+		convs:   map[netip.AddrPort]*Conversation{},
+		servers: map[netip.AddrPort]bool{},
+		Stats:   newStats(),
+	}
+}
+
+// Conversations returns every conversation seen, in order of appearance.
+func (t *Tracker) Conversations() []*Conversation { return t.order }
+
+// dirOf returns the direction a known name travels in (the same in every
+// era that has it).
+func dirOf(name []byte) decode.Dir {
+	for _, e := range decode.Eras {
+		if l := decode.Lookup(e, name); l != nil {
+			return l.Dir
+		}
+	}
+	return decode.DirUnknown
+}
+
+func (t *Tracker) conv(client, server netip.AddrPort, ts time.Time) *Conversation {
+	c := t.convs[client]
+	if c == nil {
+		c = &Conversation{ID: len(t.order) + 1, Client: client, Player: -1, First: ts}
+		t.convs[client] = c
+		t.order = append(t.order, c)
+	}
+	return c
+}
+
+func printable(name []byte) bool {
+	for _, b := range name[:4] {
+		if b < 0x21 || b > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func allDigits(name []byte) bool {
+	for _, b := range name[:4] {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Process looks at one datagram and returns the record for it. The record is
+// valid until the next call.
+func (t *Tracker) Process(d *source.Datagram) *Record {
+	r := &t.rec
+	r.N, r.TS, r.Src, r.Dst = d.N, d.TS, d.Src, d.Dst
+	r.Kind, r.Era, r.Dir, r.Conv, r.Player = NonGame, decode.EraUnknown, decode.DirUnknown, nil, -1
+	p := d.Payload
+	if len(p) < 4 {
+		t.Stats.nonGame(len(p))
+		return r
+	}
+	dir := dirOf(p)
+	if dir == decode.DirUnknown {
+		// Unknown name: a game packet only if it is on a game conversation.
+		if !printable(p) || !t.onGameEndpoint(d) {
+			t.Stats.nonGame(len(p))
+			return r
+		}
+		r.Kind = Unknown
+		decode.Decode(&r.Packet, p, decode.Modern) // fills Name, Raw and ErrUnknown
+		c := t.convs[d.Src]
+		if c == nil {
+			c = t.convs[d.Dst]
+		}
+		r.Conv = c
+		if c != nil {
+			r.Era, r.Player = c.Era, c.Player
+			if c.Client == d.Src {
+				r.Dir = decode.C2S
+			} else {
+				r.Dir = decode.S2C
+			}
+			t.touch(c, d)
+		}
+		t.Stats.add(r, len(p))
+		return r
+	}
+	client, server := d.Src, d.Dst
+	if dir == decode.S2C {
+		client, server = d.Dst, d.Src
+	}
+	existing := t.convs[client]
+	era, strong := t.decode(&r.Packet, existing, p)
+	if r.Packet.Err != nil && allDigits(p) && existing == nil && !t.servers[server] && server.Port() != ListenPort {
+		// "1234…" is common text; without a game context it is not ours.
+		t.Stats.nonGame(len(p))
+		return r
+	}
+	c := t.conv(client, server, d.TS)
+	r.Conv, r.Dir, r.Era = c, dir, era
+	r.Kind = Game
+	if d.Truncated() {
+		r.Packet.Err = fmt.Errorf("truncated by the capture's snap length: %d of %d payload bytes captured", len(p), d.Length)
+	}
+	if r.Packet.Err != nil {
+		r.Kind = Malformed
+	}
+	if strong && r.Kind == Game && t.force == decode.EraUnknown {
+		c.evidence[era]++
+		if c.Era != era && c.evidence[era] >= c.evidence[c.Era] {
+			c.Era = era
+		}
+		t.global = era
+	}
+	if t.force != decode.EraUnknown {
+		c.Era = t.force
+	}
+	if !strong && c.Era == decode.EraUnknown && t.global == decode.EraUnknown && t.force == decode.EraUnknown {
+		r.Era = decode.EraUnknown // nothing in the packet or before it tells
+	}
+	t.learn(c, r, server)
+	t.touch(c, d)
+	r.Player = c.Player
+	if pl, ok := r.Packet.Player(); ok && r.Kind == Game {
+		r.Player = pl
+	}
+	t.Stats.add(r, len(p))
+	return r
+}
+
+func (t *Tracker) touch(c *Conversation, d *source.Datagram) {
+	c.Last = d.TS
+	c.Packets++
+	c.Bytes += len(d.Payload)
+}
+
+func (t *Tracker) onGameEndpoint(d *source.Datagram) bool {
+	return t.convs[d.Src] != nil || t.convs[d.Dst] != nil || t.servers[d.Src] || t.servers[d.Dst] ||
+		d.Src.Port() == ListenPort || d.Dst.Port() == ListenPort
+}
+
+// decode decodes a payload with a known name into pk, choosing the era: a
+// forced era, else the conversation's, else whichever era's layout fits.
+// It reports the era used and whether the packet itself proves it (the
+// other era's layout does not fit it).
+func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte) (decode.Era, bool) {
+	if t.force != decode.EraUnknown {
+		decode.Decode(pk, p, t.force)
+		return t.force, false
+	}
+	other := func(e decode.Era) decode.Era {
+		if e == decode.Legacy {
+			return decode.Modern
+		}
+		return decode.Legacy
+	}
+	if c != nil && c.Era != decode.EraUnknown {
+		if decode.Decode(pk, p, c.Era) == nil {
+			return c.Era, false
+		}
+		o := other(c.Era)
+		if decode.Lookup(o, p) != nil && decode.Decode(&t.scratch, p, o) == nil {
+			decode.Decode(pk, p, o)
+			return o, true
+		}
+		if decode.Lookup(c.Era, p) == nil {
+			decode.Decode(pk, p, o)
+			return o, false
+		}
+		decode.Decode(pk, p, c.Era)
+		return c.Era, false
+	}
+	var fits []decode.Era
+	for _, e := range decode.Eras {
+		if decode.Lookup(e, p) != nil && decode.Decode(&t.scratch, p, e) == nil {
+			fits = append(fits, e)
+		}
+	}
+	var era decode.Era
+	switch {
+	case len(fits) == 1:
+		decode.Decode(pk, p, fits[0])
+		return fits[0], true
+	case len(fits) == 0:
+		// Malformed in every era: decode in the most likely one to say why.
+		era = decode.Modern
+		for _, e := range []decode.Era{t.global, decode.Modern, decode.Legacy} {
+			if e != decode.EraUnknown && decode.Lookup(e, p) != nil {
+				era = e
+				break
+			}
+		}
+	case t.global != decode.EraUnknown:
+		// Both eras fit (1234, cdat): the capture decides, then the values.
+		era = t.global
+	default:
+		era = plausibleEra(p)
+	}
+	decode.Decode(pk, p, era)
+	return era, false
+}
+
+// plausibleEra guesses the era of a packet that fits both eras from its
+// frame number: game frames are small positive numbers, so the byte order
+// that reads a smaller one is the right one.
+func plausibleEra(p []byte) decode.Era {
+	if len(p) >= 9 {
+		be := uint32(p[5])<<24 | uint32(p[6])<<16 | uint32(p[7])<<8 | uint32(p[8])
+		le := uint32(p[8])<<24 | uint32(p[7])<<16 | uint32(p[6])<<8 | uint32(p[5])
+		if be < le {
+			return decode.Legacy
+		}
+	}
+	return decode.Modern
+}
+
+// learn updates the conversation from what the packet says about it.
+func (t *Tracker) learn(c *Conversation, r *Record, server netip.AddrPort) {
+	pk := &r.Packet
+	name := pk.NameString()
+	if name == "1234" {
+		c.Listen = server
+		t.servers[server] = true
+		return
+	}
+	if c.Server != server && name != "1234" {
+		c.Server = server
+		t.servers[server] = true
+	}
+	if r.Kind != Game {
+		return
+	}
+	switch name {
+	case "CJON", "cjon":
+		c.Hostname = pk.Values[1].Text()
+		if c.Color == 0 {
+			c.Color = int(pk.Int("color"))
+		}
+	case "SJON", "sjon":
+		if pl := int(pk.Int("player")); pl != 99 {
+			c.Player = pl
+			c.Color = int(pk.Int("color"))
+		}
+		c.Level = int(pk.Int("level"))
+		if pk.Has("slsn") {
+			c.SLSN = int(pk.Int("slsn"))
+		}
+	default:
+		if r.Dir == decode.C2S {
+			if pl, ok := pk.Player(); ok && pl >= 1 && pl <= 7 {
+				c.Player = pl
+			}
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package source
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// linkParser peels link, VLAN, IP and UDP headers off one frame with
+// gopacket's DecodingLayers, reusing the same layer values for every frame.
+type linkParser struct {
+	eth      layers.Ethernet
+	dot1q    layers.Dot1Q
+	sll      layers.LinuxSLL
+	sll2     layers.LinuxSLL2
+	lo       layers.Loopback
+	ip4      layers.IPv4
+	ip6      layers.IPv6
+	udp      layers.UDP
+	dlc      gopacket.DecodingLayerContainer
+	srcIP    netip.Addr
+	dstIP    netip.Addr
+	fragment bool
+}
+
+func (p *linkParser) init() {
+	p.dlc = gopacket.DecodingLayerSparse(nil)
+	for _, l := range []gopacket.DecodingLayer{&p.eth, &p.dot1q, &p.sll, &p.sll2, &p.lo, &p.ip4, &p.ip6, &p.udp} {
+		p.dlc = p.dlc.Put(l)
+	}
+}
+
+// firstLayer maps a capture link type to the layer its frames start with.
+func firstLayer(lt layers.LinkType, data []byte) (gopacket.LayerType, bool) {
+	switch lt {
+	case layers.LinkTypeEthernet:
+		return layers.LayerTypeEthernet, true
+	case layers.LinkTypeLinuxSLL:
+		return layers.LayerTypeLinuxSLL, true
+	case layers.LinkTypeLinuxSLL2:
+		return layers.LayerTypeLinuxSLL2, true
+	case layers.LinkTypeNull, layers.LinkTypeLoop:
+		return layers.LayerTypeLoopback, true
+	case layers.LinkTypeIPv4:
+		return layers.LayerTypeIPv4, true
+	case layers.LinkTypeIPv6:
+		return layers.LayerTypeIPv6, true
+	case layers.LinkTypeRaw, 12: // 12 is DLT_RAW on some BSDs
+		if len(data) > 0 && data[0]>>4 == 6 {
+			return layers.LayerTypeIPv6, true
+		}
+		return layers.LayerTypeIPv4, true
+	}
+	return 0, false
+}
+
+// frame parses one frame. It reports whether the frame carries UDP (or an
+// IPv4 fragment, flagged in p.fragment); err is set for a header that
+// cannot be parsed.
+func (p *linkParser) frame(lt layers.LinkType, data []byte) (bool, error) {
+	p.fragment = false
+	typ, ok := firstLayer(lt, data)
+	if !ok {
+		return false, nil
+	}
+	for {
+		dec, ok := p.dlc.Decoder(typ)
+		if !ok {
+			return false, nil
+		}
+		if err := dec.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+			return false, err
+		}
+		switch typ {
+		case layers.LayerTypeIPv4:
+			p.srcIP = addr(p.ip4.SrcIP)
+			p.dstIP = addr(p.ip4.DstIP)
+			if p.ip4.Flags&layers.IPv4MoreFragments != 0 || p.ip4.FragOffset != 0 {
+				if p.ip4.Protocol != layers.IPProtocolUDP {
+					return false, nil
+				}
+				p.fragment = true
+				return true, nil
+			}
+		case layers.LayerTypeIPv6:
+			p.srcIP = addr(p.ip6.SrcIP)
+			p.dstIP = addr(p.ip6.DstIP)
+		case layers.LayerTypeUDP:
+			return true, nil
+		}
+		typ = dec.NextLayerType()
+		data = dec.LayerPayload()
+	}
+}
+
+func addr(ip net.IP) netip.Addr {
+	if v4 := ip.To4(); v4 != nil {
+		return netip.AddrFrom4([4]byte(v4))
+	}
+	a, _ := netip.AddrFromSlice(ip)
+	return a
+}
