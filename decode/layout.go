@@ -166,6 +166,8 @@ type Field struct {
 	Sub      []Field  // for Group: the fields of one entry
 	Bits     []string // names of bits 0.., for bit-set fields (control bits)
 	Optional bool     // may be absent at the end of the packet (legacy 21-byte sdak)
+
+	ref int // index of the SizeOf or CountOf field
 }
 
 // Layout describes one packet of one era.
@@ -178,9 +180,14 @@ type Layout struct {
 	// Check, when set, validates decoded values beyond their lengths.
 	Check func(p *Packet) error
 
-	minLen, maxLen int // payload lengths that fit (maxLen < 0: unbounded)
-	index          map[string]int
-	player, frame  int // index of the RolePlayer and RoleFrame fields, or -1
+	// ID numbers the layouts of every era from 0 to NumLayouts()-1, so
+	// callers can keep per-layout tables in slices.
+	ID int
+
+	minLen, maxLen    int // payload lengths that fit (maxLen < 0: unbounded)
+	seq, count, start int // indexes of the piece header fields, or -1
+	index             map[string]int
+	player, frame     int // index of the RolePlayer and RoleFrame fields, or -1
 }
 
 // Field returns the index of the named field, or -1.
@@ -200,9 +207,25 @@ func (l *Layout) MaxLen() int { return l.maxLen }
 func (l *Layout) finish() {
 	l.index = map[string]int{}
 	l.player, l.frame = -1, -1
+	l.seq, l.count, l.start = -1, -1, -1
 	l.minLen, l.maxLen = 4, 4
 	for i, f := range l.Fields {
 		l.index[f.Name] = i
+		if ref := f.SizeOf + f.CountOf; ref != "" {
+			j, ok := l.index[ref]
+			if !ok {
+				panic("decode: " + l.Name + "." + f.Name + " refers to " + ref + ", which does not precede it")
+			}
+			l.Fields[i].ref = j
+		}
+		switch f.Name {
+		case "seq":
+			l.seq = i
+		case "count":
+			l.count = i
+		case "start":
+			l.start = i
+		}
 		switch f.Role {
 		case RolePlayer:
 			l.player = i
@@ -228,15 +251,39 @@ func NameKey(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
-var byEra [3]map[uint32]*Layout
+// nameInfo is what is known of one packet name: its layout in each era.
+type nameInfo struct {
+	dir    Dir
+	layout [3]*Layout // indexed by Era
+}
+
+var names = map[uint32]*nameInfo{}
 
 // Lookup returns the layout of a name in an era, or nil.
 func Lookup(era Era, name []byte) *Layout {
-	if len(name) < 4 || int(era) >= len(byEra) || byEra[era] == nil {
+	if len(name) < 4 || int(era) >= 3 {
 		return nil
 	}
-	return byEra[era][NameKey(name)]
+	if n := names[NameKey(name)]; n != nil {
+		return n.layout[era]
+	}
+	return nil
 }
+
+// DirOf returns the direction a known name travels in (the same in every
+// era that has it), or DirUnknown for a name no era knows.
+func DirOf(name []byte) Dir {
+	if len(name) < 4 {
+		return DirUnknown
+	}
+	if n := names[NameKey(name)]; n != nil {
+		return n.dir
+	}
+	return DirUnknown
+}
+
+// NumLayouts is the number of layouts of all eras; see Layout.ID.
+func NumLayouts() int { return len(allLayouts) }
 
 // Layouts returns every layout of an era, in table order.
 func Layouts(era Era) []*Layout {
@@ -259,10 +306,17 @@ var allLayouts []*Layout
 func register(ls ...*Layout) {
 	for _, l := range ls {
 		l.finish()
-		if byEra[l.Era] == nil {
-			byEra[l.Era] = map[uint32]*Layout{}
+		k := NameKey([]byte(l.Name))
+		n := names[k]
+		if n == nil {
+			n = &nameInfo{dir: l.Dir}
+			names[k] = n
 		}
-		byEra[l.Era][NameKey([]byte(l.Name))] = l
+		if n.dir != l.Dir {
+			panic("decode: " + l.Name + " travels in different directions in different eras")
+		}
+		n.layout[l.Era] = l
+		l.ID = len(allLayouts)
 		allLayouts = append(allLayouts, l)
 	}
 }

@@ -147,15 +147,15 @@ func Decode(p *Packet, payload []byte, era Era) error {
 }
 
 func decodeFields(p *Packet, l *Layout, b []byte) error {
-	var order binary.ByteOrder = binary.LittleEndian
-	if l.Era == Legacy {
-		order = binary.BigEndian
-	}
+	be := l.Era == Legacy
 	if len(b) < l.minLen {
 		return fmt.Errorf("%s: %d bytes, layout needs %d: %w", l.Name, len(b), l.minLen, ErrShort)
 	}
 	if l.maxLen >= 0 && len(b) > l.maxLen {
 		return fmt.Errorf("%s: %d bytes, layout has at most %d: %w", l.Name, len(b), l.maxLen, ErrLong)
+	}
+	if cap(p.Values) < len(l.Fields) {
+		p.Values = make([]Value, 0, len(l.Fields)+4)
 	}
 	pos := 4
 	for i := range l.Fields {
@@ -163,7 +163,7 @@ func decodeFields(p *Packet, l *Layout, b []byte) error {
 		if f.Optional && pos == len(b) {
 			break
 		}
-		v, n, err := decodeField(p, l, f, b, pos, order)
+		v, n, err := decodeField(p, f, b, pos, be)
 		if err != nil {
 			return fmt.Errorf("%s field %s at offset %d: %w", l.Name, f.Name, pos, err)
 		}
@@ -181,31 +181,77 @@ func decodeFields(p *Packet, l *Layout, b []byte) error {
 	return nil
 }
 
-func decodeField(p *Packet, l *Layout, f *Field, b []byte, pos int, order binary.ByteOrder) (Value, int, error) {
+func decodeField(p *Packet, f *Field, b []byte, pos int, be bool) (Value, int, error) {
 	var v Value
-	need := f.Type.Size()
+	rest := len(b) - pos
 	switch f.Type {
-	case Data:
-		n := p.Int(f.SizeOf)
-		if n < 0 || n > int64(len(b)-pos) {
-			return v, 0, fmt.Errorf("size %d but %d bytes follow: %w", n, len(b)-pos, ErrOverrun)
+	case U8:
+		if rest < 1 {
+			break
 		}
-		need = int(n)
+		v.Int = int64(b[pos])
+		return v, 1, nil
+	case S8:
+		if rest < 1 {
+			break
+		}
+		v.Int = int64(int8(b[pos]))
+		return v, 1, nil
+	case U16:
+		if rest < 2 {
+			break
+		}
+		if be {
+			v.Int = int64(binary.BigEndian.Uint16(b[pos:]))
+		} else {
+			v.Int = int64(binary.LittleEndian.Uint16(b[pos:]))
+		}
+		return v, 2, nil
+	case I32:
+		if rest < 4 {
+			break
+		}
+		if be {
+			v.Int = int64(int32(binary.BigEndian.Uint32(b[pos:])))
+		} else {
+			v.Int = int64(int32(binary.LittleEndian.Uint32(b[pos:])))
+		}
+		return v, 4, nil
+	case F64:
+		if rest < 8 {
+			break
+		}
+		v.Float = math.Float64frombits(binary.LittleEndian.Uint64(b[pos:]))
+		return v, 8, nil
+	case Str16:
+		if rest < 16 {
+			break
+		}
+		v.Bytes = b[pos : pos+16]
+		return v, 16, nil
+	case Data:
+		n := p.Values[f.ref].Int
+		if n < 0 || n > int64(rest) {
+			return v, 0, fmt.Errorf("size %d but %d bytes follow: %w", n, rest, ErrOverrun)
+		}
+		v.Bytes = b[pos : pos+int(n)]
+		return v, int(n), nil
 	case Rest:
-		need = len(b) - pos
+		v.Bytes = b[pos:]
+		return v, rest, nil
 	case Group:
-		n := int(p.Int(f.CountOf))
+		n := int(p.Values[f.ref].Int)
 		per := 0
 		for _, s := range f.Sub {
 			per += s.Type.Size()
 		}
-		if n*per > len(b)-pos {
-			return v, 0, fmt.Errorf("%d entries of %d bytes but %d bytes follow: %w", n, per, len(b)-pos, ErrOverrun)
+		if n*per > rest {
+			return v, 0, fmt.Errorf("%d entries of %d bytes but %d bytes follow: %w", n, per, rest, ErrOverrun)
 		}
 		q := pos
 		for e := 0; e < n; e++ {
 			for si := range f.Sub {
-				sv, sn, _ := decodeField(p, l, &f.Sub[si], b, q, order)
+				sv, sn, _ := decodeField(p, &f.Sub[si], b, q, be)
 				p.Entries = append(p.Entries, sv)
 				q += sn
 			}
@@ -213,25 +259,7 @@ func decodeField(p *Packet, l *Layout, f *Field, b []byte, pos int, order binary
 		v.Int = int64(n)
 		return v, q - pos, nil
 	}
-	if len(b)-pos < need {
-		return v, 0, fmt.Errorf("needs %d bytes, %d left: %w", need, len(b)-pos, ErrShort)
-	}
-	d := b[pos : pos+need]
-	switch f.Type {
-	case U8:
-		v.Int = int64(d[0])
-	case S8:
-		v.Int = int64(int8(d[0]))
-	case U16:
-		v.Int = int64(order.Uint16(d))
-	case I32:
-		v.Int = int64(int32(order.Uint32(d)))
-	case F64:
-		v.Float = math.Float64frombits(binary.LittleEndian.Uint64(d))
-	case Str16, Data, Rest:
-		v.Bytes = d
-	}
-	return v, need, nil
+	return v, 0, fmt.Errorf("needs %d bytes, %d left: %w", f.Type.Size(), rest, ErrShort)
 }
 
 // Text returns a Str16 value as text, cut at the first NUL.

@@ -10,14 +10,15 @@ func hostname() Field {
 }
 
 func pieceCheck(p *Packet) error {
-	seq, count := p.Int("seq"), p.Int("count")
+	l := p.Layout
+	seq, count := p.Values[l.seq].Int, p.Values[l.count].Int
 	if count == 0 {
 		return fmt.Errorf("piece count is 0")
 	}
 	if seq >= count {
 		return fmt.Errorf("piece seq %d is not below piece count %d", seq, count)
 	}
-	if start := p.Int("start"); start < 0 {
+	if start := p.Values[l.start].Int; start < 0 {
 		return fmt.Errorf("start byte %d is negative", start)
 	}
 	return nil

@@ -102,17 +102,6 @@ func NewTracker(force decode.Era) *Tracker {
 // Conversations returns every conversation seen, in order of appearance.
 func (t *Tracker) Conversations() []*Conversation { return t.order }
 
-// dirOf returns the direction a known name travels in (the same in every
-// era that has it).
-func dirOf(name []byte) decode.Dir {
-	for _, e := range decode.Eras {
-		if l := decode.Lookup(e, name); l != nil {
-			return l.Dir
-		}
-	}
-	return decode.DirUnknown
-}
-
 func (t *Tracker) conv(client, server netip.AddrPort, ts time.Time) *Conversation {
 	c := t.convs[client]
 	if c == nil {
@@ -152,7 +141,7 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		t.Stats.nonGame(len(p))
 		return r
 	}
-	dir := dirOf(p)
+	dir := decode.DirOf(p)
 	if dir == decode.DirUnknown {
 		// Unknown name: a game packet only if it is on a game conversation.
 		if !printable(p) || !t.onGameEndpoint(d) {

@@ -27,11 +27,13 @@ type Stats struct {
 	Unknown   Count
 	NonGame   Count // UDP datagrams that are not game traffic
 	ByName    map[NameDir]*Count
-	Eras      map[decode.Era]int // game packets per era
+	Eras      [3]int // game packets per era, indexed by decode.Era
+
+	byLayout []*Count // ByName's entries of known layouts, by Layout.ID
 }
 
 func newStats() Stats {
-	return Stats{ByName: map[NameDir]*Count{}, Eras: map[decode.Era]int{}}
+	return Stats{ByName: map[NameDir]*Count{}, byLayout: make([]*Count, decode.NumLayouts())}
 }
 
 func (s *Stats) nonGame(n int) { s.NonGame.add(n) }
@@ -46,11 +48,21 @@ func (s *Stats) add(r *Record, n int) {
 	case Unknown:
 		s.Unknown.add(n)
 	}
-	k := NameDir{Name: r.Packet.NameString(), Dir: r.Dir}
-	c := s.ByName[k]
+	var c *Count
+	l := r.Packet.Layout
+	if l != nil && r.Dir == l.Dir {
+		c = s.byLayout[l.ID]
+	}
 	if c == nil {
-		c = &Count{}
-		s.ByName[k] = c
+		k := NameDir{Name: r.Packet.NameString(), Dir: r.Dir}
+		c = s.ByName[k]
+		if c == nil {
+			c = &Count{}
+			s.ByName[k] = c
+		}
+		if l != nil && r.Dir == l.Dir {
+			s.byLayout[l.ID] = c
+		}
 	}
 	c.add(n)
 }

@@ -63,6 +63,7 @@ type Reader struct {
 	defrag    *ip4defrag.IPv4Defragmenter
 	lastSweep time.Time
 	err       error
+	held      bool // Next returns dg again (see unread)
 }
 
 // ErrFormat is wrapped by errors for inputs that are not pcap or pcapng.
@@ -163,6 +164,10 @@ func (r *Reader) SetFrameBase(base int) { r.counters.Frames = base }
 // io.EOF; a capture that ends in the middle of a record returns an error
 // wrapping io.ErrUnexpectedEOF, after which the reader is finished.
 func (r *Reader) Next() (*Datagram, error) {
+	if r.held {
+		r.held = false
+		return &r.dg, nil
+	}
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -229,6 +234,9 @@ func (r *Reader) Next() (*Datagram, error) {
 		return &r.dg, nil
 	}
 }
+
+// unread makes the next call to Next return the current datagram again.
+func (r *Reader) unread() { r.held = true }
 
 func (r *Reader) wrapReadErr(err error) error {
 	if err == io.EOF {

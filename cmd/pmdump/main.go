@@ -7,7 +7,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 )
@@ -57,20 +60,35 @@ Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	profStop()
+	os.Exit(code)
 }
 
-func run(args []string) int {
+// run runs pmdump with the given arguments and returns its exit status.
+func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "pmdump:", err)
+	fmt.Fprintln(stderr, "pmdump:", err)
 	var ie inputError
 	if errors.As(err, &ie) {
 		return exitUnreadable
 	}
 	return exitUsage
 }
+
+func init() {
+	if p := os.Getenv("PMDUMP_CPUPROFILE"); p != "" {
+		f, _ := os.Create(p)
+		pprof.StartCPUProfile(f)
+		profStop = func() { pprof.StopCPUProfile(); f.Close() }
+	}
+}
+
+var profStop = func() {}

@@ -63,9 +63,10 @@ func (p *pipeline) run(fn func(r *session.Record) error) error {
 		}
 		p.formats = append(p.formats, rd.Format())
 		rd.SetFrameBase(p.frames)
+		pf := source.Prefetch(rd)
 		stop := false
 		for {
-			d, err := rd.Next()
+			d, err := pf.Next()
 			if err == io.EOF {
 				break
 			}
@@ -86,11 +87,13 @@ func (p *pipeline) run(fn func(r *session.Record) error) error {
 					stop = true
 					break
 				}
+				pf.Close()
 				rd.Close()
 				return err
 			}
 		}
-		c := rd.Counters()
+		pf.Close()
+		c := pf.Counters()
 		p.frames = c.Frames
 		p.addCounters(c)
 		rd.Close()

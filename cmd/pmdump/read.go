@@ -134,6 +134,9 @@ type printer struct {
 	out io.Writer
 	buf []byte
 	t0  time.Time
+
+	sec     int64  // the second secText shows
+	secText []byte // "15:04:05." of sec
 }
 
 func (pr *printer) print(r *session.Record) error {
@@ -164,7 +167,21 @@ func (pr *printer) appendTime(b []byte, ts time.Time) []byte {
 	case "ad":
 		return ts.UTC().AppendFormat(b, "2006-01-02 15:04:05.000000")
 	}
-	return ts.UTC().AppendFormat(b, "15:04:05.000000")
+	// Time of day: formatting the seconds once per second is what makes
+	// this cheap enough for millions of lines.
+	sec := ts.Unix()
+	if sec != pr.sec || pr.secText == nil {
+		pr.sec = sec
+		pr.secText = ts.UTC().AppendFormat(pr.secText[:0], "15:04:05.")
+	}
+	b = append(b, pr.secText...)
+	us := ts.Nanosecond() / 1000
+	var d [6]byte
+	for i := 5; i >= 0; i-- {
+		d[i] = byte('0' + us%10)
+		us /= 10
+	}
+	return append(b, d[:]...)
 }
 
 func appendPad(b []byte, n int64, width int) []byte {
@@ -210,8 +227,10 @@ func (pr *printer) appendLine(b []byte, r *session.Record) []byte {
 		b = append(b, r.Packet.Err.Error()...)
 		b = append(b, ']')
 	default:
-		b = append(b, ' ')
-		b = r.Packet.AppendSummary(b)
+		if len(r.Packet.Values) > 0 {
+			b = append(b, ' ')
+			b = r.Packet.AppendSummary(b)
+		}
 	}
 	return append(b, '\n')
 }

@@ -156,7 +156,9 @@ func buildReport(p *pipeline, perConv map[*session.Conversation]map[session.Name
 		rep.Duration = l.Sub(f).Seconds()
 	}
 	for e, n := range st.Eras {
-		rep.Eras[e.String()] = n
+		if n > 0 {
+			rep.Eras[decode.Era(e).String()] = n
+		}
 	}
 	for _, cv := range p.tracker.Conversations() {
 		cr := convReport{

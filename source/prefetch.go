@@ -1,0 +1,136 @@
+package source
+
+import (
+	"io"
+	"maps"
+)
+
+// Prefetcher reads a Reader's datagrams ahead in a goroutine of its own, in
+// batches, so that reading and parsing the capture runs on one core while
+// the caller decodes and prints on another. Memory is bounded: at most a few
+// batches of about a megabyte are in flight.
+type Prefetcher struct {
+	full   chan *batch
+	free   chan *batch
+	done   chan struct{}
+	cur    *batch
+	i      int
+	err    error
+	counts Counters
+}
+
+type batch struct {
+	dgs    []Datagram
+	slab   []byte
+	err    error
+	counts Counters
+}
+
+const (
+	batchSlab    = 1 << 20
+	batchMax     = 2048
+	batchesInUse = 4
+)
+
+// Prefetch starts reading r ahead. The caller must call Close when done, and
+// must not use r directly any more.
+func Prefetch(r *Reader) *Prefetcher {
+	p := &Prefetcher{
+		full: make(chan *batch, batchesInUse),
+		free: make(chan *batch, batchesInUse),
+		done: make(chan struct{}),
+	}
+	for i := 0; i < batchesInUse; i++ {
+		p.free <- &batch{dgs: make([]Datagram, 0, batchMax), slab: make([]byte, 0, batchSlab)}
+	}
+	go p.produce(r)
+	return p
+}
+
+func (p *Prefetcher) produce(r *Reader) {
+	defer close(p.full)
+	for {
+		var b *batch
+		select {
+		case b = <-p.free:
+		case <-p.done:
+			return
+		}
+		b.dgs, b.slab, b.err = b.dgs[:0], b.slab[:0], nil
+		for len(b.dgs) < batchMax {
+			d, err := r.Next()
+			if err != nil {
+				b.err = err
+				break
+			}
+			dg := *d
+			if len(b.slab)+len(d.Payload) <= cap(b.slab) {
+				start := len(b.slab)
+				b.slab = append(b.slab, d.Payload...)
+				dg.Payload = b.slab[start:len(b.slab):len(b.slab)]
+			} else if len(b.dgs) > 0 {
+				// No room: this datagram starts the next batch.
+				r.unread()
+				break
+			} else {
+				dg.Payload = append([]byte(nil), d.Payload...)
+			}
+			b.dgs = append(b.dgs, dg)
+		}
+		b.counts = r.counters
+		b.counts.LinkTypes = maps.Clone(r.counters.LinkTypes)
+		select {
+		case p.full <- b:
+		case <-p.done:
+			return
+		}
+		if b.err != nil {
+			return
+		}
+	}
+}
+
+// Next returns the next datagram, valid until the following call, or the
+// error that ended the capture (io.EOF at its end).
+func (p *Prefetcher) Next() (*Datagram, error) {
+	for p.cur == nil || p.i >= len(p.cur.dgs) {
+		if p.cur != nil {
+			if p.cur.err != nil {
+				p.err = p.cur.err
+			}
+			p.counts = p.cur.counts
+			if p.err == nil {
+				p.free <- p.cur
+			}
+			p.cur = nil
+		}
+		if p.err != nil {
+			return nil, p.err
+		}
+		b, ok := <-p.full
+		if !ok {
+			p.err = io.EOF
+			return nil, p.err
+		}
+		p.cur, p.i = b, 0
+	}
+	d := &p.cur.dgs[p.i]
+	p.i++
+	return d, nil
+}
+
+// Counters returns the reader's counters as of the last batch consumed;
+// after Next has returned an error they are final.
+func (p *Prefetcher) Counters() Counters { return p.counts }
+
+// Close stops the reading goroutine.
+func (p *Prefetcher) Close() {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+	// Drain so the producer can exit.
+	for range p.full {
+	}
+}
