@@ -163,6 +163,25 @@ func decodeFields(p *Packet, l *Layout, b []byte) error {
 		if f.Optional && pos == len(b) {
 			break
 		}
+		// Fast path for the fixed-size numbers most fields are.
+		if pos+4 <= len(b) {
+			switch f.Type {
+			case U8:
+				p.Values = append(p.Values, Value{Int: int64(b[pos])})
+				pos++
+				continue
+			case I32:
+				var u uint32
+				if be {
+					u = binary.BigEndian.Uint32(b[pos:])
+				} else {
+					u = binary.LittleEndian.Uint32(b[pos:])
+				}
+				p.Values = append(p.Values, Value{Int: int64(int32(u))})
+				pos += 4
+				continue
+			}
+		}
 		v, n, err := decodeField(p, f, b, pos, be)
 		if err != nil {
 			return fmt.Errorf("%s field %s at offset %d: %w", l.Name, f.Name, pos, err)

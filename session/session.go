@@ -85,6 +85,7 @@ type Tracker struct {
 	global  decode.Era // the era last proven by any conversation
 	rec     Record
 	scratch decode.Packet
+	last    *Conversation // the conversation found last
 	Stats   Stats
 }
 
@@ -102,12 +103,26 @@ func NewTracker(force decode.Era) *Tracker {
 // Conversations returns every conversation seen, in order of appearance.
 func (t *Tracker) Conversations() []*Conversation { return t.order }
 
-func (t *Tracker) conv(client, server netip.AddrPort, ts time.Time) *Conversation {
-	c := t.convs[client]
+func (t *Tracker) conv(client netip.AddrPort, ts time.Time) *Conversation {
+	c := t.lookup(client)
 	if c == nil {
 		c = &Conversation{ID: len(t.order) + 1, Client: client, Player: -1, First: ts}
 		t.convs[client] = c
 		t.order = append(t.order, c)
+		t.last = c
+	}
+	return c
+}
+
+// lookup finds a client's conversation; consecutive packets are mostly of
+// the same one, so the last one found is checked first.
+func (t *Tracker) lookup(client netip.AddrPort) *Conversation {
+	if t.last != nil && t.last.Client == client {
+		return t.last
+	}
+	c := t.convs[client]
+	if c != nil {
+		t.last = c
 	}
 	return c
 }
@@ -171,14 +186,14 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 	if dir == decode.S2C {
 		client, server = d.Dst, d.Src
 	}
-	existing := t.convs[client]
+	existing := t.lookup(client)
 	era, strong := t.decode(&r.Packet, existing, p)
 	if r.Packet.Err != nil && allDigits(p) && existing == nil && !t.servers[server] && server.Port() != ListenPort {
 		// "1234…" is common text; without a game context it is not ours.
 		t.Stats.nonGame(len(p))
 		return r
 	}
-	c := t.conv(client, server, d.TS)
+	c := t.conv(client, d.TS)
 	r.Conv, r.Dir, r.Era = c, dir, era
 	r.Kind = Game
 	if d.Truncated() {
@@ -299,7 +314,7 @@ func plausibleEra(p []byte) decode.Era {
 // learn updates the conversation from what the packet says about it.
 func (t *Tracker) learn(c *Conversation, r *Record, server netip.AddrPort) {
 	pk := &r.Packet
-	name := pk.NameString()
+	name := pk.Layout.Name
 	if name == "1234" {
 		c.Listen = server
 		t.servers[server] = true

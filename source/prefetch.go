@@ -1,9 +1,6 @@
 package source
 
-import (
-	"io"
-	"maps"
-)
+import "io"
 
 // Prefetcher reads a Reader's datagrams ahead in a goroutine of its own, in
 // batches, so that reading and parsing the capture runs on one core while
@@ -77,8 +74,7 @@ func (p *Prefetcher) produce(r *Reader) {
 			}
 			b.dgs = append(b.dgs, dg)
 		}
-		b.counts = r.counters
-		b.counts.LinkTypes = maps.Clone(r.counters.LinkTypes)
+		b.counts = r.Counters()
 		select {
 		case p.full <- b:
 		case <-p.done:

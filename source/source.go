@@ -64,6 +64,7 @@ type Reader struct {
 	lastSweep time.Time
 	err       error
 	held      bool // Next returns dg again (see unread)
+	linkTypes []linkTypeCount
 }
 
 // ErrFormat is wrapped by errors for inputs that are not pcap or pcapng.
@@ -109,7 +110,6 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 		}
 	}
 	r := &Reader{name: name, defrag: ip4defrag.NewIPv4Defragmenter()}
-	r.counters.LinkTypes = map[string]int{}
 	switch {
 	case bytes.Equal(magic, []byte{0x0a, 0x0d, 0x0d, 0x0a}):
 		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
@@ -145,7 +145,31 @@ func (r *Reader) Name() string { return r.name }
 func (r *Reader) Format() string { return r.format }
 
 // Counters returns what the reader has counted so far.
-func (r *Reader) Counters() Counters { return r.counters }
+func (r *Reader) Counters() Counters {
+	c := r.counters
+	c.LinkTypes = make(map[string]int, len(r.linkTypes))
+	for _, l := range r.linkTypes {
+		c.LinkTypes[l.lt.String()] += l.n
+	}
+	return c
+}
+
+// countLinkType counts a frame's link type. Captures have one or a few, so
+// a short list beats a map on this per-frame path.
+func (r *Reader) countLinkType(lt layers.LinkType) {
+	for i := range r.linkTypes {
+		if r.linkTypes[i].lt == lt {
+			r.linkTypes[i].n++
+			return
+		}
+	}
+	r.linkTypes = append(r.linkTypes, linkTypeCount{lt, 1})
+}
+
+type linkTypeCount struct {
+	lt layers.LinkType
+	n  int
+}
 
 // Close closes the underlying file, if the reader opened one.
 func (r *Reader) Close() error {
@@ -207,7 +231,7 @@ func (r *Reader) Next() (*Datagram, error) {
 			r.counters.NonUDP++
 			continue
 		}
-		r.counters.LinkTypes[lt.String()]++
+		r.countLinkType(lt)
 		p := &r.parse
 		if p.fragment {
 			r.counters.Fragments++

@@ -221,8 +221,10 @@ func (pr *printer) appendLine(b []byte, r *session.Record) []byte {
 		b = append(b, " bytes] "...)
 		b = appendHexBytes(b, r.Packet.Raw, 32)
 	case session.Malformed:
-		b = append(b, ' ')
-		b = r.Packet.AppendSummary(b)
+		if len(r.Packet.Values) > 0 {
+			b = append(b, ' ')
+			b = r.Packet.AppendSummary(b)
+		}
 		b = append(b, " [malformed: "...)
 		b = append(b, r.Packet.Err.Error()...)
 		b = append(b, ']')
