@@ -81,12 +81,13 @@ type Tracker struct {
 	convs map[netip.AddrPort]*Conversation
 	order []*Conversation
 	// servers are endpoints known to be game servers.
-	servers map[netip.AddrPort]bool
-	global  decode.Era // the era last proven by any conversation
-	rec     Record
-	scratch decode.Packet
-	last    *Conversation // the conversation found last
-	Stats   Stats
+	servers  map[netip.AddrPort]bool
+	global   decode.Era // the era last proven by any conversation
+	rec      Record
+	scratch  decode.Packet
+	last     *Conversation // the conversation found last
+	overflow *Conversation // shared by clients beyond MaxConversations
+	Stats    Stats
 }
 
 // NewTracker returns a tracker. A forced era (not EraUnknown) overrides
@@ -100,11 +101,30 @@ func NewTracker(force decode.Era) *Tracker {
 	}
 }
 
-// Conversations returns every conversation seen, in order of appearance.
-func (t *Tracker) Conversations() []*Conversation { return t.order }
+// MaxConversations bounds the conversations a Tracker follows one by one;
+// clients beyond it share one overflow conversation with ID 0 and no
+// client endpoint.
+const MaxConversations = 4096
+
+// Conversations returns every conversation seen, in order of appearance,
+// and last the overflow conversation if there was one.
+func (t *Tracker) Conversations() []*Conversation {
+	if t.overflow != nil {
+		return append(t.order[:len(t.order):len(t.order)], t.overflow)
+	}
+	return t.order
+}
 
 func (t *Tracker) conv(client netip.AddrPort, ts time.Time) *Conversation {
 	c := t.lookup(client)
+	if c == nil && len(t.order) >= MaxConversations {
+		// A capture with endless distinct clients (hostile or not a game)
+		// must not grow memory without bound: the rest share one record.
+		if t.overflow == nil {
+			t.overflow = &Conversation{ID: 0, Player: -1, First: ts}
+		}
+		return t.overflow
+	}
 	if c == nil {
 		c = &Conversation{ID: len(t.order) + 1, Client: client, Player: -1, First: ts}
 		t.convs[client] = c
@@ -153,15 +173,13 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 	r.Kind, r.Era, r.Dir, r.Conv, r.Player = NonGame, decode.EraUnknown, decode.DirUnknown, nil, -1
 	p := d.Payload
 	if len(p) < 4 {
-		t.Stats.nonGame(len(p))
-		return r
+		return t.nonGame(r, p)
 	}
 	dir := decode.DirOf(p)
 	if dir == decode.DirUnknown {
 		// Unknown name: a game packet only if it is on a game conversation.
 		if !printable(p) || !t.onGameEndpoint(d) {
-			t.Stats.nonGame(len(p))
-			return r
+			return t.nonGame(r, p)
 		}
 		r.Kind = Unknown
 		decode.Decode(&r.Packet, p, decode.Modern) // fills Name, Raw and ErrUnknown
@@ -190,8 +208,7 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 	era, strong := t.decode(&r.Packet, existing, p)
 	if r.Packet.Err != nil && allDigits(p) && existing == nil && !t.servers[server] && server.Port() != ListenPort {
 		// "1234…" is common text; without a game context it is not ours.
-		t.Stats.nonGame(len(p))
-		return r
+		return t.nonGame(r, p)
 	}
 	c := t.conv(client, d.TS)
 	r.Conv, r.Dir, r.Era = c, dir, era
@@ -222,6 +239,16 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		r.Player = pl
 	}
 	t.Stats.add(r, len(p))
+	return r
+}
+
+// nonGame finishes the record of a datagram that is not game traffic: its
+// packet is empty, not the previous datagram's or a failed decoding.
+func (t *Tracker) nonGame(r *Record, p []byte) *Record {
+	pk := &r.Packet
+	*pk = decode.Packet{Values: pk.Values[:0], Entries: pk.Entries[:0], Raw: p}
+	copy(pk.Name[:], p)
+	t.Stats.nonGame(len(p))
 	return r
 }
 
@@ -314,7 +341,10 @@ func plausibleEra(p []byte) decode.Era {
 // learn updates the conversation from what the packet says about it.
 func (t *Tracker) learn(c *Conversation, r *Record, server netip.AddrPort) {
 	pk := &r.Packet
-	name := pk.Layout.Name
+	name := ""
+	if pk.Layout != nil { // nil for a name of the other era when the era is forced
+		name = pk.Layout.Name
+	}
 	if name == "1234" {
 		c.Listen = server
 		t.servers[server] = true

@@ -48,7 +48,7 @@ func realCaptures(t *testing.T) []realCapture {
 				counts[sm[1]], _ = strconv.Atoi(sm[2])
 			}
 		}
-		caps, _ := filepath.Glob(filepath.Join(filepath.Dir(m), "*.pcap*"))
+		caps := captureFiles(filepath.Dir(m))
 		for _, c := range caps {
 			out = append(out, realCapture{path: c, counts: counts})
 		}
@@ -76,6 +76,13 @@ func realCaptures(t *testing.T) []realCapture {
 		t.Fatalf("no captures with packet counts found under %s", sharedCaptures)
 	}
 	return out
+}
+
+// captureFiles lists the pcap and pcapng files in a folder.
+func captureFiles(dir string) []string {
+	a, _ := filepath.Glob(filepath.Join(dir, "*.pcap"))
+	b, _ := filepath.Glob(filepath.Join(dir, "*.pcapng"))
+	return append(a, b...)
 }
 
 func readLines(t *testing.T, path string) []string {

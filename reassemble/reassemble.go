@@ -1,0 +1,334 @@
+// Package reassemble collects the pieces of the server's state difs (stdf
+// packets) per client and turns them into whole compressed difs, and
+// inflates those with a hard bound on their size.
+//
+// Pieces may come in any order, duplicated, or not at all. A message — one
+// dif, keyed by client, level sequence, src and dst frame — is complete when
+// every piece 0..count-1 has arrived with consistent headers and the pieces
+// tile the compressed bytes from 0 without holes or contradictory overlaps.
+// Every message ends in exactly one outcome: Complete, Incomplete (abandoned
+// with pieces missing) or Corrupt (inconsistent headers, or, after Inflate,
+// a stream that does not inflate to the state size). Memory for unfinished
+// messages is bounded per client and overall.
+package reassemble
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+)
+
+// Key identifies one dif message.
+type Key struct {
+	Client netip.AddrPort // the client the dif is sent to
+	SLSN   int            // level-sequence number (the modern stdf byte; 0 in the legacy era)
+	Src    int32          // base frame, 0 for a keyframe
+	Dst    int32          // frame of the state the dif produces
+}
+
+func (k Key) String() string {
+	return fmt.Sprintf("%s slsn %d [%d to %d]", k.Client, k.SLSN, k.Src, k.Dst)
+}
+
+// Piece is one stdf packet's header and data.
+type Piece struct {
+	Key
+	Seq, Count int
+	Start      int
+	Data       []byte // the piece's bytes; the Assembler copies them
+	N          int    // frame number in the capture
+	TS         time.Time
+}
+
+// Status is the outcome of a message.
+type Status uint8
+
+const (
+	// Complete: every piece arrived and they tile the compressed dif.
+	Complete Status = iota
+	// Incomplete: abandoned with pieces missing.
+	Incomplete
+	// Corrupt: inconsistent piece headers, or a stream that does not
+	// inflate to the state.
+	Corrupt
+)
+
+func (s Status) String() string {
+	return [...]string{"complete", "incomplete", "corrupt"}[s]
+}
+
+// Message is one dif as reassembled.
+type Message struct {
+	Key
+	Status     Status
+	Count      int       // piece count the headers give
+	Pieces     int       // distinct pieces received
+	Missing    []int     // seqs of the missing pieces (Incomplete)
+	Duplicates int       // pieces received more than once, with the same bytes
+	Compressed []byte    // the zlib stream (Complete)
+	Err        error     // why it is Incomplete or Corrupt
+	FirstN     int       // capture frame number of the first piece received
+	LastN      int       // and of the last
+	First      time.Time // capture time of the first piece received
+	Last       time.Time // and of the last
+}
+
+// Limits bound what an Assembler keeps.
+type Limits struct {
+	// MaxCompressed is the largest compressed dif accepted; a piece whose
+	// start + size goes beyond it makes its message Corrupt.
+	MaxCompressed int
+	// PendingPerClient is how many unfinished messages a client may have;
+	// beyond it the oldest is abandoned as Incomplete.
+	PendingPerClient int
+	// PendingTotal bounds unfinished messages over all clients.
+	PendingTotal int
+	// AbandonAfter abandons an unfinished message when the client's newest
+	// piece is this much later (capture time) than its last piece.
+	AbandonAfter time.Duration
+}
+
+// DefaultLimits suit the game: a state is about 110 KB, so its dif never
+// compresses to more than 255 pieces of 1000 bytes, and a dif not finished
+// within 2 s is never applied by a client.
+var DefaultLimits = Limits{
+	MaxCompressed:    255 * 1000,
+	PendingPerClient: 64,
+	PendingTotal:     1024,
+	AbandonAfter:     2 * time.Second,
+}
+
+type piece struct {
+	have  bool
+	start int
+	data  []byte
+}
+
+type message struct {
+	Message
+	pieces  []piece
+	seq     uint64 // arrival order, for abandoning the oldest
+	lastTS  time.Time
+	pending int // index in the per-client list
+}
+
+type client struct {
+	pending []*message
+	done    []Key // recently finished keys, so late pieces are not new messages
+	newest  time.Time
+}
+
+// Assembler reassembles messages. It is not safe for concurrent use.
+type Assembler struct {
+	limits  Limits
+	emit    func(*Message)
+	msgs    map[Key]*message
+	clients map[netip.AddrPort]*client
+	seq     uint64
+	total   int
+	// LatePieces counts pieces of messages that had already ended.
+	LatePieces int
+}
+
+// New returns an Assembler that calls emit once for every message that
+// ends. The Message is the caller's to keep.
+func New(limits Limits, emit func(*Message)) *Assembler {
+	if limits.MaxCompressed <= 0 {
+		limits.MaxCompressed = DefaultLimits.MaxCompressed
+	}
+	if limits.PendingPerClient <= 0 {
+		limits.PendingPerClient = DefaultLimits.PendingPerClient
+	}
+	if limits.PendingTotal <= 0 {
+		limits.PendingTotal = DefaultLimits.PendingTotal
+	}
+	if limits.AbandonAfter <= 0 {
+		limits.AbandonAfter = DefaultLimits.AbandonAfter
+	}
+	return &Assembler{limits: limits, emit: emit, msgs: map[Key]*message{}, clients: map[netip.AddrPort]*client{}}
+}
+
+// Pending is the number of unfinished messages held.
+func (a *Assembler) Pending() int { return a.total }
+
+func (c *client) finished(k Key) bool {
+	return slices.Contains(c.done, k)
+}
+
+func (c *client) remember(k Key) {
+	const keep = 64
+	if len(c.done) >= keep {
+		copy(c.done, c.done[1:])
+		c.done = c.done[:keep-1]
+	}
+	c.done = append(c.done, k)
+}
+
+// Add adds one piece.
+func (a *Assembler) Add(p Piece) {
+	c := a.clients[p.Client]
+	if c == nil {
+		c = &client{}
+		a.clients[p.Client] = c
+	}
+	if p.TS.After(c.newest) {
+		c.newest = p.TS
+		a.abandonStale(c)
+	}
+	m := a.msgs[p.Key]
+	if m == nil {
+		if c.finished(p.Key) {
+			a.LatePieces++
+			return
+		}
+		m = a.start(c, p)
+		if m.Status == Corrupt {
+			a.finish(c, m)
+			return
+		}
+	}
+	m.LastN, m.Last, m.lastTS = p.N, p.TS, p.TS
+	if err := a.place(m, p); err != nil {
+		m.Status, m.Err = Corrupt, err
+		a.finish(c, m)
+		return
+	}
+	if m.Pieces == m.Count {
+		a.complete(m)
+		a.finish(c, m)
+	}
+}
+
+// start makes a new message for p's key, abandoning the oldest unfinished
+// ones when a limit is reached.
+func (a *Assembler) start(c *client, p Piece) *message {
+	m := &message{Message: Message{Key: p.Key, Count: p.Count, FirstN: p.N, LastN: p.N, First: p.TS, Last: p.TS}}
+	a.seq++
+	m.seq = a.seq
+	if p.Count < 1 || p.Count > 255 {
+		m.Status, m.Err = Corrupt, fmt.Errorf("piece %d: piece count %d", p.Seq, p.Count)
+		return m
+	}
+	for len(c.pending) >= a.limits.PendingPerClient {
+		a.abandon(c, c.pending[0], "too many unfinished difs for this client")
+	}
+	for a.total >= a.limits.PendingTotal {
+		a.abandon(a.clientOf(a.oldest()), a.oldest(), "too many unfinished difs")
+	}
+	m.pieces = make([]piece, p.Count)
+	a.msgs[p.Key] = m
+	c.pending = append(c.pending, m)
+	a.total++
+	return m
+}
+
+func (a *Assembler) clientOf(m *message) *client { return a.clients[m.Client] }
+
+func (a *Assembler) oldest() *message {
+	var o *message
+	for _, c := range a.clients {
+		if len(c.pending) > 0 && (o == nil || c.pending[0].seq < o.seq) {
+			o = c.pending[0]
+		}
+	}
+	return o
+}
+
+// place checks p against the message's other pieces and stores it.
+func (a *Assembler) place(m *message, p Piece) error {
+	switch {
+	case p.Count != m.Count:
+		return fmt.Errorf("piece %d says %d pieces, piece headers before it said %d", p.Seq, p.Count, m.Count)
+	case p.Seq < 0 || p.Seq >= m.Count:
+		return fmt.Errorf("piece seq %d not below piece count %d", p.Seq, m.Count)
+	case p.Start < 0 || p.Start+len(p.Data) > a.limits.MaxCompressed:
+		return fmt.Errorf("piece %d: bytes %d..%d beyond the largest dif (%d bytes)", p.Seq, p.Start, p.Start+len(p.Data), a.limits.MaxCompressed)
+	}
+	pc := &m.pieces[p.Seq]
+	if pc.have {
+		if pc.start != p.Start || !bytes.Equal(pc.data, p.Data) {
+			return fmt.Errorf("piece %d received twice with different contents", p.Seq)
+		}
+		m.Duplicates++
+		return nil
+	}
+	*pc = piece{have: true, start: p.Start, data: bytes.Clone(p.Data)}
+	if pc.data == nil {
+		pc.data = []byte{}
+	}
+	m.Pieces++
+	return nil
+}
+
+// complete joins the pieces, checking that they tile the dif from byte 0.
+func (a *Assembler) complete(m *message) {
+	size := 0
+	for i := range m.pieces {
+		pc := &m.pieces[i]
+		switch {
+		case pc.start > size:
+			m.Status, m.Err = Corrupt, fmt.Errorf("hole: piece %d starts at byte %d, the pieces before it end at %d", i, pc.start, size)
+			return
+		case pc.start < size:
+			m.Status, m.Err = Corrupt, fmt.Errorf("overlap: piece %d starts at byte %d, the pieces before it end at %d", i, pc.start, size)
+			return
+		}
+		size += len(pc.data)
+	}
+	buf := make([]byte, 0, size)
+	for i := range m.pieces {
+		buf = append(buf, m.pieces[i].data...)
+	}
+	m.Compressed = buf
+	m.Status = Complete
+}
+
+// abandon ends an unfinished message as Incomplete.
+func (a *Assembler) abandon(c *client, m *message, why string) {
+	m.Status = Incomplete
+	for i, pc := range m.pieces {
+		if !pc.have {
+			m.Missing = append(m.Missing, i)
+		}
+	}
+	m.Err = fmt.Errorf("%s: %d of %d pieces missing %v", why, len(m.Missing), m.Count, m.Missing)
+	a.finish(c, m)
+}
+
+func (a *Assembler) abandonStale(c *client) {
+	for len(c.pending) > 0 {
+		m := c.pending[0]
+		if c.newest.Sub(m.lastTS) <= a.limits.AbandonAfter {
+			return
+		}
+		a.abandon(c, m, "abandoned")
+	}
+	// Messages behind the first can be stale too, but they are younger in
+	// arrival order; they are checked when they reach the front.
+}
+
+// finish removes a message from the pending sets and emits it.
+func (a *Assembler) finish(c *client, m *message) {
+	if a.msgs[m.Key] == m {
+		delete(a.msgs, m.Key)
+		if i := slices.Index(c.pending, m); i >= 0 {
+			c.pending = slices.Delete(c.pending, i, i+1)
+			a.total--
+		}
+	}
+	c.remember(m.Key)
+	m.pieces = nil
+	out := m.Message
+	a.emit(&out)
+}
+
+// Flush ends every unfinished message as Incomplete (at the end of a
+// capture), oldest first.
+func (a *Assembler) Flush() {
+	for a.total > 0 {
+		m := a.oldest()
+		a.abandon(a.clientOf(m), m, "capture ended")
+	}
+}
