@@ -8,12 +8,15 @@
 package replay
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/pmdump/pmdump/reassemble"
 )
@@ -71,6 +74,8 @@ type State struct {
 	Err        error
 	Sum        [32]byte // sha256 of the state (OK)
 	Data       []byte   // the state itself, when the Builder keeps states
+	Checkpoint []byte   // the state zlib-compressed, for a checkpoint (see Options)
+	Dif        []byte   // the dif's zlib stream (the message's; do not modify)
 }
 
 // Keyframe reports whether the state was sent against an all-zero base.
@@ -102,6 +107,11 @@ type Options struct {
 	StateSize int
 	// Keep makes each emitted OK State carry its bytes in Data (a copy).
 	Keep bool
+	// CheckpointEvery, when not 0, makes the Builder checkpoint a state
+	// (State.Checkpoint: the state, zlib-compressed) whenever rebuilding it
+	// from the nearest keyframe or checkpoint would take that many difs, so
+	// any state can later be rebuilt from at most that many difs.
+	CheckpointEvery int
 	// History is how many recent states per client are kept as bases.
 	History int
 	// Workers bounds the goroutines rebuilding clients (0: one per client).
@@ -147,6 +157,7 @@ func (b *Builder) Add(m *reassemble.Message) {
 	if c == nil {
 		c = &chain{opt: b.opt, in: make(chan job, 64), out: b.results}
 		c.states = map[Frame]int{}
+		c.depth = map[Frame]int{}
 		b.clients[m.Client] = c
 		b.wg.Add(1)
 		go func() { defer b.wg.Done(); c.run() }()
@@ -234,6 +245,22 @@ type chain struct {
 	frames []Frame
 	states map[Frame]int
 	next   int
+	depth  map[Frame]int // difs from the nearest keyframe or checkpoint
+	zw     *zlib.Writer
+	zbuf   bytes.Buffer
+}
+
+// compress zlib-compresses a checkpoint, fast.
+func (c *chain) compress(state []byte) []byte {
+	c.zbuf.Reset()
+	if c.zw == nil {
+		c.zw, _ = zlib.NewWriterLevel(&c.zbuf, zlib.BestSpeed)
+	} else {
+		c.zw.Reset(&c.zbuf)
+	}
+	c.zw.Write(state)
+	c.zw.Close()
+	return bytes.Clone(c.zbuf.Bytes())
 }
 
 func (c *chain) run() {
@@ -303,6 +330,16 @@ func (c *chain) build(j job) *State {
 		Sub(dst, base, dif)
 	}
 	s.Sum = sha256.Sum256(dst)
+	s.Dif = m.Compressed
+	depth := 0
+	if base != nil {
+		depth = c.depth[Frame{s.SLSN, m.Src}] + 1
+	}
+	if c.opt.CheckpointEvery > 0 && depth >= c.opt.CheckpointEvery {
+		s.Checkpoint = c.compress(dst)
+		depth = 0
+	}
+	c.depth[Frame{s.SLSN, m.Dst}] = depth
 	if c.opt.Keep {
 		s.Data = append([]byte(nil), dst...)
 	}
@@ -325,6 +362,7 @@ func (c *chain) slot(f Frame, size int) []byte {
 	i := c.next
 	c.next = (c.next + 1) % len(c.ring)
 	delete(c.states, c.frames[i])
+	delete(c.depth, c.frames[i])
 	c.frames[i] = f
 	c.states[f] = i
 	if len(c.ring[i]) != size {

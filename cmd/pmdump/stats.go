@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
 )
 
@@ -35,9 +36,13 @@ frames). --json prints the same as one JSON object.`,
 			}
 			p := newPipeline(args, era, cmd.ErrOrStderr())
 			perConv := map[*session.Conversation]map[session.NameDir]*session.Count{}
-			runErr := p.run(func(r *session.Record) error {
+			difs := newDifStats()
+			rb := newRebuilder(p, replay.Options{}, difs.state)
+			rb.onMessage = difs.message
+			rb.onAck = difs.ack
+			rb.onRecord = func(r *session.Record) {
 				if r.Conv == nil {
-					return nil
+					return
 				}
 				m := perConv[r.Conv]
 				if m == nil {
@@ -50,12 +55,13 @@ frames). --json prints the same as one JSON object.`,
 				}
 				m[k].Packets++
 				m[k].Bytes += len(r.Packet.Raw)
-				return nil
-			})
+			}
+			runErr := rb.run()
 			if len(p.unreadable) == len(args) {
 				return runErr
 			}
 			rep := buildReport(p, perConv)
+			rep.Difs = difs.report(p.tracker.Conversations())
 			out := cmd.OutOrStdout()
 			if jsonOut {
 				enc := json.NewEncoder(out)
@@ -94,6 +100,7 @@ type report struct {
 	Eras      map[string]int `json:"eras"`
 	Convs     []convReport   `json:"conversations"`
 	Packets   []nameReport   `json:"packets"`
+	Difs      []difReport    `json:"difs"`
 }
 
 type convReport struct {
@@ -231,6 +238,20 @@ func writeReport(w io.Writer, r report) {
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t\n", n.Type, n.Dir, n.Packets, n.Bytes)
 	}
 	tw.Flush()
+	if len(r.Difs) > 0 {
+		fmt.Fprintf(w, "\nState difs per client\n")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "  client\tplayer\tdifs\tok\tincomplete\tcorrupt\tmissing-base\tkeyframes\tbase resets\tlost pieces\tdup pieces\tratio\tack ms median\tp95\tmax\t\n")
+		for _, d := range r.Difs {
+			pl := "?"
+			if d.Player != nil {
+				pl = fmt.Sprint(*d.Player)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", d.Client, pl, d.Difs, d.OK, d.Incomplete,
+				d.Corrupt, d.MissingBase, d.Keyframes, d.BaseResets, d.LostPieces, d.DuplicatePieces, d.Ratio, d.AckMs.Median, d.AckMs.P95, d.AckMs.Max)
+		}
+		tw.Flush()
+	}
 	for _, c := range r.Convs {
 		fmt.Fprintf(w, "\nConversation %d (client %s", c.ID, c.Client)
 		if c.Player != nil {

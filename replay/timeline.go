@@ -1,0 +1,313 @@
+package replay
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"net/netip"
+	"os"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/pmdump/pmdump/reassemble"
+)
+
+// Entry is what a Timeline keeps of one state: everything but its bytes.
+type Entry struct {
+	Frame
+	Src        int32
+	Status     Status
+	TS         time.Time // capture time of the dif's last piece
+	CaptureN   int       // capture frame number of the dif's last piece
+	Size       int
+	Compressed int
+	Pieces     int
+	Count      int
+	Sum        [32]byte
+	AckTS      time.Time // when the client first acknowledged it (stak), zero if never
+	Player     int
+
+	dif  blob // the compressed dif (OK states)
+	ckpt blob // the compressed state, for a checkpoint
+	base int  // index of the base entry, -1 for a keyframe
+}
+
+// Acked reports whether the client acknowledged the state.
+func (e *Entry) Acked() bool { return !e.AckTS.IsZero() }
+
+// Timeline indexes every state of every client for random access. It keeps
+// no states: only an entry per state, each OK state's compressed dif, and a
+// compressed checkpoint every few difs, all in a store that spills to a
+// temporary file past a memory budget. State rebuilds any state from its
+// nearest checkpoint or keyframe.
+type Timeline struct {
+	clients map[netip.AddrPort]*line
+	order   []netip.AddrPort
+	store   *store
+	inf     reassemble.Inflater
+	dif     []byte
+}
+
+type line struct {
+	entries []Entry
+	latest  map[Frame]int // newest OK entry of each frame
+	slsns   []int         // level sequences seen
+}
+
+// NewTimeline returns an empty timeline. memBudget bounds the bytes of difs
+// and checkpoints held in memory before they spill to a temporary file in
+// dir ("" for the system's).
+func NewTimeline(memBudget int, dir string) *Timeline {
+	return &Timeline{clients: map[netip.AddrPort]*line{}, store: &store{budget: memBudget, dir: dir}}
+}
+
+// Close releases the timeline's temporary file.
+func (t *Timeline) Close() error { return t.store.close() }
+
+// Clients returns the clients in order of their first state.
+func (t *Timeline) Clients() []netip.AddrPort { return t.order }
+
+// Entries returns a client's entries in the order their difs ended.
+func (t *Timeline) Entries(client netip.AddrPort) []Entry {
+	if l := t.clients[client]; l != nil {
+		return l.entries
+	}
+	return nil
+}
+
+// Add records a state emitted by a Builder made with CheckpointEvery set.
+func (t *Timeline) Add(s *State) error {
+	l := t.clients[s.Client]
+	if l == nil {
+		l = &line{latest: map[Frame]int{}}
+		t.clients[s.Client] = l
+		t.order = append(t.order, s.Client)
+	}
+	e := Entry{
+		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, TS: s.TS, CaptureN: s.N, Size: s.Size,
+		Compressed: s.Compressed, Pieces: s.Pieces, Count: s.Count, Sum: s.Sum, Player: s.Player, base: -1,
+	}
+	if s.Status == OK {
+		var err error
+		if e.dif, err = t.store.put(s.Dif); err != nil {
+			return err
+		}
+		if s.Checkpoint != nil {
+			if e.ckpt, err = t.store.put(s.Checkpoint); err != nil {
+				return err
+			}
+		}
+		if s.Src != 0 {
+			b, ok := l.latest[Frame{s.SLSN, s.Src}]
+			if !ok {
+				return fmt.Errorf("state %v: base %d not in the timeline", e.Frame, s.Src)
+			}
+			e.base = b
+		}
+		if _, ok := l.latest[e.Frame]; !ok && !slices.Contains(l.slsns, e.SLSN) {
+			l.slsns = append(l.slsns, e.SLSN)
+		}
+		l.latest[e.Frame] = len(l.entries)
+	}
+	l.entries = append(l.entries, e)
+	return nil
+}
+
+// Ack records that a client acknowledged frame n at ts. A stak does not say
+// which level sequence it means; around a level change the frame can exist
+// in two, so the state acknowledged is the one whose dif ended last before
+// the ack.
+func (t *Timeline) Ack(client netip.AddrPort, n int32, ts time.Time) {
+	l := t.clients[client]
+	if l == nil {
+		return
+	}
+	best := -1
+	for _, k := range l.slsns {
+		i, ok := l.latest[Frame{k, n}]
+		if !ok || l.entries[i].TS.After(ts) {
+			continue
+		}
+		if best < 0 || l.entries[i].TS.After(l.entries[best].TS) {
+			best = i
+		}
+	}
+	if best >= 0 && l.entries[best].AckTS.IsZero() {
+		l.entries[best].AckTS = ts
+	}
+}
+
+// Find returns the index of the newest OK state of client at or before
+// frame n of level sequence slsn, or -1. With held, only states the client
+// acknowledged count: a client acknowledges every dif it applies, so those
+// are the states it held.
+func (t *Timeline) Find(client netip.AddrPort, slsn int, n int32, held bool) int {
+	l := t.clients[client]
+	if l == nil {
+		return -1
+	}
+	best := -1
+	for i := range l.entries {
+		e := &l.entries[i]
+		if e.Status != OK || e.SLSN != slsn || e.Frame.N > n || held && !e.Acked() {
+			continue
+		}
+		if best < 0 || e.Frame.N >= l.entries[best].Frame.N {
+			best = i
+		}
+	}
+	return best
+}
+
+// SLSNs returns, in order, the level sequences whose rebuilt states of
+// client span frame n (from their first frame to their last).
+func (t *Timeline) SLSNs(client netip.AddrPort, n int32) []int {
+	l := t.clients[client]
+	if l == nil {
+		return nil
+	}
+	type span struct{ lo, hi int32 }
+	spans := map[int]*span{}
+	for i := range l.entries {
+		e := &l.entries[i]
+		if e.Status != OK {
+			continue
+		}
+		sp := spans[e.SLSN]
+		if sp == nil {
+			spans[e.SLSN] = &span{e.Frame.N, e.Frame.N}
+			continue
+		}
+		sp.lo, sp.hi = min(sp.lo, e.Frame.N), max(sp.hi, e.Frame.N)
+	}
+	var out []int
+	for k, sp := range spans {
+		if sp.lo <= n && n <= sp.hi {
+			out = append(out, k)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// State rebuilds the state of entry i of client into dst (reusing its
+// capacity) and checks it against the sha256 recorded when it was first
+// rebuilt.
+func (t *Timeline) State(dst []byte, client netip.AddrPort, i int) ([]byte, error) {
+	l := t.clients[client]
+	if l == nil || i < 0 || i >= len(l.entries) || l.entries[i].Status != OK {
+		return nil, fmt.Errorf("no rebuilt state %d for %s", i, client)
+	}
+	// Walk back to the nearest checkpoint or keyframe, then forward.
+	var path []int
+	for j := i; ; j = l.entries[j].base {
+		path = append(path, j)
+		e := &l.entries[j]
+		if e.ckpt.n > 0 || e.base < 0 {
+			break
+		}
+	}
+	first := &l.entries[path[len(path)-1]]
+	var err error
+	if first.ckpt.n > 0 {
+		z, err := t.store.get(first.ckpt)
+		if err != nil {
+			return nil, err
+		}
+		if dst, err = t.inf.Inflate(dst, z, first.Size); err != nil {
+			return nil, fmt.Errorf("checkpoint %v: %w", first.Frame, err)
+		}
+	} else {
+		if dst, err = t.apply(nil, first); err != nil {
+			return nil, err
+		}
+	}
+	for k := len(path) - 2; k >= 0; k-- {
+		if dst, err = t.apply(dst, &l.entries[path[k]]); err != nil {
+			return nil, err
+		}
+	}
+	if sha256.Sum256(dst) != l.entries[i].Sum {
+		return nil, fmt.Errorf("state %v rebuilt from the index differs from the first pass", l.entries[i].Frame)
+	}
+	return dst, nil
+}
+
+// apply applies entry e's dif to base (nil: the zero base) in place.
+func (t *Timeline) apply(base []byte, e *Entry) ([]byte, error) {
+	z, err := t.store.get(e.dif)
+	if err != nil {
+		return nil, err
+	}
+	t.dif, err = t.inf.Inflate(t.dif, z, e.Size)
+	if err != nil {
+		return nil, fmt.Errorf("dif %v: %w", e.Frame, err)
+	}
+	if base == nil {
+		base = make([]byte, e.Size)
+	}
+	Sub(base, base, t.dif)
+	return base, nil
+}
+
+// blob locates bytes in a store.
+type blob struct {
+	off int64
+	n   int32
+}
+
+// store holds blobs in memory up to a budget, then in a temporary file.
+type store struct {
+	budget int
+	dir    string
+	mem    []byte
+	file   *os.File
+	size   int64 // bytes in the file
+	buf    []byte
+}
+
+func (s *store) put(b []byte) (blob, error) {
+	if len(b) == 0 {
+		return blob{}, nil
+	}
+	if s.file == nil && len(s.mem)+len(b) <= s.budget {
+		off := int64(len(s.mem))
+		s.mem = append(s.mem, b...)
+		return blob{off, int32(len(b))}, nil
+	}
+	if s.file == nil {
+		f, err := os.CreateTemp(s.dir, "pmdump-timeline-*")
+		if err != nil {
+			return blob{}, fmt.Errorf("timeline store: %w", err)
+		}
+		os.Remove(f.Name()) // gone when closed, whatever happens
+		s.file = f
+	}
+	if _, err := s.file.WriteAt(b, s.size); err != nil {
+		return blob{}, fmt.Errorf("timeline store: %w", err)
+	}
+	bl := blob{int64(len(s.mem)) + s.size, int32(len(b))}
+	s.size += int64(len(b))
+	return bl, nil
+}
+
+func (s *store) get(b blob) ([]byte, error) {
+	if b.off+int64(b.n) <= int64(len(s.mem)) {
+		return s.mem[b.off : b.off+int64(b.n)], nil
+	}
+	if cap(s.buf) < int(b.n) {
+		s.buf = make([]byte, b.n)
+	}
+	buf := s.buf[:b.n]
+	if _, err := s.file.ReadAt(buf, b.off-int64(len(s.mem))); err != nil {
+		return nil, fmt.Errorf("timeline store: %w", err)
+	}
+	return buf, nil
+}
+
+func (s *store) close() error {
+	if s.file != nil {
+		return s.file.Close()
+	}
+	return nil
+}
