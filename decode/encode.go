@@ -45,7 +45,9 @@ func (p *Packet) Set(name string, v int64) *Packet { p.slot(name).Int = v; retur
 func (p *Packet) SetFloat(name string, v float64) *Packet { p.slot(name).Float = v; return p }
 
 // SetBytes sets a Str16, Data or Rest field. For a Data field it also sets
-// the field that holds its size.
+// the field that holds its size. A Str16 value of up to 16 bytes is encoded
+// as it is, NUL-padded; a longer one is cut to 15 bytes and a NUL, as the
+// game cuts a host name.
 func (p *Packet) SetBytes(name string, b []byte) *Packet {
 	p.slot(name).Bytes = b
 	f := &p.Layout.Fields[p.Layout.Field(name)]
@@ -56,9 +58,10 @@ func (p *Packet) SetBytes(name string, b []byte) *Packet {
 }
 
 // AddEntry appends one entry to the packet's Group field (its values in the
-// order of the group's fields) and bumps the count field.
+// order of the group's fields) and bumps the count field. The Group field's
+// own value holds the number of entries, as Decode leaves it.
 func (p *Packet) AddEntry(vals ...int64) *Packet {
-	for i, f := range p.Layout.Fields {
+	for _, f := range p.Layout.Fields {
 		if f.Type != Group {
 			continue
 		}
@@ -70,7 +73,7 @@ func (p *Packet) AddEntry(vals ...int64) *Packet {
 			p.Entries = append(p.Entries, Value{Int: v})
 		}
 		p.slot(f.CountOf).Int++
-		_ = i
+		p.slot(f.Name).Int++
 		return p
 	}
 	panic("decode: packet has no entries")
@@ -113,8 +116,15 @@ func encodeField(dst []byte, f *Field, v Value, entries []Value, order binary.Ap
 	case F64:
 		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.Float))
 	case Str16:
+		// Up to 16 bytes are written as they are (a decoded field comes
+		// back unchanged); longer text is cut to 15 bytes and a NUL, as
+		// the game does with a host name.
 		var b [16]byte
-		copy(b[:15], v.Bytes)
+		if len(v.Bytes) <= len(b) {
+			copy(b[:], v.Bytes)
+		} else {
+			copy(b[:15], v.Bytes)
+		}
 		return append(dst, b[:]...)
 	case Data, Rest:
 		return append(dst, v.Bytes...)
