@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/schema"
 )
 
 type stateOpts struct {
@@ -22,23 +24,36 @@ type stateOpts struct {
 	slsn   int
 	out    string
 	sent   bool
+	schema string
+	region string
+	json   bool
 }
 
 func newStateCmd() *cobra.Command {
 	var o stateOpts
 	c := &cobra.Command{
 		Use:   "state [flags] FILE...",
-		Short: "Write the full game state a client held at a frame",
+		Short: "Show or write the full game state a client held at a frame",
 		Long: `State rebuilds every state of the capture into an index (difs and periodic
 checkpoints, no full states kept), then rebuilds the state the client held at
 frame N of level sequence K: the latest state at or before N that the client
 acknowledged (a client acknowledges every dif it applies with a stak; --sent
-considers every state the server sent). It says on stderr which state that is,
-and writes the raw state bytes to -o (- for stdout).
+considers every state the server sent). It says on stderr which state that is.
+
+It prints the state in the game's terms: active players with position (pixels
+and 20-pixel blocks), health, shape, color, controls; active enemies and items by
+type and position; lifts; shots. --region NAME prints one region's elements,
+--json the full field tree, and -o writes the raw state bytes (- for stdout).
+The layout is chosen by the state's size (the built-in schemas: 112384 modern,
+106144 legacy; --schema FILE loads another); a state of unknown size is one raw
+region.
 
 Frame numbers restart at every level change, so without --slsn a frame that
 exists in more than one level sequence is an error that lists them.`,
-		Example: `  pmdump state capture.pcap --player 1 --frame 1200 -o state.bin
+		Example: `  pmdump state capture.pcap --player 1 --frame 1200
+  pmdump state capture.pcap --player 1 --frame 1200 --region Ei
+  pmdump state capture.pcap --player 1 --frame 1200 --json | jq '.regions.psyn[1]'
+  pmdump state capture.pcap --player 1 --frame 1200 -o state.bin
   pmdump state capture.pcap --player 2 --frame 300 --slsn 1 -o - | xxd | head`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runState(cmd, args, &o) },
@@ -50,6 +65,9 @@ exists in more than one level sequence is an error that lists them.`,
 	f.IntVar(&o.frame, "frame", -1, "game frame `N`")
 	f.IntVar(&o.slsn, "slsn", -1, "level sequence `K`")
 	f.StringVarP(&o.out, "output", "o", "", "write the raw state to `FILE` (- for stdout)")
+	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON) for a state size the built-in schemas do not know")
+	f.StringVar(&o.region, "region", "", "print only region `NAME` (psyn, Ei, l, …), every element that is not all zeros")
+	f.BoolVar(&o.json, "json", false, "print the full field tree as JSON")
 	f.BoolVar(&o.sent, "sent", false, "consider every state the server sent, not only those the client acknowledged")
 	return c
 }
@@ -65,13 +83,16 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 	if o.player < 0 && o.client == "" {
 		return usagef("--player or --client is required")
 	}
-	if o.out == "" {
-		return usagef("-o FILE is required (- for stdout)")
-	}
 	cf := clientFilter{player: o.player}
 	if o.client != "" {
 		if cf.client, err = netip.ParseAddrPort(o.client); err != nil {
 			return usagef("--client %q: %v", o.client, err)
+		}
+	}
+	var user *schema.Schema
+	if o.schema != "" {
+		if user, err = schema.Load(o.schema); err != nil {
+			return inputError{err}
 		}
 	}
 	tl, runErr := buildTimeline(args, era, cmd.ErrOrStderr())
@@ -79,62 +100,117 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		return runErr
 	}
 	defer tl.Close()
-	// The client: by endpoint, or the one whose states carry the player.
-	var client netip.AddrPort
+	pick, err := pickState(tl, cf, o.frame, o.slsn, o.sent)
+	if err != nil {
+		return err
+	}
+	data, err := tl.State(nil, pick.client, pick.index)
+	if err != nil {
+		return err
+	}
+	e := tl.Entries(pick.client)[pick.index]
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", pick.describe(e, o.frame, len(data)))
+	if o.out != "" {
+		if o.out == "-" {
+			_, err = cmd.OutOrStdout().Write(data)
+		} else {
+			err = os.WriteFile(o.out, data, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+		return runErr
+	}
+	sch := schema.For(len(data), user)
+	if o.region != "" && sch.Region(o.region) == nil {
+		var names []string
+		for _, r := range sch.Regions {
+			names = append(names, r.Name)
+		}
+		return usagef("schema %s has no region %q (it has %s)", sch.Name, o.region, strings.Join(names, ", "))
+	}
+	w := cmd.OutOrStdout()
+	if o.json {
+		obj := map[string]any{
+			"client": pick.client.String(), "player": e.Player, "slsn": pick.slsn, "frame": e.Frame.N,
+			"src": e.Src, "schema": sch.Name, "size": len(data), "sha256": hex.EncodeToString(e.Sum[:]),
+			"regions": stateJSON(sch, data, o.region),
+		}
+		enc := json.NewEncoder(w)
+		if err := enc.Encode(obj); err != nil {
+			return err
+		}
+		return runErr
+	}
+	fmt.Fprintf(w, "State of %s (player %d), level sequence %d, frame %d; schema %s\n", pick.client, e.Player, pick.slsn, e.Frame.N, sch.Name)
+	if o.region != "" {
+		renderRegion(w, sch.Region(o.region), data)
+	} else {
+		renderGame(w, sch, data)
+	}
+	return runErr
+}
+
+// picked is the state a user asked for.
+type picked struct {
+	client netip.AddrPort
+	slsn   int
+	index  int
+	sent   bool
+}
+
+func (p picked) describe(e replay.Entry, frame, size int) string {
+	acked := "never acknowledged"
+	if e.Acked() {
+		acked = "acknowledged " + e.AckTS.UTC().Format("15:04:05.000000")
+	}
+	return fmt.Sprintf("%s slsn %d frame %d: the state of frame %d (dif %d → %d, capture frame %d, %s), %d bytes, sha256 %s",
+		p.client, p.slsn, frame, e.Frame.N, e.Src, e.Frame.N, e.CaptureN, acked, size, hex.EncodeToString(e.Sum[:]))
+}
+
+// pickState finds the client and the state it held at a frame: the latest
+// acknowledged (or, with sent, rebuilt) state at or before it, in the given
+// level sequence or the only one that spans the frame.
+func pickState(tl *replay.Timeline, cf clientFilter, frame, slsn int, sent bool) (picked, error) {
+	p := picked{slsn: slsn, sent: sent}
 	found := false
 	for _, c := range tl.Clients() {
 		es := tl.Entries(c)
 		if (cf.client.IsValid() && c == cf.client) || (!cf.client.IsValid() && len(es) > 0 && es[len(es)-1].Player == cf.player) {
-			client, found = c, true
+			p.client, found = c, true
 			break
 		}
 	}
 	if !found {
-		return usagef("no states of that client in the capture")
+		if cf.client.IsValid() {
+			return p, usagef("no states of client %s in the capture", cf.client)
+		}
+		return p, usagef("no states of player %d in the capture", cf.player)
 	}
-	slsn := o.slsn
-	if slsn < 0 {
-		ks := tl.SLSNs(client, int32(o.frame))
+	if p.slsn < 0 {
+		ks := tl.SLSNs(p.client, int32(frame))
 		switch len(ks) {
 		case 0:
-			return fmt.Errorf("frame %d: no state of %s rebuilt at or around it", o.frame, client)
+			return p, fmt.Errorf("frame %d: no state of %s rebuilt at or around it", frame, p.client)
 		case 1:
-			slsn = ks[0]
+			p.slsn = ks[0]
 		default:
 			s := make([]string, len(ks))
 			for i, k := range ks {
 				s[i] = fmt.Sprint(k)
 			}
-			return usagef("frame %d exists in level sequences %s: choose one with --slsn", o.frame, strings.Join(s, ", "))
+			return p, usagef("frame %d exists in level sequences %s: choose one with --slsn", frame, strings.Join(s, ", "))
 		}
 	}
-	i := tl.Find(client, slsn, int32(o.frame), !o.sent)
-	if i < 0 {
+	p.index = tl.Find(p.client, p.slsn, int32(frame), !sent)
+	if p.index < 0 {
 		what := "acknowledged"
-		if o.sent {
+		if sent {
 			what = "rebuilt"
 		}
-		return fmt.Errorf("no state of %s %s at or before frame %d of level sequence %d", client, what, o.frame, slsn)
+		return p, fmt.Errorf("no state of %s %s at or before frame %d of level sequence %d", p.client, what, frame, p.slsn)
 	}
-	data, err := tl.State(nil, client, i)
-	if err != nil {
-		return err
-	}
-	e := tl.Entries(client)[i]
-	acked := "never acknowledged"
-	if e.Acked() {
-		acked = "acknowledged " + e.AckTS.UTC().Format("15:04:05.000000")
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s slsn %d frame %d: the state of frame %d (dif %d → %d, capture frame %d, %s), %d bytes, sha256 %s\n",
-		client, slsn, o.frame, e.Frame.N, e.Src, e.Frame.N, e.CaptureN, acked, len(data), hex.EncodeToString(e.Sum[:]))
-	if o.out == "-" {
-		_, err = cmd.OutOrStdout().Write(data)
-		return err
-	}
-	if err := os.WriteFile(o.out, data, 0o644); err != nil {
-		return err
-	}
-	return runErr
+	return p, nil
 }
 
 // buildTimeline rebuilds every state of the inputs into a timeline index.

@@ -96,6 +96,8 @@ func (o *synthOpts) config() (synth.Config, error) {
 		return cfg, usagef("--duration must be positive, not %v", o.duration)
 	case math.IsNaN(o.loss) || o.loss < 0 || o.loss >= 1:
 		return cfg, usagef("--loss must be at least 0 and below 1, not %v", o.loss)
+	case o.levelChange != 0 && era == decode.Legacy:
+		return cfg, usagef("--level-change is for the modern era; the legacy era has no level change")
 	case o.levelChange > 0 && o.levelChange >= o.duration:
 		return cfg, usagef("--level-change %v is not inside the %v game", o.levelChange, o.duration)
 	}

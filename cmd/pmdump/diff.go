@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/schema"
+)
+
+type diffOpts struct {
+	era        string
+	player     int
+	client     string
+	slsn       int
+	json       bool
+	schema     string
+	allPlayers bool
+	sent       bool
+	region     string
+}
+
+func newDiffCmd() *cobra.Command {
+	var o diffOpts
+	c := &cobra.Command{
+		Use:   "diff [flags] FILE A [B]",
+		Short: "Show what changed in the game state between two frames",
+		Long: `Diff compares the state a client held at frame A with the one it held at frame
+B (each the latest acknowledged state at or before the frame, as "pmdump state"
+picks it) and prints every value that changed, field by field, grouped by region
+with counts per region: psyn[2].x 412 → 418.5, Ei[17][0] 3 → 0 (enemy removed),
+l[40][12] 0 → 169. Regions without fields show their bytes.
+
+--all-players compares what every client held at frame A with what the first
+client held at the same frame (desync hunting); B is not given then.
+
+JSON (--json) is one object per changed value: region, index (array of ints),
+field (the field's name, or null), old, new (numbers decoded by type; text for
+chars), path, and note when the change means something in the game.`,
+		Example: `  pmdump diff capture.pcap --player 1 1200 1240
+  pmdump diff capture.pcap --player 1 300 400 --slsn 1 --json | jq -c 'select(.region=="psyn")'
+  pmdump diff capture.pcap --all-players 1200`,
+		Args: cobra.RangeArgs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd, args, &o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.IntVar(&o.player, "player", -1, "the client with player number `P`")
+	f.StringVar(&o.client, "client", "", "the client at `IP:PORT`")
+	f.IntVar(&o.slsn, "slsn", -1, "level sequence `K`")
+	f.BoolVar(&o.json, "json", false, "one JSON object per changed value")
+	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON)")
+	f.BoolVar(&o.allPlayers, "all-players", false, "compare every client's state at frame A with the first client's")
+	f.BoolVar(&o.sent, "sent", false, "consider every state the server sent, not only those the client acknowledged")
+	f.StringVar(&o.region, "region", "", "only changes in region `NAME`")
+	return c
+}
+
+func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
+	era, err := decode.ParseEra(o.era)
+	if err != nil {
+		return usageError{err}
+	}
+	file, frames := args[0], args[1:]
+	fa, err := strconv.Atoi(frames[0])
+	if err != nil {
+		return usagef("frame A %q is not a number", frames[0])
+	}
+	fb := fa
+	if o.allPlayers {
+		if len(frames) != 1 {
+			return usagef("--all-players compares one frame: give A only")
+		}
+	} else {
+		if len(frames) != 2 {
+			return usagef("give two frames, A and B")
+		}
+		if fb, err = strconv.Atoi(frames[1]); err != nil {
+			return usagef("frame B %q is not a number", frames[1])
+		}
+		if o.player < 0 && o.client == "" {
+			return usagef("--player or --client is required")
+		}
+	}
+	cf := clientFilter{player: o.player}
+	if o.client != "" {
+		if cf.client, err = netip.ParseAddrPort(o.client); err != nil {
+			return usagef("--client %q: %v", o.client, err)
+		}
+	}
+	var user *schema.Schema
+	if o.schema != "" {
+		if user, err = schema.Load(o.schema); err != nil {
+			return inputError{err}
+		}
+	}
+	tl, runErr := buildTimeline([]string{file}, era, cmd.ErrOrStderr())
+	if tl == nil {
+		return runErr
+	}
+	defer tl.Close()
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	defer out.Flush()
+
+	type side struct {
+		label string
+		pick  picked
+		data  []byte
+	}
+	load := func(cf clientFilter, frame int) (side, error) {
+		p, err := pickState(tl, cf, frame, o.slsn, o.sent)
+		if err != nil {
+			return side{}, err
+		}
+		d, err := tl.State(nil, p.client, p.index)
+		if err != nil {
+			return side{}, err
+		}
+		e := tl.Entries(p.client)[p.index]
+		fmt.Fprintln(cmd.ErrOrStderr(), p.describe(e, frame, len(d)))
+		return side{fmt.Sprintf("%s (player %d) frame %d", p.client, e.Player, e.Frame.N), p, d}, nil
+	}
+	var pairs [][2]side
+	if o.allPlayers {
+		var sides []side
+		for _, c := range tl.Clients() {
+			s, err := load(clientFilter{player: -1, client: c}, fa)
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "pmdump:", err)
+				continue
+			}
+			sides = append(sides, s)
+		}
+		if len(sides) < 2 {
+			return fmt.Errorf("frame %d: fewer than two clients hold a state to compare", fa)
+		}
+		for _, s := range sides[1:] {
+			pairs = append(pairs, [2]side{sides[0], s})
+		}
+	} else {
+		a, err := load(cf, fa)
+		if err != nil {
+			return err
+		}
+		b, err := load(cf, fb)
+		if err != nil {
+			return err
+		}
+		pairs = append(pairs, [2]side{a, b})
+	}
+	for _, pr := range pairs {
+		a, b := pr[0], pr[1]
+		if len(a.data) != len(b.data) {
+			return fmt.Errorf("states of %d and %d bytes cannot be compared", len(a.data), len(b.data))
+		}
+		sch := schema.For(len(a.data), user)
+		if o.region != "" && sch.Region(o.region) == nil {
+			return usagef("schema %s has no region %q", sch.Name, o.region)
+		}
+		changes, err := schema.Diff(sch, a.data, b.data)
+		if err != nil {
+			return err
+		}
+		if o.region != "" {
+			kept := changes[:0]
+			for _, c := range changes {
+				if c.Region == o.region {
+					kept = append(kept, c)
+				}
+			}
+			changes = kept
+		}
+		if o.json {
+			for i := range changes {
+				writeChangeJSON(out, &changes[i])
+			}
+			continue
+		}
+		writeDiffText(out, sch, a.label, b.label, changes)
+	}
+	return runErr
+}
+
+// writeDiffText prints changes grouped by region, with counts.
+func writeDiffText(w io.Writer, sch *schema.Schema, a, b string, changes []schema.Change) {
+	fmt.Fprintf(w, "diff %s → %s (schema %s)\n", a, b, sch.Name)
+	counts := schema.Count(sch, changes)
+	i := 0
+	for _, rc := range counts {
+		fmt.Fprintf(w, "%s: %d changed values, %d bytes\n", rc.Region, rc.Changes, rc.Bytes)
+		for ; i < len(changes) && changes[i].Region == rc.Region; i++ {
+			c := &changes[i]
+			fmt.Fprintf(w, "  %s %s → %s", c.Path(), changeValue(c, false), changeValue(c, true))
+			if c.Note != "" {
+				fmt.Fprintf(w, " (%s)", c.Note)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	total := 0
+	for _, rc := range counts {
+		total += rc.Changes
+	}
+	fmt.Fprintf(w, "%d changed values in %d regions\n", total, len(counts))
+}
+
+func changeValue(c *schema.Change, new bool) string {
+	if c.Type == schema.Chars {
+		if new {
+			return strconv.Quote(c.NewText)
+		}
+		return strconv.Quote(c.OldText)
+	}
+	if new {
+		return num(c.New)
+	}
+	return num(c.Old)
+}
+
+func writeChangeJSON(w io.Writer, c *schema.Change) {
+	b := []byte(`{"region":`)
+	b = decode.AppendJSONString(b, c.Region)
+	b = append(b, `,"index":[`...)
+	for i, x := range c.Index {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	b = append(b, `],"field":`...)
+	if c.Field == "" {
+		b = append(b, "null"...)
+	} else {
+		b = decode.AppendJSONString(b, c.Field)
+	}
+	if c.Type == schema.Chars {
+		b = append(b, `,"old":`...)
+		b = decode.AppendJSONString(b, c.OldText)
+		b = append(b, `,"new":`...)
+		b = decode.AppendJSONString(b, c.NewText)
+	} else {
+		b = append(b, `,"old":`...)
+		b = decode.AppendJSONFloat(b, c.Old)
+		b = append(b, `,"new":`...)
+		b = decode.AppendJSONFloat(b, c.New)
+	}
+	b = append(b, `,"path":`...)
+	b = decode.AppendJSONString(b, c.Path())
+	if c.Note != "" {
+		b = append(b, `,"note":`...)
+		b = decode.AppendJSONString(b, c.Note)
+	}
+	b = append(b, "}\n"...)
+	w.Write(b)
+}
