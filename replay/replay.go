@@ -76,6 +76,7 @@ type State struct {
 	Data       []byte   // the state itself, when the Builder keeps states
 	Checkpoint []byte   // the state zlib-compressed, for a checkpoint (see Options)
 	Dif        []byte   // the dif's zlib stream (the message's; do not modify)
+	Extra      any      // set by Options.Inspect
 }
 
 // Keyframe reports whether the state was sent against an all-zero base.
@@ -114,8 +115,10 @@ type Options struct {
 	CheckpointEvery int
 	// History is how many recent states per client are kept as bases.
 	History int
-	// Workers bounds the goroutines rebuilding clients (0: one per client).
-	Workers int
+	// Inspect, when set, is called for every OK state on the goroutine that
+	// rebuilt it, with the inflated dif and the new state (both valid only
+	// during the call); it may set State.Extra.
+	Inspect func(s *State, dif, state []byte)
 }
 
 // Builder rebuilds states from messages. A message whose SLSN is negative
@@ -340,6 +343,9 @@ func (c *chain) build(j job) *State {
 		depth = 0
 	}
 	c.depth[Frame{s.SLSN, m.Dst}] = depth
+	if c.opt.Inspect != nil {
+		c.opt.Inspect(s, dif, dst)
+	}
 	if c.opt.Keep {
 		s.Data = append([]byte(nil), dst...)
 	}

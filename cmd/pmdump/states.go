@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
@@ -16,15 +17,18 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/schema"
 )
 
 type statesOpts struct {
-	json   bool
-	era    string
-	player int
-	client string
-	frames string
-	verify string
+	json    bool
+	era     string
+	player  int
+	client  string
+	frames  string
+	verify  string
+	explain bool
+	schema  string
 }
 
 // frameRange is an inclusive range of frames; the zero value is everything.
@@ -71,11 +75,17 @@ dst_frame,src_frame,sha256[,slsn,level]): every row must be a rebuilt state
 with the same sha256. It prints matched, mismatched and missing counts and
 exits 1 on any mismatch.
 
-JSON keys (--json, one object per line): client, player, slsn, src, dst, ts,
-size, compressed, pieces, count, status, sha256 (when ok), error (when not).`,
+--explain adds each dif's anatomy: per region, the bytes and values it changes
+and the fields they are in (the non-zero bytes of a dif are the changed ones), so
+you see what made a dif large.
+
+JSON keys (--json, one object per line): client, player, slsn, src, dst, ts, n,
+size, compressed, pieces, count, status, sha256 (when ok), error (when not),
+anatomy (with --explain: region, bytes, values, fields).`,
 		Example: `  pmdump states capture.pcap
   pmdump states --player 2 --frames 1000-1200 capture.pcap
   pmdump states --json capture.pcapng | jq -r 'select(.status != "ok")'
+  pmdump states --explain --frames 1200-1210 capture.pcap
   pmdump states capture.pcap --verify c1_client_gt.csv --player 1`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runStates(cmd, args, &o) },
@@ -87,6 +97,8 @@ size, compressed, pieces, count, status, sha256 (when ok), error (when not).`,
 	f.StringVar(&o.client, "client", "", "only the client at `IP:PORT`")
 	f.StringVar(&o.frames, "frames", "", "only dst frames in `A-B`")
 	f.StringVar(&o.verify, "verify", "", "compare with the ground-truth `CSV` file")
+	f.BoolVar(&o.explain, "explain", false, "say for each dif how many bytes and values it changes per region, and in which fields")
+	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON) for --explain")
 	return c
 }
 
@@ -129,7 +141,17 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	p := newPipeline(args, era, cmd.ErrOrStderr())
 	var buf []byte
 	got := map[netip.AddrPort]map[replay.Frame][]([32]byte){}
-	rb := newRebuilder(p, replay.Options{}, func(s *replay.State) {
+	opt := replay.Options{}
+	if o.explain {
+		var user *schema.Schema
+		if o.schema != "" {
+			if user, err = schema.Load(o.schema); err != nil {
+				return inputError{err}
+			}
+		}
+		opt.Inspect = explainer(user)
+	}
+	rb := newRebuilder(p, opt, func(s *replay.State) {
 		if !cf.match(s) || !fr.has(s.Dst) {
 			return
 		}
@@ -149,6 +171,9 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 			buf = appendStateJSON(buf[:0], s)
 		} else {
 			buf = appendStateLine(buf[:0], s)
+			if an, ok := s.Extra.([]regionAnatomy); ok {
+				buf = appendAnatomy(buf, an)
+			}
 		}
 		out.Write(buf)
 	})
@@ -235,6 +260,11 @@ func appendStateJSON(b []byte, s *replay.State) []byte {
 		b = append(b, `,"sha256":"`...)
 		b = hex.AppendEncode(b, s.Sum[:])
 		b = append(b, '"')
+		if an, ok := s.Extra.([]regionAnatomy); ok {
+			b = append(b, `,"anatomy":`...)
+			j, _ := json.Marshal(an)
+			b = append(b, j...)
+		}
 	} else if s.Err != nil {
 		b = append(b, `,"error":`...)
 		b = decode.AppendJSONString(b, s.Err.Error())
