@@ -11,13 +11,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/schema"
 	"github.com/pmdump/pmdump/session"
 )
 
 func newStatsCmd() *cobra.Command {
-	var jsonOut bool
-	var eraFlag string
+	var jsonOut, withHealth bool
+	var eraFlag, schemaFile string
 	c := &cobra.Command{
 		Use:   "stats [flags] FILE...",
 		Short: "Summarise the conversations, players and packets of captures",
@@ -25,8 +27,20 @@ func newStatsCmd() *cobra.Command {
 time span, link types), every conversation (client and server endpoints, era,
 player, hostname, color), packets and bytes per packet name and direction,
 malformed and unknown packets, and what was skipped (non-game UDP, non-UDP
-frames). --json prints the same as one JSON object.`,
+frames), and per client the state difs: ok, incomplete, corrupt and missing-base
+counts, keyframes and base resets, lost pieces, compression ratio, ack latency.
+--json prints the same as one JSON object.
+
+--health adds the netgame health report, per client and per second: inputs
+(cdat), late inputs (legacy serr; modern late_cdats counted in the rebuilt
+states), difs and their bytes, base resets, incomplete difs, acks and ack
+latency, ping→pong and pong→pang times at the capture point, the client-reported
+values of stak (chase fps, dsync, player corrections, cpu), and the largest move
+of the client's player between consecutive rebuilt states (moves over 12 px per
+frame are counted as position jumps: corrections or respawns).`,
 		Example: `  pmdump stats capture.pcap
+  pmdump stats --health capture.pcap
+  pmdump stats --health --json capture.pcap | jq '.health[0].seconds[] | [.t, .ack_ms]'
   pmdump stats --json capture.pcapng | jq .packets`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -37,10 +51,37 @@ frames). --json prints the same as one JSON object.`,
 			p := newPipeline(args, era, cmd.ErrOrStderr())
 			perConv := map[*session.Conversation]map[session.NameDir]*session.Count{}
 			difs := newDifStats()
-			rb := newRebuilder(p, replay.Options{}, difs.state)
-			rb.onMessage = difs.message
-			rb.onAck = difs.ack
+			var h *health
+			opt := replay.Options{}
+			emit := difs.state
+			if withHealth {
+				var user *schema.Schema
+				if schemaFile != "" {
+					if user, err = schema.Load(schemaFile); err != nil {
+						return inputError{err}
+					}
+				}
+				h = newHealth(user)
+				opt.Inspect = h.inspect
+				emit = func(s *replay.State) { difs.state(s); h.state(s) }
+			}
+			rb := newRebuilder(p, opt, emit)
+			rb.onMessage = func(m *reassemble.Message) {
+				difs.message(m)
+				if h != nil && m.Status == reassemble.Complete {
+					h.message(m.Client, max(m.SLSN, 0), m.Dst, m.Last)
+				}
+			}
+			rb.onAck = func(a ack) {
+				difs.ack(a)
+				if h != nil {
+					h.ack(a)
+				}
+			}
 			rb.onRecord = func(r *session.Record) {
+				if h != nil {
+					h.record(r)
+				}
 				if r.Conv == nil {
 					return
 				}
@@ -62,6 +103,9 @@ frames). --json prints the same as one JSON object.`,
 			}
 			rep := buildReport(p, perConv)
 			rep.Difs = difs.report(p.tracker.Conversations())
+			if h != nil {
+				rep.Health = h.report()
+			}
 			out := cmd.OutOrStdout()
 			if jsonOut {
 				enc := json.NewEncoder(out)
@@ -71,36 +115,42 @@ frames). --json prints the same as one JSON object.`,
 				}
 			} else {
 				writeReport(out, rep)
+				if h != nil {
+					writeHealth(out, rep.Health)
+				}
 			}
 			return runErr
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object")
 	c.Flags().StringVar(&eraFlag, "era", "auto", "protocol era: auto, legacy or modern")
+	c.Flags().BoolVar(&withHealth, "health", false, "add the netgame health report: per client and per second")
+	c.Flags().StringVar(&schemaFile, "schema", "", "state layout `FILE` (JSON) for --health")
 	return c
 }
 
 // report is what stats prints; its JSON form is the --json output.
 type report struct {
-	Inputs    []string       `json:"inputs"`
-	Frames    int            `json:"frames"`
-	UDP       int            `json:"udp_datagrams"`
-	NonUDP    int            `json:"non_udp_frames"`
-	BadFrames int            `json:"bad_frames"`
-	Fragments int            `json:"ip_fragments"`
-	Truncated int            `json:"truncated_datagrams"`
-	LinkTypes map[string]int `json:"link_types"`
-	First     *time.Time     `json:"first,omitempty"`
-	Last      *time.Time     `json:"last,omitempty"`
-	Duration  float64        `json:"duration_s"`
-	Game      session.Count  `json:"game"`
-	Malformed session.Count  `json:"malformed"`
-	Unknown   session.Count  `json:"unknown"`
-	NonGame   session.Count  `json:"non_game_skipped"`
-	Eras      map[string]int `json:"eras"`
-	Convs     []convReport   `json:"conversations"`
-	Packets   []nameReport   `json:"packets"`
-	Difs      []difReport    `json:"difs"`
+	Inputs    []string        `json:"inputs"`
+	Frames    int             `json:"frames"`
+	UDP       int             `json:"udp_datagrams"`
+	NonUDP    int             `json:"non_udp_frames"`
+	BadFrames int             `json:"bad_frames"`
+	Fragments int             `json:"ip_fragments"`
+	Truncated int             `json:"truncated_datagrams"`
+	LinkTypes map[string]int  `json:"link_types"`
+	First     *time.Time      `json:"first,omitempty"`
+	Last      *time.Time      `json:"last,omitempty"`
+	Duration  float64         `json:"duration_s"`
+	Game      session.Count   `json:"game"`
+	Malformed session.Count   `json:"malformed"`
+	Unknown   session.Count   `json:"unknown"`
+	NonGame   session.Count   `json:"non_game_skipped"`
+	Eras      map[string]int  `json:"eras"`
+	Convs     []convReport    `json:"conversations"`
+	Packets   []nameReport    `json:"packets"`
+	Difs      []difReport     `json:"difs"`
+	Health    []*healthClient `json:"health,omitempty"`
 }
 
 type convReport struct {
