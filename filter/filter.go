@@ -12,7 +12,7 @@
 //	era        "legacy", "modern" or "unknown"
 //	player     the packet's player (from its player field or its conversation), nil if unknown
 //	client     the client endpoint of the conversation ("127.0.0.1:24786")
-//	n          the frame number in the capture
+//	num        the packet's frame number in the capture
 //	len        the payload length in bytes
 //	frame      the game frame the packet refers to (cdat frame, stdf dst, stak ack …)
 //	malformed, unknown   booleans
@@ -56,6 +56,21 @@ var packetNames = func() []string {
 	return out
 }()
 
+// envNames is every name Match can define.
+var envNames = func() []string {
+	names := []string{"type", "dir", "c2s", "s2c", "era", "player", "client", "num", "len", "malformed",
+		"unknown", "sport", "dport", "saddr", "daddr", "frame"}
+	names = append(names, packetNames...)
+	for _, e := range decode.Eras {
+		for _, l := range decode.Layouts(e) {
+			for _, f := range l.Fields {
+				names = append(names, f.Name, f.Name+"_raw", f.Name+"_len")
+			}
+		}
+	}
+	return names
+}()
+
 // Compile compiles a filter expression.
 func Compile(src string) (*Filter, error) {
 	src = strings.TrimSpace(src)
@@ -63,7 +78,13 @@ func Compile(src string) (*Filter, error) {
 		return nil, fmt.Errorf("empty filter")
 	}
 	f := &Filter{src: src, env: map[string]any{}}
-	prog, err := expr.Compile(src, expr.AllowUndefinedVariables(), expr.AsBool())
+	opts := []expr.Option{expr.AllowUndefinedVariables(), expr.AsBool()}
+	// The expression language has built-in functions named like some of
+	// ours (len, type, count): ours win.
+	for _, n := range envNames {
+		opts = append(opts, expr.DisableBuiltin(n))
+	}
+	prog, err := expr.Compile(src, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("filter %q: %w", src, err)
 	}
@@ -95,7 +116,7 @@ func (f *Filter) Match(r *session.Record) bool {
 	if r.Conv != nil {
 		env["client"] = r.Conv.Client.String()
 	}
-	env["n"] = r.N
+	env["num"] = r.N
 	env["len"] = len(p.Raw)
 	env["malformed"] = r.Kind == session.Malformed
 	env["unknown"] = r.Kind == session.Unknown

@@ -158,6 +158,9 @@ func TestReadFlags(t *testing.T) {
 		{"filter frame range", []string{"read", "-Y", "frame in 6..7", path}, 2, "move="},
 		{"filter or", []string{"read", "-Y", "unknown or malformed", path}, 3, "clog"},
 		{"filter missing field", []string{"read", "-Y", "slsn > 0", path}, 0, ""},
+		{"filter type", []string{"read", "-Y", `type == "cjon"`, path}, 1, "cjon"},
+		{"filter count field", []string{"read", "-Y", "count == 1 and len == 26 and not malformed", path}, 1, "dst=5"},
+		{"filter frame number", []string{"read", "-Y", "num >= 9", path}, 1, "clog"},
 		{"verbose", []string{"read", "-V", "-Y", "cdat", path}, 6, "[ 9] move u8: 33[left|fire]"},
 		{"hex", []string{"read", "-x", "-Y", "cdat", path}, 2, "63 64 61 74"},
 	}

@@ -40,11 +40,13 @@ FILE is a pcap or pcapng file, optionally gzip-compressed; "-" reads a capture
 stream from stdin; sample:legacy and sample:modern are the bundled samples.
 Several files are read one after the other as one capture.
 
-Display filter (-Y) names: type, dir (c2s/s2c), era, player, client, n, len,
-frame (the game frame a packet refers to), malformed, unknown, sport, dport,
-saddr, daddr, every packet name as a boolean (stdf, cdat, …) and every decoded
-field by its name (src, dst, seq, slsn, move, c_sync …). Operators: == != < <=
-> >= and or not (&& || !), "x in 100..200", parentheses.
+Display filter (-Y) names: type, dir (c2s/s2c), era, player, client, num (the
+frame number in the capture), len (payload bytes), frame (the game frame a
+packet refers to), malformed, unknown, sport, dport, saddr, daddr, every packet
+name as a boolean (stdf, cdat, …) and every decoded field by its name (src, dst,
+seq, count, slsn, move, c_sync …; name_raw is a legacy field's raw value).
+Operators: == != < <= > >= and or not (&& || !), "x in 100..200", matches,
+parentheses. A name a packet does not have is nil: comparisons with it are false.
 
 JSON output (--json) is one object per line with the keys
   n       frame number in the capture
