@@ -13,27 +13,37 @@ import (
 )
 
 // Entry is what a Timeline keeps of one state: everything but its bytes.
+// A long capture has a million of them, so they are kept small.
 type Entry struct {
 	Frame
 	Src        int32
 	Status     Status
-	TS         time.Time // capture time of the dif's last piece
-	CaptureN   int       // capture frame number of the dif's last piece
-	Size       int
-	Compressed int
-	Pieces     int
-	Count      int
+	Pieces     uint8
+	Count      uint8
+	Player     int8
+	Size       int32
+	Compressed int32
+	CaptureN   int // capture frame number of the dif's last piece
 	Sum        [32]byte
-	AckTS      time.Time // when the client first acknowledged it (stak), zero if never
-	Player     int
+	ts, ackTS  int64 // unix nanoseconds; ackTS 0 if never acknowledged
+	dif, ckpt  blob  // the compressed dif (OK states) and checkpoint
+	base       int32 // index of the base entry, -1 for a keyframe
+}
 
-	dif  blob // the compressed dif (OK states)
-	ckpt blob // the compressed state, for a checkpoint
-	base int  // index of the base entry, -1 for a keyframe
+// Time is the capture time of the dif's last piece.
+func (e *Entry) Time() time.Time { return time.Unix(0, e.ts) }
+
+// AckTime is when the client first acknowledged the state (stak), zero if
+// it never did.
+func (e *Entry) AckTime() time.Time {
+	if e.ackTS == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, e.ackTS)
 }
 
 // Acked reports whether the client acknowledged the state.
-func (e *Entry) Acked() bool { return !e.AckTS.IsZero() }
+func (e *Entry) Acked() bool { return e.ackTS != 0 }
 
 // Timeline indexes every state of every client for random access. It keeps
 // no states: only an entry per state, each OK state's compressed dif, and a
@@ -50,8 +60,26 @@ type Timeline struct {
 
 type line struct {
 	entries []Entry
-	latest  map[Frame]int // newest OK entry of each frame
+	latest  map[Frame]int // newest OK entry of each recent frame
+	recent  []Frame       // the frames in latest, oldest first
 	slsns   []int         // level sequences seen
+}
+
+// recentFrames bounds latest: bases and acks are always of recent states
+// (the server bases difs on one of the last 8 states it sent).
+const recentFrames = 4096
+
+func (l *line) remember(f Frame, i int) {
+	if _, ok := l.latest[f]; !ok {
+		l.recent = append(l.recent, f)
+		if len(l.recent) > 2*recentFrames {
+			for _, old := range l.recent[:len(l.recent)-recentFrames] {
+				delete(l.latest, old)
+			}
+			l.recent = append(l.recent[:0], l.recent[len(l.recent)-recentFrames:]...)
+		}
+	}
+	l.latest[f] = i
 }
 
 // NewTimeline returns an empty timeline. memBudget bounds the bytes of difs
@@ -84,8 +112,8 @@ func (t *Timeline) Add(s *State) error {
 		t.order = append(t.order, s.Client)
 	}
 	e := Entry{
-		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, TS: s.TS, CaptureN: s.N, Size: s.Size,
-		Compressed: s.Compressed, Pieces: s.Pieces, Count: s.Count, Sum: s.Sum, Player: s.Player, base: -1,
+		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, ts: s.TS.UnixNano(), CaptureN: s.N, Size: int32(s.Size),
+		Compressed: int32(s.Compressed), Pieces: uint8(s.Pieces), Count: uint8(s.Count), Sum: s.Sum, Player: int8(s.Player), base: -1,
 	}
 	if s.Status == OK {
 		var err error
@@ -102,12 +130,12 @@ func (t *Timeline) Add(s *State) error {
 			if !ok {
 				return fmt.Errorf("state %v: base %d not in the timeline", e.Frame, s.Src)
 			}
-			e.base = b
+			e.base = int32(b)
 		}
-		if _, ok := l.latest[e.Frame]; !ok && !slices.Contains(l.slsns, e.SLSN) {
+		if !slices.Contains(l.slsns, e.SLSN) {
 			l.slsns = append(l.slsns, e.SLSN)
 		}
-		l.latest[e.Frame] = len(l.entries)
+		l.remember(e.Frame, len(l.entries))
 	}
 	l.entries = append(l.entries, e)
 	return nil
@@ -125,15 +153,15 @@ func (t *Timeline) Ack(client netip.AddrPort, n int32, ts time.Time) {
 	best := -1
 	for _, k := range l.slsns {
 		i, ok := l.latest[Frame{k, n}]
-		if !ok || l.entries[i].TS.After(ts) {
+		if !ok || l.entries[i].ts > ts.UnixNano() {
 			continue
 		}
-		if best < 0 || l.entries[i].TS.After(l.entries[best].TS) {
+		if best < 0 || l.entries[i].ts > l.entries[best].ts {
 			best = i
 		}
 	}
-	if best >= 0 && l.entries[best].AckTS.IsZero() {
-		l.entries[best].AckTS = ts
+	if best >= 0 && l.entries[best].ackTS == 0 {
+		l.entries[best].ackTS = ts.UnixNano()
 	}
 }
 
@@ -200,21 +228,21 @@ func (t *Timeline) State(dst []byte, client netip.AddrPort, i int) ([]byte, erro
 	}
 	// Walk back to the nearest checkpoint or keyframe, then forward.
 	var path []int
-	for j := i; ; j = l.entries[j].base {
+	for j := i; ; j = int(l.entries[j].base) {
 		path = append(path, j)
 		e := &l.entries[j]
-		if e.ckpt.n > 0 || e.base < 0 {
+		if e.ckpt != 0 || e.base < 0 {
 			break
 		}
 	}
 	first := &l.entries[path[len(path)-1]]
 	var err error
-	if first.ckpt.n > 0 {
+	if first.ckpt != 0 {
 		z, err := t.store.get(first.ckpt)
 		if err != nil {
 			return nil, err
 		}
-		if dst, err = t.inf.Inflate(dst, z, first.Size); err != nil {
+		if dst, err = t.inf.Inflate(dst, z, int(first.Size)); err != nil {
 			return nil, fmt.Errorf("checkpoint %v: %w", first.Frame, err)
 		}
 	} else {
@@ -239,22 +267,24 @@ func (t *Timeline) apply(base []byte, e *Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.dif, err = t.inf.Inflate(t.dif, z, e.Size)
+	t.dif, err = t.inf.Inflate(t.dif, z, int(e.Size))
 	if err != nil {
 		return nil, fmt.Errorf("dif %v: %w", e.Frame, err)
 	}
 	if base == nil {
-		base = make([]byte, e.Size)
+		base = make([]byte, int(e.Size))
 	}
 	Sub(base, base, t.dif)
 	return base, nil
 }
 
-// blob locates bytes in a store.
-type blob struct {
-	off int64
-	n   int32
-}
+// blob locates bytes in a store: offset in the low 40 bits (1 TiB), length
+// in the high 24 (16 MiB).
+type blob uint64
+
+func mkblob(off int64, n int) blob { return blob(uint64(off) | uint64(n)<<40) }
+func (b blob) off() int64          { return int64(b & (1<<40 - 1)) }
+func (b blob) len() int            { return int(b >> 40) }
 
 // store holds blobs in memory up to a budget, then in a temporary file.
 type store struct {
@@ -268,38 +298,42 @@ type store struct {
 
 func (s *store) put(b []byte) (blob, error) {
 	if len(b) == 0 {
-		return blob{}, nil
+		return 0, nil
+	}
+	if len(b) >= 1<<24 {
+		return 0, fmt.Errorf("timeline store: %d-byte blob", len(b))
 	}
 	if s.file == nil && len(s.mem)+len(b) <= s.budget {
 		off := int64(len(s.mem))
 		s.mem = append(s.mem, b...)
-		return blob{off, int32(len(b))}, nil
+		return mkblob(off, len(b)), nil
 	}
 	if s.file == nil {
 		f, err := os.CreateTemp(s.dir, "pmdump-timeline-*")
 		if err != nil {
-			return blob{}, fmt.Errorf("timeline store: %w", err)
+			return 0, fmt.Errorf("timeline store: %w", err)
 		}
 		os.Remove(f.Name()) // gone when closed, whatever happens
 		s.file = f
 	}
 	if _, err := s.file.WriteAt(b, s.size); err != nil {
-		return blob{}, fmt.Errorf("timeline store: %w", err)
+		return 0, fmt.Errorf("timeline store: %w", err)
 	}
-	bl := blob{int64(len(s.mem)) + s.size, int32(len(b))}
+	bl := mkblob(int64(len(s.mem))+s.size, len(b))
 	s.size += int64(len(b))
 	return bl, nil
 }
 
 func (s *store) get(b blob) ([]byte, error) {
-	if b.off+int64(b.n) <= int64(len(s.mem)) {
-		return s.mem[b.off : b.off+int64(b.n)], nil
+	off, n := b.off(), b.len()
+	if off+int64(n) <= int64(len(s.mem)) {
+		return s.mem[off : off+int64(n)], nil
 	}
-	if cap(s.buf) < int(b.n) {
-		s.buf = make([]byte, b.n)
+	if cap(s.buf) < n {
+		s.buf = make([]byte, n)
 	}
-	buf := s.buf[:b.n]
-	if _, err := s.file.ReadAt(buf, b.off-int64(len(s.mem))); err != nil {
+	buf := s.buf[:n]
+	if _, err := s.file.ReadAt(buf, off-int64(len(s.mem))); err != nil {
 		return nil, fmt.Errorf("timeline store: %w", err)
 	}
 	return buf, nil

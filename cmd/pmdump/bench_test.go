@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
@@ -69,4 +72,53 @@ func BenchmarkReadReal(b *testing.B) {
 		}
 	}
 	b.ReportMetric(14326*float64(b.N)/b.Elapsed().Seconds(), "packets/s")
+}
+
+// BenchmarkTimelineRandomAccess rebuilds states of random clients at random
+// entries from the timeline index of the real modern/multi capture (from a
+// checkpoint or keyframe and at most 32 difs): the time per state is the
+// random-access latency.
+func BenchmarkTimelineRandomAccess(b *testing.B) {
+	path := filepath.Join(sharedCaptures, "modern", "multi", "multi.pcap")
+	realMulti(b)
+	tl, err := buildTimeline([]string{path}, decode.EraUnknown, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tl.Close()
+	type ref struct {
+		c netip.AddrPort
+		i int
+	}
+	var refs []ref
+	for _, c := range tl.Clients() {
+		for i, e := range tl.Entries(c) {
+			if e.Status == replay.OK {
+				refs = append(refs, ref{c, i})
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	var buf []byte
+	b.ResetTimer()
+	for b.Loop() {
+		x := refs[r.IntN(len(refs))]
+		if buf, err = tl.State(buf[:0], x.c, x.i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/state")
+}
+
+// BenchmarkStatesReal is "pmdump states" on the real modern/multi capture:
+// reassemble, inflate, rebuild and hash its 7449 difs.
+func BenchmarkStatesReal(b *testing.B) {
+	path := filepath.Join(sharedCaptures, "modern", "multi", "multi.pcap")
+	realMulti(b)
+	for b.Loop() {
+		if code := run([]string{"states", path}, io.Discard, io.Discard); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+	b.ReportMetric(7449*float64(b.N)/b.Elapsed().Seconds(), "states/s")
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -162,7 +164,7 @@ type picked struct {
 func (p picked) describe(e replay.Entry, frame, size int) string {
 	acked := "never acknowledged"
 	if e.Acked() {
-		acked = "acknowledged " + e.AckTS.UTC().Format("15:04:05.000000")
+		acked = "acknowledged " + e.AckTime().UTC().Format("15:04:05.000000")
 	}
 	return fmt.Sprintf("%s slsn %d frame %d: the state of frame %d (dif %d → %d, capture frame %d, %s), %d bytes, sha256 %s",
 		p.client, p.slsn, frame, e.Frame.N, e.Src, e.Frame.N, e.CaptureN, acked, size, hex.EncodeToString(e.Sum[:]))
@@ -176,7 +178,7 @@ func pickState(tl *replay.Timeline, cf clientFilter, frame, slsn int, sent bool)
 	found := false
 	for _, c := range tl.Clients() {
 		es := tl.Entries(c)
-		if (cf.client.IsValid() && c == cf.client) || (!cf.client.IsValid() && len(es) > 0 && es[len(es)-1].Player == cf.player) {
+		if (cf.client.IsValid() && c == cf.client) || (!cf.client.IsValid() && len(es) > 0 && int(es[len(es)-1].Player) == cf.player) {
 			p.client, found = c, true
 			break
 		}
@@ -215,22 +217,38 @@ func pickState(tl *replay.Timeline, cf clientFilter, frame, slsn int, sent bool)
 
 // buildTimeline rebuilds every state of the inputs into a timeline index.
 func buildTimeline(args []string, era decode.Era, stderr io.Writer) (*replay.Timeline, error) {
+	// The index of a long capture is large: ask the garbage collector to
+	// keep the heap near what is live rather than let it double.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
 	p := newPipeline(args, era, stderr)
-	tl := replay.NewTimeline(64<<20, "")
+	tl := replay.NewTimeline(16<<20, "")
 	var addErr error
-	rb := newRebuilder(p, replay.Options{CheckpointEvery: checkpointEvery}, func(s *replay.State) {
+	// A stak is read before the state it acknowledges reaches the timeline
+	// (states are rebuilt on other goroutines): hold each ack until the
+	// states of every dif that ended before it are in.
+	type heldAck struct {
+		ack
+		after int // states with Seq < after must be in first
+	}
+	var acks []heldAck
+	var rb *rebuilder
+	apply := func(upTo int) {
+		k := 0
+		for ; k < len(acks) && acks[k].after <= upTo; k++ {
+			a := acks[k]
+			tl.Ack(a.client, a.frame, a.ts)
+		}
+		acks = append(acks[:0], acks[k:]...)
+	}
+	rb = newRebuilder(p, replay.Options{CheckpointEvery: checkpointEvery}, func(s *replay.State) {
 		if err := tl.Add(s); err != nil && addErr == nil {
 			addErr = err
 		}
+		apply(s.Seq + 1)
 	})
-	// States reach the timeline after their staks were read (they are
-	// rebuilt on other goroutines): apply the acks once all are in.
-	var acks []ack
-	rb.onAck = func(a ack) { acks = append(acks, a) }
+	rb.onAck = func(a ack) { acks = append(acks, heldAck{a, rb.b.Added()}) }
 	runErr := rb.run()
-	for _, a := range acks {
-		tl.Ack(a.client, a.frame, a.ts)
-	}
+	apply(math.MaxInt)
 	if len(p.unreadable) == len(args) {
 		tl.Close()
 		return nil, runErr
@@ -241,6 +259,10 @@ func buildTimeline(args []string, era decode.Era, stderr io.Writer) (*replay.Tim
 	}
 	return tl, runErr
 }
+
+// timelineMemory is the soft memory limit while indexing: the index of a
+// one-hour 8-player game is about 120 MB.
+const timelineMemory = 256 << 20
 
 // checkpointEvery bounds the difs applied to rebuild any state: 32 inflates
 // of a 112 KB state take a few milliseconds.
