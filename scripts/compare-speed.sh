@@ -36,8 +36,8 @@ best() { # best wall time in seconds of $runs runs of "$@" > /dev/null
 		s=$(date +%s.%N)
 		"$@" >/dev/null 2>&1
 		e=$(date +%s.%N)
-		t=$(echo "$e - $s" | bc -l)
-		if [ -z "$b" ] || [ "$(echo "$t < $b" | bc -l)" = 1 ]; then b=$t; fi
+		t=$(awk -v s="$s" -v e="$e" 'BEGIN { print e - s }')
+		b=$(awk -v a="$b" -v t="$t" 'BEGIN { print (a == "" || t < a) ? t : a }')
 	done
 	printf '%.3f' "$b"
 }
@@ -46,13 +46,13 @@ pm=$(best "$work/pmdump" read "$big")
 printf '%-28s %8s s\n' "pmdump read" "$pm"
 if command -v tcpdump >/dev/null; then
 	td=$(best tcpdump -nr "$big")
-	printf '%-28s %8s s   pmdump is %.1fx as fast (target >= 1x)\n' "tcpdump -nr" "$td" "$(echo "$td / $pm" | bc -l)"
+	printf '%-28s %8s s   pmdump is %.1fx as fast (target >= 1x)\n' "tcpdump -nr" "$td" "$(awk -v a="$td" -v b="$pm" 'BEGIN { print a / b }')"
 else
 	echo "tcpdump: not installed, skipped"
 fi
 if command -v tshark >/dev/null; then
 	ts=$(best tshark -n -r "$big")
-	printf '%-28s %8s s   pmdump is %.1fx as fast (target >= 20x)\n' "tshark -n -r" "$ts" "$(echo "$ts / $pm" | bc -l)"
+	printf '%-28s %8s s   pmdump is %.1fx as fast (target >= 20x)\n' "tshark -n -r" "$ts" "$(awk -v a="$ts" -v b="$pm" 'BEGIN { print a / b }')"
 else
 	echo "tshark: not installed, skipped"
 fi
