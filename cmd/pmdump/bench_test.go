@@ -7,12 +7,15 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
+	"github.com/pmdump/pmdump/synth"
 )
 
 // decodeAll runs a capture held in memory through source → session and
@@ -122,3 +125,30 @@ func BenchmarkStatesReal(b *testing.B) {
 	}
 	b.ReportMetric(7449*float64(b.N)/b.Elapsed().Seconds(), "states/s")
 }
+
+var (
+	synthOnce sync.Once
+	synthData []byte
+)
+
+// largeSynthetic is a synthetic 2-minute modern game of 8 players (the
+// server and 7 clients), as a pcap in memory: about 70000 datagrams.
+func largeSynthetic(b *testing.B) []byte {
+	synthOnce.Do(func() {
+		var buf bytes.Buffer
+		w, err := synth.NewCaptureWriter(&buf, synth.Pcap)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := synth.Config{Era: decode.Modern, Players: 7, Duration: 2 * time.Minute, Seed: 3}
+		if _, err := synth.Generate(cfg, w, nil); err != nil {
+			b.Fatal(err)
+		}
+		w.Flush()
+		synthData = buf.Bytes()
+	})
+	return synthData
+}
+
+// BenchmarkDecodeSynthetic decodes a large synthetic capture.
+func BenchmarkDecodeSynthetic(b *testing.B) { benchDecode(b, largeSynthetic(b)) }
