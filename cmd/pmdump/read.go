@@ -223,20 +223,24 @@ func (pr *printer) appendLine(b []byte, r *session.Record) []byte {
 		b = append(b, " bytes] "...)
 		b = appendHexBytes(b, r.Packet.Raw, 32)
 	case session.Malformed:
-		if len(r.Packet.Values) > 0 {
-			b = append(b, ' ')
-			b = r.Packet.AppendSummary(b)
-		}
+		b = appendSummary(b, &r.Packet)
 		b = append(b, " [malformed: "...)
 		b = append(b, r.Packet.Err.Error()...)
 		b = append(b, ']')
 	default:
-		if len(r.Packet.Values) > 0 {
-			b = append(b, ' ')
-			b = r.Packet.AppendSummary(b)
-		}
+		b = appendSummary(b, &r.Packet)
 	}
 	return append(b, '\n')
+}
+
+// appendSummary appends a space and the packet's key fields, if it has any.
+func appendSummary(b []byte, p *decode.Packet) []byte {
+	n := len(b)
+	b = p.AppendSummary(append(b, ' '))
+	if len(b) == n+1 {
+		return b[:n]
+	}
+	return b
 }
 
 // appendName appends a packet name, escaping bytes that are not printable.
