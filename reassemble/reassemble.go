@@ -108,10 +108,11 @@ type piece struct {
 
 type message struct {
 	Message
-	pieces  []piece
-	seq     uint64 // arrival order, for abandoning the oldest
-	lastTS  time.Time
-	pending int // index in the per-client list
+	pieces []piece
+	lastTS time.Time
+	// prev and next link the unfinished messages of every client in
+	// arrival order, so the oldest is found without a pass over clients.
+	prev, next *message
 }
 
 type client struct {
@@ -126,8 +127,9 @@ type Assembler struct {
 	emit    func(*Message)
 	msgs    map[Key]*message
 	clients map[netip.AddrPort]*client
-	seq     uint64
 	total   int
+	// head and tail of the unfinished messages in arrival order
+	head, tail *message
 	// LatePieces counts pieces of messages that had already ended.
 	LatePieces int
 }
@@ -205,8 +207,6 @@ func (a *Assembler) Add(p Piece) {
 // ones when a limit is reached.
 func (a *Assembler) start(c *client, p Piece) *message {
 	m := &message{Message: Message{Key: p.Key, Count: p.Count, FirstN: p.N, LastN: p.N, First: p.TS, Last: p.TS}}
-	a.seq++
-	m.seq = a.seq
 	if p.Count < 1 || p.Count > 255 {
 		m.Status, m.Err = Corrupt, fmt.Errorf("piece %d: piece count %d", p.Seq, p.Count)
 		return m
@@ -221,20 +221,20 @@ func (a *Assembler) start(c *client, p Piece) *message {
 	a.msgs[p.Key] = m
 	c.pending = append(c.pending, m)
 	a.total++
+	m.prev = a.tail
+	if a.tail != nil {
+		a.tail.next = m
+	} else {
+		a.head = m
+	}
+	a.tail = m
 	return m
 }
 
 func (a *Assembler) clientOf(m *message) *client { return a.clients[m.Client] }
 
-func (a *Assembler) oldest() *message {
-	var o *message
-	for _, c := range a.clients {
-		if len(c.pending) > 0 && (o == nil || c.pending[0].seq < o.seq) {
-			o = c.pending[0]
-		}
-	}
-	return o
-}
+// oldest is the unfinished message that started first, nil if none.
+func (a *Assembler) oldest() *message { return a.head }
 
 // place checks p against the message's other pieces and stores it.
 func (a *Assembler) place(m *message, p Piece) error {
@@ -297,16 +297,19 @@ func (a *Assembler) abandon(c *client, m *message, why string) {
 	a.finish(c, m)
 }
 
+// abandonStale abandons, oldest first, every unfinished message of c whose
+// last piece is more than AbandonAfter older than c's newest piece. A
+// message that started later can have been silent longer, so all are
+// checked, not only the first.
 func (a *Assembler) abandonStale(c *client) {
-	for len(c.pending) > 0 {
-		m := c.pending[0]
+	for i := 0; i < len(c.pending); {
+		m := c.pending[i]
 		if c.newest.Sub(m.lastTS) <= a.limits.AbandonAfter {
-			return
+			i++
+			continue
 		}
-		a.abandon(c, m, "abandoned")
+		a.abandon(c, m, "abandoned") // removes c.pending[i]
 	}
-	// Messages behind the first can be stale too, but they are younger in
-	// arrival order; they are checked when they reach the front.
 }
 
 // finish removes a message from the pending sets and emits it.
@@ -316,12 +319,28 @@ func (a *Assembler) finish(c *client, m *message) {
 		if i := slices.Index(c.pending, m); i >= 0 {
 			c.pending = slices.Delete(c.pending, i, i+1)
 			a.total--
+			a.unlink(m)
 		}
 	}
 	c.remember(m.Key)
 	m.pieces = nil
 	out := m.Message
 	a.emit(&out)
+}
+
+// unlink takes m out of the arrival-order list.
+func (a *Assembler) unlink(m *message) {
+	if m.prev != nil {
+		m.prev.next = m.next
+	} else {
+		a.head = m.next
+	}
+	if m.next != nil {
+		m.next.prev = m.prev
+	} else {
+		a.tail = m.prev
+	}
+	m.prev, m.next = nil, nil
 }
 
 // Flush ends every unfinished message as Incomplete (at the end of a

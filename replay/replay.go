@@ -122,7 +122,13 @@ type Options struct {
 }
 
 // Builder rebuilds states from messages. A message whose SLSN is negative
-// (the legacy era has none on the wire) gets an inferred one. Add and Close must be called from
+// (the legacy era has none on the wire) gets an inferred one.
+//
+// With reordering on the network, the dif that makes a base can complete
+// after a dif that uses it: a dif whose base is not rebuilt yet waits (up to
+// maxWait later difs of its client) and is rebuilt as soon as its base is.
+// Its State is still emitted at its own place in the order, so a consumer can
+// see a state before the state it is based on (Timeline links them). Add and Close must be called from
 // one goroutine; emit is called from that same goroutine, in the order the
 // messages were added.
 type Builder struct {
@@ -150,6 +156,10 @@ func New(opt Options, emit func(*State)) *Builder {
 		players: map[netip.AddrPort]int{},
 	}
 }
+
+// Added is the number of messages added so far; the states of the first
+// Added messages carry the Seq numbers 0 to Added-1.
+func (b *Builder) Added() int { return b.next }
 
 // SetPlayer records a client's player number for the states that follow.
 func (b *Builder) SetPlayer(client netip.AddrPort, player int) { b.players[client] = player }
@@ -231,7 +241,19 @@ type job struct {
 	seq    int
 	msg    *reassemble.Message
 	player int
+	// For a job parked until its base is rebuilt: its level sequence
+	// (already inferred), how many jobs came since, and whether it must
+	// now end as MissingBase.
+	parked bool
+	slsn   int
+	waited int
+	final  bool
 }
+
+// maxWait is how many later difs of the same client a dif whose base is
+// not rebuilt yet waits for it: with reordering, the dif that makes the
+// base can complete after the dif that uses it.
+const maxWait = 64
 
 // chain rebuilds one client's states in order.
 type chain struct {
@@ -251,6 +273,8 @@ type chain struct {
 	depth  map[Frame]int // difs from the nearest keyframe or checkpoint
 	zw     *zlib.Writer
 	zbuf   bytes.Buffer
+	// jobs waiting for their base, in arrival order
+	waiting []job
 }
 
 // compress zlib-compresses a checkpoint, fast.
@@ -268,7 +292,40 @@ func (c *chain) compress(state []byte) []byte {
 
 func (c *chain) run() {
 	for j := range c.in {
-		c.out <- c.build(j)
+		// Age the parked jobs; those that waited long enough end now.
+		kept := c.waiting[:0]
+		for _, w := range c.waiting {
+			if w.waited++; w.waited > maxWait {
+				w.final = true
+				c.out <- c.build(w)
+				continue
+			}
+			kept = append(kept, w)
+		}
+		c.waiting = kept
+		if s := c.build(j); s != nil {
+			c.out <- s
+		}
+	}
+	for _, w := range c.waiting {
+		w.final = true
+		c.out <- c.build(w)
+	}
+	c.waiting = nil
+}
+
+// release builds the parked jobs whose base is frame f, now rebuilt.
+func (c *chain) release(f Frame) {
+	for i := 0; i < len(c.waiting); i++ {
+		w := c.waiting[i]
+		if w.slsn != f.SLSN || w.msg.Src != f.N {
+			continue
+		}
+		c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
+		i--
+		if s := c.build(w); s != nil {
+			c.out <- s
+		}
 	}
 }
 
@@ -278,7 +335,9 @@ func (c *chain) build(j job) *State {
 		Seq: j.seq, Client: m.Client, Player: j.player, SLSN: m.SLSN, Src: m.Src, Dst: m.Dst,
 		TS: m.Last, N: m.LastN, Compressed: len(m.Compressed), Pieces: m.Pieces, Count: m.Count,
 	}
-	if m.SLSN < 0 {
+	if j.parked {
+		s.SLSN = j.slsn
+	} else if m.SLSN < 0 {
 		// The legacy era does not send the level sequence: infer it. It is
 		// 0, then +1 whenever the client's frames restart with a keyframe.
 		// Only whole difs count: an abandoned one ends seconds late.
@@ -311,6 +370,13 @@ func (c *chain) build(j job) *State {
 		s.Status, s.Err = Corrupt, err
 		return s
 	}
+	if len(dif) == 0 {
+		// Only possible while the size is unknown. An empty state must not
+		// become a base (a later dif of the real size would be applied
+		// to it) nor set the size.
+		s.Status, s.Err = Corrupt, fmt.Errorf("inflates to nothing: %w", reassemble.ErrSize)
+		return s
+	}
 	if c.size == 0 {
 		c.size = len(dif)
 	}
@@ -319,11 +385,26 @@ func (c *chain) build(j job) *State {
 	if m.Src != 0 {
 		i, ok := c.states[Frame{s.SLSN, m.Src}]
 		if !ok {
+			if !j.final && len(c.waiting) < 4*maxWait {
+				j.parked, j.slsn = true, s.SLSN
+				c.waiting = append(c.waiting, j)
+				return nil
+			}
 			s.Status = MissingBase
 			s.Err = fmt.Errorf("base state %d (slsn %d) was never rebuilt", m.Src, s.SLSN)
 			return s
 		}
 		base = c.ring[i]
+		if len(base) != len(dif) { // cannot happen once the size is fixed; never index past a base
+			s.Status, s.Err = Corrupt, fmt.Errorf("inflates to %d bytes, its base has %d: %w", len(dif), len(base), reassemble.ErrSize)
+			return s
+		}
+	}
+	// The base's depth, read before slot can evict the base (it may be
+	// the slot the new state reuses).
+	depth := 0
+	if base != nil {
+		depth = c.depth[Frame{s.SLSN, m.Src}] + 1
 	}
 	dst := c.slot(Frame{s.SLSN, m.Dst}, len(dif))
 	if base == nil {
@@ -334,10 +415,6 @@ func (c *chain) build(j job) *State {
 	}
 	s.Sum = sha256.Sum256(dst)
 	s.Dif = m.Compressed
-	depth := 0
-	if base != nil {
-		depth = c.depth[Frame{s.SLSN, m.Src}] + 1
-	}
 	if c.opt.CheckpointEvery > 0 && depth >= c.opt.CheckpointEvery {
 		s.Checkpoint = c.compress(dst)
 		depth = 0
@@ -348,6 +425,9 @@ func (c *chain) build(j job) *State {
 	}
 	if c.opt.Keep {
 		s.Data = append([]byte(nil), dst...)
+	}
+	if len(c.waiting) > 0 {
+		c.release(Frame{s.SLSN, m.Dst})
 	}
 	return s
 }

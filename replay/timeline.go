@@ -63,7 +63,11 @@ type line struct {
 	latest  map[Frame]int // newest OK entry of each recent frame
 	recent  []Frame       // the frames in latest, oldest first
 	slsns   []int         // level sequences seen
+	forward []int         // entries whose base comes later
 }
+
+// unresolved marks an entry whose base state has not been added yet.
+const unresolved = -2
 
 // recentFrames bounds latest: bases and acks are always of recent states
 // (the server bases difs on one of the last 8 states it sent).
@@ -126,19 +130,42 @@ func (t *Timeline) Add(s *State) error {
 			}
 		}
 		if s.Src != 0 {
-			b, ok := l.latest[Frame{s.SLSN, s.Src}]
-			if !ok {
-				return fmt.Errorf("state %v: base %d not in the timeline", e.Frame, s.Src)
+			if b, ok := l.latest[Frame{s.SLSN, s.Src}]; ok {
+				e.base = int32(b)
+			} else {
+				// Its dif waited for the base, which is rebuilt from a dif
+				// that ended later: it is linked when that state comes.
+				e.base = unresolved
+				l.forward = append(l.forward, len(l.entries))
 			}
-			e.base = int32(b)
 		}
+
 		if !slices.Contains(l.slsns, e.SLSN) {
 			l.slsns = append(l.slsns, e.SLSN)
 		}
 		l.remember(e.Frame, len(l.entries))
 	}
 	l.entries = append(l.entries, e)
+	if e.Status == OK {
+		l.link(len(l.entries) - 1)
+	}
 	return nil
+}
+
+// link makes entry i the base of the entries that were waiting for it.
+func (l *line) link(i int) {
+	e := &l.entries[i]
+	for k := 0; k < len(l.forward); k++ {
+		j := l.forward[k]
+		if w := &l.entries[j]; j != i && w.SLSN == e.SLSN && w.Src == e.Frame.N {
+			w.base = int32(i)
+			l.forward = append(l.forward[:k], l.forward[k+1:]...)
+			k--
+		}
+	}
+	if len(l.forward) > 1024 {
+		l.forward = l.forward[1:] // never linked: State reports it
+	}
 }
 
 // Ack records that a client acknowledged frame n at ts. A stak does not say
@@ -231,6 +258,9 @@ func (t *Timeline) State(dst []byte, client netip.AddrPort, i int) ([]byte, erro
 	for j := i; ; j = int(l.entries[j].base) {
 		path = append(path, j)
 		e := &l.entries[j]
+		if e.base == unresolved {
+			return nil, fmt.Errorf("state %v: its base %d is not in the timeline", e.Frame, e.Src)
+		}
 		if e.ckpt != 0 || e.base < 0 {
 			break
 		}

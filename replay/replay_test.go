@@ -1,0 +1,466 @@
+package replay_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
+)
+
+// naiveSub is the definition Sub implements.
+func naiveSub(dst, base, dif []byte) {
+	for i := range dst {
+		dst[i] = base[i] - dif[i]
+	}
+}
+
+// TestSub checks Sub against the bytewise definition for every length up to
+// 100 and random data, with dst separate, aliasing base, and aliasing dif.
+func TestSub(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	fill := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			switch r.IntN(4) { // favour the borrow edge cases
+			case 0:
+				b[i] = 0
+			case 1:
+				b[i] = 0x80
+			case 2:
+				b[i] = 0xff
+			default:
+				b[i] = byte(r.Uint32())
+			}
+		}
+		return b
+	}
+	for n := 0; n <= 100; n++ {
+		for range 50 {
+			base, dif := fill(n), fill(n)
+			want := make([]byte, n)
+			naiveSub(want, base, dif)
+
+			got := make([]byte, n)
+			replay.Sub(got, base, dif)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("n %d: Sub(%x, %x) = %x, want %x", n, base, dif, got, want)
+			}
+			aliasBase := bytes.Clone(base)
+			replay.Sub(aliasBase, aliasBase, dif)
+			if !bytes.Equal(aliasBase, want) {
+				t.Fatalf("n %d, dst aliasing base: %x, want %x", n, aliasBase, want)
+			}
+			aliasDif := bytes.Clone(dif)
+			replay.Sub(aliasDif, base, aliasDif)
+			if !bytes.Equal(aliasDif, want) {
+				t.Fatalf("n %d, dst aliasing dif: %x, want %x", n, aliasDif, want)
+			}
+		}
+	}
+	// Every byte pair, in every lane of a word.
+	base, dif := make([]byte, 8*256*256), make([]byte, 8*256*256)
+	for i := range base {
+		base[i], dif[i] = byte(i>>11), byte(i>>3)+byte(i&7)
+	}
+	want, got := make([]byte, len(base)), make([]byte, len(base))
+	naiveSub(want, base, dif)
+	replay.Sub(got, base, dif)
+	if !bytes.Equal(got, want) {
+		t.Fatal("Sub differs from the definition on some byte pair")
+	}
+}
+
+// TestSubUnaligned checks Sub on slices that do not start on a word.
+func TestSubUnaligned(t *testing.T) {
+	buf := make([]byte, 200)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	for off := range 8 {
+		base, dif := buf[off:off+90], buf[100+off/2:190+off/2]
+		want, got := make([]byte, 90), make([]byte, 91)
+		naiveSub(want, base, dif)
+		replay.Sub(got[1:], base, dif)
+		if !bytes.Equal(got[1:], want) {
+			t.Errorf("offset %d: %x, want %x", off, got[1:], want)
+		}
+	}
+}
+
+// chainOf returns n states, each a small mutation of the one before.
+func chainOf(seed uint64, n, size int) [][]byte {
+	r := rand.New(rand.NewPCG(seed, 3))
+	s := [][]byte{firstState(r, size)}
+	for len(s) < n {
+		s = append(s, mutate(r, s[len(s)-1]))
+	}
+	return s
+}
+
+// TestBuilder rebuilds one client's states from keyframes and chained difs
+// and checks each state's outcome and bytes.
+func TestBuilder(t *testing.T) {
+	st := chainOf(1, 8, stateSize)
+	m := func(src, dst int32) *reassemble.Message {
+		var base []byte
+		if src != 0 {
+			base = st[src]
+		}
+		return msg(t, client1, 0, src, dst, base, st[dst])
+	}
+	type want struct {
+		status replay.Status
+		state  int // index in st (OK)
+		err    string
+	}
+	tests := []struct {
+		name string
+		msgs []*reassemble.Message
+		want []want
+	}{
+		{"keyframe", []*reassemble.Message{m(0, 1)}, []want{{replay.OK, 1, ""}}},
+		{"chain", []*reassemble.Message{m(0, 1), m(1, 2), m(2, 3), m(3, 4)},
+			[]want{{replay.OK, 1, ""}, {replay.OK, 2, ""}, {replay.OK, 3, ""}, {replay.OK, 4, ""}}},
+		{"older base", []*reassemble.Message{m(0, 1), m(1, 2), m(1, 3), m(2, 4)},
+			[]want{{replay.OK, 1, ""}, {replay.OK, 2, ""}, {replay.OK, 3, ""}, {replay.OK, 4, ""}}},
+		{"base reset mid-chain", []*reassemble.Message{m(0, 1), m(1, 2), m(0, 5), m(5, 6)},
+			[]want{{replay.OK, 1, ""}, {replay.OK, 2, ""}, {replay.OK, 5, ""}, {replay.OK, 6, ""}}},
+		{"missing base", []*reassemble.Message{m(2, 3), m(3, 4), m(0, 5), m(5, 6)},
+			[]want{{replay.MissingBase, 0, "base state 2"}, {replay.MissingBase, 0, "base state 3"}, {replay.OK, 5, ""}, {replay.OK, 6, ""}}},
+		{"base ends later", []*reassemble.Message{m(0, 1), m(2, 3), m(3, 4), m(1, 2)},
+			[]want{{replay.OK, 1, ""}, {replay.OK, 3, ""}, {replay.OK, 4, ""}, {replay.OK, 2, ""}}},
+		{"lost base", []*reassemble.Message{m(0, 1), failed(client1, 0, 1, 2, reassemble.Incomplete), m(2, 3), m(1, 4)},
+			[]want{{replay.OK, 1, ""}, {replay.Incomplete, 0, errFailed.Error()}, {replay.MissingBase, 0, "base state 2"}, {replay.OK, 4, ""}}},
+		{"corrupt passes through", []*reassemble.Message{failed(client1, 0, 0, 1, reassemble.Corrupt), m(0, 2)},
+			[]want{{replay.Corrupt, 0, errFailed.Error()}, {replay.OK, 2, ""}}},
+		{"base from another level sequence", []*reassemble.Message{m(0, 1), msg(t, client1, 1, 1, 2, st[1], st[2])},
+			[]want{{replay.OK, 1, ""}, {replay.MissingBase, 0, "base state 1 (slsn 1)"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := rebuild(replay.Options{Keep: true}, tt.msgs...)
+			if len(out) != len(tt.want) {
+				t.Fatalf("%d states, want %d", len(out), len(tt.want))
+			}
+			for i, s := range out {
+				w, m := tt.want[i], tt.msgs[i]
+				if s.Seq != i || s.Client != m.Client || s.Src != m.Src || s.Dst != m.Dst || s.SLSN != m.SLSN || s.Player != -1 {
+					t.Errorf("state %d: seq %d %s slsn %d %d→%d player %d, want the message's", i, s.Seq, s.Client, s.SLSN, s.Src, s.Dst, s.Player)
+				}
+				if s.TS != m.Last || s.N != m.LastN || s.Compressed != len(m.Compressed) || s.Pieces != m.Pieces || s.Count != m.Count {
+					t.Errorf("state %d: capture details %v %d %d %d/%d, want the message's", i, s.TS, s.N, s.Compressed, s.Pieces, s.Count)
+				}
+				if s.Status != w.status {
+					t.Errorf("state %d (%d→%d): %v (%v), want %v", i, s.Src, s.Dst, s.Status, s.Err, w.status)
+					continue
+				}
+				if w.status != replay.OK {
+					if s.Err == nil || !strings.Contains(s.Err.Error(), w.err) || s.Data != nil || s.Sum != [32]byte{} {
+						t.Errorf("state %d: error %v, %d bytes, want %q and no state", i, s.Err, len(s.Data), w.err)
+					}
+					continue
+				}
+				if s.Err != nil || !bytes.Equal(s.Data, st[w.state]) || s.Sum != sha256.Sum256(st[w.state]) || s.Size != stateSize {
+					t.Errorf("state %d: error %v, size %d, bytes equal %v, sum equal %v", i, s.Err, s.Size, bytes.Equal(s.Data, st[w.state]), s.Sum == sha256.Sum256(st[w.state]))
+				}
+				if !bytes.Equal(s.Dif, m.Compressed) || s.Keyframe() != (m.Src == 0) {
+					t.Errorf("state %d: dif not the message's, or keyframe %v", i, s.Keyframe())
+				}
+			}
+		})
+	}
+}
+
+// TestBuilderInflateFailures checks that a whole dif that does not inflate
+// to a state is Corrupt, and that the first dif's size becomes the state
+// size unless Options.StateSize sets it.
+func TestBuilderInflateFailures(t *testing.T) {
+	st := chainOf(2, 3, stateSize)
+	good := msg(t, client1, 0, 0, 1, nil, st[1])
+	short := msg(t, client1, 0, 1, 2, st[1][:1000], st[2][:1000])
+	cut := msg(t, client1, 0, 1, 2, st[1], st[2])
+	cut.Compressed = cut.Compressed[:len(cut.Compressed)-5]
+	tests := []struct {
+		name string
+		opt  replay.Options
+		msgs []*reassemble.Message
+		want []replay.Status
+	}{
+		{"size from the first dif", replay.Options{}, []*reassemble.Message{good, short}, []replay.Status{replay.OK, replay.Corrupt}},
+		{"first dif short", replay.Options{}, []*reassemble.Message{short, good}, []replay.Status{replay.MissingBase, replay.Corrupt}},
+		{"size given", replay.Options{StateSize: stateSize}, []*reassemble.Message{short, good}, []replay.Status{replay.Corrupt, replay.OK}},
+		{"size given, wrong", replay.Options{StateSize: 1000}, []*reassemble.Message{good}, []replay.Status{replay.Corrupt}},
+		{"cut stream", replay.Options{}, []*reassemble.Message{good, cut}, []replay.Status{replay.OK, replay.Corrupt}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := rebuild(tt.opt, tt.msgs...)
+			for i, s := range out {
+				if s.Status != tt.want[i] {
+					t.Errorf("state %d: %v (%v), want %v", i, s.Status, s.Err, tt.want[i])
+				}
+				if s.Status == replay.Corrupt && s.Err == nil {
+					t.Errorf("state %d: corrupt without an error", i)
+				}
+			}
+			if len(out) != len(tt.want) {
+				t.Errorf("%d states, want %d", len(out), len(tt.want))
+			}
+		})
+	}
+	out := rebuild(replay.Options{StateSize: 1000}, good)
+	if !errors.Is(out[0].Err, reassemble.ErrSize) {
+		t.Errorf("wrong size: error %v, want ErrSize", out[0].Err)
+	}
+}
+
+// TestBuilderOrder interleaves several clients' chains and checks that
+// states come out in the order their messages went in, each correct.
+func TestBuilderOrder(t *testing.T) {
+	const n = 60
+	clients := []netip.AddrPort{client1, client2, client3}
+	chains := map[netip.AddrPort][][]byte{}
+	for i, c := range clients {
+		chains[c] = chainOf(uint64(10+i), n, 4096)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	next := map[netip.AddrPort]int{}
+	var msgs []*reassemble.Message
+	for len(msgs) < n*len(clients) {
+		c := clients[r.IntN(len(clients))]
+		i := next[c]
+		if i == n {
+			continue
+		}
+		next[c]++
+		if i == 0 {
+			msgs = append(msgs, msg(t, c, 0, 0, 1, nil, chains[c][0]))
+		} else {
+			msgs = append(msgs, msg(t, c, 0, int32(i), int32(i+1), chains[c][i-1], chains[c][i]))
+		}
+	}
+	var out []*replay.State
+	b := replay.New(replay.Options{Keep: true}, func(s *replay.State) { out = append(out, s) })
+	b.SetPlayer(client2, 2)
+	for _, m := range msgs {
+		b.Add(m)
+	}
+	b.Close()
+	if len(out) != len(msgs) {
+		t.Fatalf("%d states for %d messages", len(out), len(msgs))
+	}
+	for i, s := range out {
+		m := msgs[i]
+		if s.Seq != i || s.Client != m.Client || s.Dst != m.Dst {
+			t.Fatalf("state %d is seq %d of %s dst %d, want %s dst %d", i, s.Seq, s.Client, s.Dst, m.Client, m.Dst)
+		}
+		if s.Status != replay.OK || !bytes.Equal(s.Data, chains[s.Client][s.Dst-1]) {
+			t.Errorf("state %d (%s dst %d): %v (%v), bytes right %v", i, s.Client, s.Dst, s.Status, s.Err, bytes.Equal(s.Data, chains[s.Client][s.Dst-1]))
+		}
+		wantPl := -1
+		if s.Client == client2 {
+			wantPl = 2
+		}
+		if s.Player != wantPl {
+			t.Errorf("state %d of %s: player %d, want %d", i, s.Client, s.Player, wantPl)
+		}
+	}
+}
+
+// TestBuilderKeep checks that without Keep no state bytes are handed out,
+// and that with Keep each state's bytes are its own copy.
+func TestBuilderKeep(t *testing.T) {
+	st := chainOf(3, 3, 2048)
+	ms := []*reassemble.Message{msg(t, client1, 0, 0, 1, nil, st[1]), msg(t, client1, 0, 1, 2, st[1], st[2])}
+	for _, s := range rebuild(replay.Options{}, ms...) {
+		if s.Status != replay.OK || s.Data != nil {
+			t.Errorf("dst %d: %v with %d bytes, want ok without bytes", s.Dst, s.Status, len(s.Data))
+		}
+	}
+	out := rebuild(replay.Options{Keep: true}, ms...)
+	if !bytes.Equal(out[0].Data, st[1]) || !bytes.Equal(out[1].Data, st[2]) {
+		t.Errorf("kept states were overwritten by later ones")
+	}
+}
+
+// TestBuilderLegacySLSN checks the level sequence the Builder infers for
+// legacy messages (SLSN -1): it goes up when a whole keyframe restarts the
+// frames far below the newest dst, and not for a keyframe that is merely
+// late, nor for an abandoned or corrupt one.
+func TestBuilderLegacySLSN(t *testing.T) {
+	st := chainOf(4, 6, 1024)
+	leg := func(src, dst int32, base, next []byte) *reassemble.Message {
+		return msg(t, client1, -1, src, dst, base, next)
+	}
+	tests := []struct {
+		name  string
+		msgs  []*reassemble.Message
+		slsns []int
+		stats []replay.Status
+	}{
+		{"one level", []*reassemble.Message{leg(0, 500, nil, st[0]), leg(500, 505, st[0], st[1]), leg(505, 510, st[1], st[2])},
+			[]int{0, 0, 0}, []replay.Status{replay.OK, replay.OK, replay.OK}},
+		{"restart", []*reassemble.Message{leg(0, 500, nil, st[0]), leg(500, 800, st[0], st[1]), leg(0, 10, nil, st[2]), leg(10, 15, st[2], st[3])},
+			[]int{0, 0, 1, 1}, []replay.Status{replay.OK, replay.OK, replay.OK, replay.OK}},
+		{"old base after a restart", []*reassemble.Message{leg(0, 500, nil, st[0]), leg(0, 5, nil, st[1]), leg(500, 505, st[0], st[2])},
+			[]int{0, 1, 1}, []replay.Status{replay.OK, replay.OK, replay.MissingBase}},
+		{"late keyframe", []*reassemble.Message{leg(0, 500, nil, st[0]), leg(500, 600, st[0], st[1]), leg(0, 450, nil, st[2])},
+			[]int{0, 0, 0}, []replay.Status{replay.OK, replay.OK, replay.OK}},
+		{"abandoned old keyframe", []*reassemble.Message{leg(0, 500, nil, st[0]), failed(client1, -1, 0, 10, reassemble.Incomplete), leg(500, 505, st[0], st[1])},
+			[]int{0, 0, 0}, []replay.Status{replay.OK, replay.Incomplete, replay.OK}},
+		{"corrupt old keyframe", []*reassemble.Message{leg(0, 500, nil, st[0]), failed(client1, -1, 0, 10, reassemble.Corrupt), leg(500, 505, st[0], st[1])},
+			[]int{0, 0, 0}, []replay.Status{replay.OK, replay.Corrupt, replay.OK}},
+		{"two restarts", []*reassemble.Message{leg(0, 900, nil, st[0]), leg(0, 3, nil, st[1]), leg(3, 400, st[1], st[2]), leg(0, 8, nil, st[3]), failed(client1, -1, 8, 13, reassemble.Incomplete)},
+			[]int{0, 1, 1, 2, 2}, []replay.Status{replay.OK, replay.OK, replay.OK, replay.OK, replay.Incomplete}},
+		{"modern slsn kept", []*reassemble.Message{leg(0, 900, nil, st[0]), msg(t, client1, 7, 0, 3, nil, st[1]), leg(900, 905, st[0], st[2])},
+			[]int{0, 7, 0}, []replay.Status{replay.OK, replay.OK, replay.OK}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := rebuild(replay.Options{}, tt.msgs...)
+			for i, s := range out {
+				if s.SLSN != tt.slsns[i] || s.Status != tt.stats[i] {
+					t.Errorf("state %d (%d→%d): slsn %d %v (%v), want %d %v", i, s.Src, s.Dst, s.SLSN, s.Status, s.Err, tt.slsns[i], tt.stats[i])
+				}
+			}
+		})
+	}
+	// Chains are per client: one client's restart is not another's.
+	out := rebuild(replay.Options{}, leg(0, 500, nil, st[0]), msg(t, client2, -1, 0, 5, nil, st[1]), leg(0, 5, nil, st[2]))
+	if out[1].SLSN != 0 || out[2].SLSN != 1 {
+		t.Errorf("slsns %d, %d; want 0 for the other client, 1 for the restart", out[1].SLSN, out[2].SLSN)
+	}
+}
+
+// TestBuilderHistory checks that only the History most recent states serve
+// as bases.
+func TestBuilderHistory(t *testing.T) {
+	st := chainOf(6, 8, 512)
+	m := func(src, dst int32) *reassemble.Message {
+		var base []byte
+		if src != 0 {
+			base = st[src]
+		}
+		return msg(t, client1, 0, src, dst, base, st[dst])
+	}
+	out := rebuild(replay.Options{History: 3, Keep: true},
+		m(0, 1), m(1, 2), m(2, 3), // history: 1 2 3
+		m(3, 4), // evicts 1
+		m(1, 5), // gone: waits for its base, which m(5, 1) rebuilds
+		m(2, 5), // evicts 2
+		m(3, 6), // evicts 3, still read as the base
+		m(4, 7), // evicts 4: 5 6 7 held
+		m(5, 1), // 5 still held
+		m(3, 2), // 3 gone
+	)
+	want := []replay.Status{replay.OK, replay.OK, replay.OK, replay.OK, replay.OK, replay.OK, replay.OK, replay.OK, replay.OK, replay.MissingBase}
+	for i, s := range out {
+		if s.Status != want[i] {
+			t.Errorf("state %d (%d→%d): %v (%v), want %v", i, s.Src, s.Dst, s.Status, s.Err, want[i])
+		}
+		if s.Status == replay.OK && !bytes.Equal(s.Data, st[s.Dst]) {
+			t.Errorf("state %d (%d→%d): wrong bytes", i, s.Src, s.Dst)
+		}
+	}
+}
+
+// TestBuilderCheckpoints checks that a state is checkpointed whenever it is
+// CheckpointEvery difs from the nearest keyframe or checkpoint, and that a
+// checkpoint inflates to the state.
+func TestBuilderCheckpoints(t *testing.T) {
+	st := chainOf(7, 12, 2048)
+	m := func(src, dst int32) *reassemble.Message {
+		var base []byte
+		if src != 0 {
+			base = st[src]
+		}
+		return msg(t, client1, 0, src, dst, base, st[dst])
+	}
+	tests := []struct {
+		name  string
+		opt   replay.Options
+		msgs  []*reassemble.Message
+		ckpts []int32 // dsts checkpointed
+	}{
+		{"none", replay.Options{}, []*reassemble.Message{m(0, 1), m(1, 2), m(2, 3), m(3, 4), m(4, 5)}, nil},
+		{"every 2", replay.Options{CheckpointEvery: 2}, []*reassemble.Message{m(0, 1), m(1, 2), m(2, 3), m(3, 4), m(4, 5), m(5, 6)}, []int32{3, 5}},
+		{"every 3, branching", replay.Options{CheckpointEvery: 3}, []*reassemble.Message{m(0, 1), m(1, 2), m(2, 3), m(2, 4), m(4, 5), m(3, 6), m(6, 7)}, []int32{5, 6}},
+		{"keyframes restart the count", replay.Options{CheckpointEvery: 2}, []*reassemble.Message{m(0, 1), m(1, 2), m(0, 3), m(3, 4), m(4, 5)}, []int32{5}},
+		// With a history of 2, the base of 2→4 is the slot 4 reuses: its
+		// depth must be read before the slot is given to 4.
+		{"base in the reused slot", replay.Options{CheckpointEvery: 2, History: 2}, []*reassemble.Message{m(0, 1), m(1, 2), m(2, 3), m(2, 4), m(4, 5)}, []int32{3, 4}},
+		{"base in the reused slot, every 3", replay.Options{CheckpointEvery: 3, History: 2}, []*reassemble.Message{m(0, 1), m(1, 2), m(1, 3), m(3, 4), m(3, 5), m(5, 6)}, []int32{6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []int32
+			var inf reassemble.Inflater
+			for _, s := range rebuild(tt.opt, tt.msgs...) {
+				if s.Status != replay.OK {
+					t.Fatalf("%d→%d: %v (%v)", s.Src, s.Dst, s.Status, s.Err)
+				}
+				if s.Checkpoint == nil {
+					continue
+				}
+				got = append(got, s.Dst)
+				if d, err := inf.Inflate(nil, s.Checkpoint, len(st[s.Dst])); err != nil || !bytes.Equal(d, st[s.Dst]) {
+					t.Errorf("checkpoint of %d does not inflate to the state (%v)", s.Dst, err)
+				}
+			}
+			if len(got) != len(tt.ckpts) || len(got) > 0 && !equal32(got, tt.ckpts) {
+				t.Errorf("checkpoints at %v, want %v", got, tt.ckpts)
+			}
+		})
+	}
+}
+
+func equal32(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestStatus checks the status names and ParseStatus.
+func TestStatus(t *testing.T) {
+	for st, name := range map[replay.Status]string{replay.OK: "ok", replay.MissingBase: "missing-base", replay.Incomplete: "incomplete", replay.Corrupt: "corrupt"} {
+		if st.String() != name {
+			t.Errorf("%d: %q, want %q", st, st.String(), name)
+		}
+		if got, err := replay.ParseStatus(name); err != nil || got != st {
+			t.Errorf("ParseStatus(%q) = %v, %v", name, got, err)
+		}
+	}
+	if _, err := replay.ParseStatus("fine"); err == nil {
+		t.Error("ParseStatus accepted \"fine\"")
+	}
+}
+
+// TestBuilderEmptyDif checks a dif that inflates to nothing while the state
+// size is not known yet: it must not set the size, and a later dif against
+// the state it made must not be applied to a base of another size.
+func TestBuilderEmptyDif(t *testing.T) {
+	st := chainOf(8, 2, 128)
+	empty := &reassemble.Message{Key: reassemble.Key{Client: client1, Src: 0, Dst: 10}, Status: reassemble.Complete, Compressed: deflate(t, nil)}
+	out := rebuild(replay.Options{Keep: true}, empty, msg(t, client1, 0, 10, 20, make([]byte, 128), st[1]), msg(t, client1, 0, 0, 30, nil, st[0]), msg(t, client1, 0, 30, 40, st[0], st[1]))
+	want := []replay.Status{replay.Corrupt, replay.MissingBase, replay.OK, replay.OK}
+	for i, s := range out {
+		if s.Status != want[i] {
+			t.Errorf("state %d (%d→%d): %v (%v), want %v", i, s.Src, s.Dst, s.Status, s.Err, want[i])
+		}
+	}
+	if !bytes.Equal(out[3].Data, st[1]) {
+		t.Error("wrong state after the empty dif")
+	}
+}
