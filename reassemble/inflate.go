@@ -44,14 +44,28 @@ func (f *Inflater) Inflate(dst, z []byte, size int) ([]byte, error) {
 	} else if err := f.zr.(zlib.Resetter).Reset(&f.src, nil); err != nil {
 		return dst[:0], fmt.Errorf("zlib: %w", err)
 	}
-	if cap(dst) < limit+1 {
-		dst = make([]byte, limit+1)
+	// Room for one byte past the bound, to see a stream that goes on. When
+	// the size is not known, grow as the stream goes (a hostile stream
+	// then costs what it inflates to, never the whole bound up front).
+	want := limit + 1
+	if size <= 0 {
+		want = min(want, max(cap(dst), 256<<10))
 	}
-	dst = dst[:limit+1]
+	if cap(dst) < want {
+		dst = make([]byte, want)
+	}
+	dst = dst[:cap(dst)]
+	if len(dst) > limit+1 {
+		dst = dst[:limit+1]
+	}
 	// Not io.ReadFull: it would turn a stream cut short (io.ErrUnexpectedEOF
 	// from the decompressor) into what looks like a normal end.
 	n := 0
 	for {
+		if n == len(dst) && len(dst) < limit+1 {
+			dst = append(dst, make([]byte, min(len(dst), limit+1-len(dst)))...)
+			dst = dst[:min(cap(dst), limit+1)]
+		}
 		m, err := f.zr.Read(dst[n:])
 		n += m
 		if err == io.EOF {
@@ -60,7 +74,7 @@ func (f *Inflater) Inflate(dst, z []byte, size int) ([]byte, error) {
 		if err != nil {
 			return dst[:0], fmt.Errorf("zlib after %d bytes: %w", n, err)
 		}
-		if n == len(dst) {
+		if n > limit {
 			return dst[:0], fmt.Errorf("inflates to more than %d bytes: %w", limit, ErrSize)
 		}
 	}

@@ -115,6 +115,9 @@ type Options struct {
 	CheckpointEvery int
 	// History is how many recent states per client are kept as bases.
 	History int
+	// MaxClients bounds the clients rebuilt (each holds History states);
+	// the difs of further clients end Corrupt. 0 means 256.
+	MaxClients int
 	// Inspect, when set, is called for every OK state on the goroutine that
 	// rebuilt it, with the inflated dif and the new state (both valid only
 	// during the call); it may set State.Extra.
@@ -146,7 +149,10 @@ type Builder struct {
 // New returns a Builder that calls emit for every state, in order.
 func New(opt Options, emit func(*State)) *Builder {
 	if opt.History <= 0 {
-		opt.History = 32
+		opt.History = 16
+	}
+	if opt.MaxClients <= 0 {
+		opt.MaxClients = 256
 	}
 	return &Builder{
 		opt: opt, emit: emit,
@@ -167,6 +173,14 @@ func (b *Builder) SetPlayer(client netip.AddrPort, player int) { b.players[clien
 // Add hands one reassembled message to its client's chain.
 func (b *Builder) Add(m *reassemble.Message) {
 	c := b.clients[m.Client]
+	if c == nil && len(b.clients) >= b.opt.MaxClients {
+		s := &State{Seq: b.next, Client: m.Client, Player: -1, SLSN: max(m.SLSN, 0), Src: m.Src, Dst: m.Dst,
+			TS: m.Last, N: m.LastN, Compressed: len(m.Compressed), Pieces: m.Pieces, Count: m.Count, Status: Corrupt,
+			Err: fmt.Errorf("not rebuilt: more than %d clients", b.opt.MaxClients)}
+		b.next++
+		b.collect(s)
+		return
+	}
 	if c == nil {
 		c = &chain{opt: b.opt, in: make(chan job, 64), out: b.results}
 		c.states = map[Frame]int{}

@@ -464,3 +464,17 @@ func TestBuilderEmptyDif(t *testing.T) {
 		t.Error("wrong state after the empty dif")
 	}
 }
+
+// TestBuilderMaxClients checks that the clients rebuilt are bounded: the
+// difs of a client beyond MaxClients end Corrupt and hold no states.
+func TestBuilderMaxClients(t *testing.T) {
+	st := chainOf(2, 3, 256)
+	out := rebuild(replay.Options{MaxClients: 1},
+		msg(t, client1, 0, 0, 1, nil, st[1]), msg(t, client2, 0, 0, 1, nil, st[1]), msg(t, client1, 0, 1, 2, st[1], st[2]))
+	want := []replay.Status{replay.OK, replay.Corrupt, replay.OK}
+	for i, s := range out {
+		if s.Status != want[i] {
+			t.Errorf("state %d of %s: %v (%v), want %v", i, s.Client, s.Status, s.Err, want[i])
+		}
+	}
+}

@@ -25,7 +25,8 @@ type Entry struct {
 	Compressed int32
 	CaptureN   int // capture frame number of the dif's last piece
 	Sum        [32]byte
-	ts, ackTS  int64 // unix nanoseconds; ackTS 0 if never acknowledged
+	ts, ackTS  int64 // unix nanoseconds
+	acked      bool
 	dif, ckpt  blob  // the compressed dif (OK states) and checkpoint
 	base       int32 // index of the base entry, -1 for a keyframe
 }
@@ -36,14 +37,14 @@ func (e *Entry) Time() time.Time { return time.Unix(0, e.ts) }
 // AckTime is when the client first acknowledged the state (stak), zero if
 // it never did.
 func (e *Entry) AckTime() time.Time {
-	if e.ackTS == 0 {
+	if !e.acked {
 		return time.Time{}
 	}
 	return time.Unix(0, e.ackTS)
 }
 
 // Acked reports whether the client acknowledged the state.
-func (e *Entry) Acked() bool { return e.ackTS != 0 }
+func (e *Entry) Acked() bool { return e.acked }
 
 // Timeline indexes every state of every client for random access. It keeps
 // no states: only an entry per state, each OK state's compressed dif, and a
@@ -187,8 +188,8 @@ func (t *Timeline) Ack(client netip.AddrPort, n int32, ts time.Time) {
 			best = i
 		}
 	}
-	if best >= 0 && l.entries[best].ackTS == 0 {
-		l.entries[best].ackTS = ts.UnixNano()
+	if best >= 0 && !l.entries[best].acked {
+		l.entries[best].ackTS, l.entries[best].acked = ts.UnixNano(), true
 	}
 }
 
