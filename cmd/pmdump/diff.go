@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net/netip"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -87,17 +86,13 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 			return usagef("--player or --client is required")
 		}
 	}
-	cf := clientFilter{player: o.player}
-	if o.client != "" {
-		if cf.client, err = netip.ParseAddrPort(o.client); err != nil {
-			return usagef("--client %q: %v", o.client, err)
-		}
+	cf, err := newClientFilter(o.player, o.client)
+	if err != nil {
+		return err
 	}
-	var user *schema.Schema
-	if o.schema != "" {
-		if user, err = schema.Load(o.schema); err != nil {
-			return inputError{err}
-		}
+	user, err := loadSchema(o.schema)
+	if err != nil {
+		return err
 	}
 	tl, runErr := buildTimeline([]string{file}, era, cmd.ErrOrStderr())
 	if tl == nil {

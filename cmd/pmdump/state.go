@@ -85,17 +85,13 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 	if o.player < 0 && o.client == "" {
 		return usagef("--player or --client is required")
 	}
-	cf := clientFilter{player: o.player}
-	if o.client != "" {
-		if cf.client, err = netip.ParseAddrPort(o.client); err != nil {
-			return usagef("--client %q: %v", o.client, err)
-		}
+	cf, err := newClientFilter(o.player, o.client)
+	if err != nil {
+		return err
 	}
-	var user *schema.Schema
-	if o.schema != "" {
-		if user, err = schema.Load(o.schema); err != nil {
-			return inputError{err}
-		}
+	user, err := loadSchema(o.schema)
+	if err != nil {
+		return err
 	}
 	tl, runErr := buildTimeline(args, era, cmd.ErrOrStderr())
 	if tl == nil {

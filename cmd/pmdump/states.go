@@ -102,6 +102,30 @@ anatomy (with --explain: region, bytes, values, fields).`,
 	return c
 }
 
+// newClientFilter parses --player and --client.
+func newClientFilter(player int, client string) (clientFilter, error) {
+	cf := clientFilter{player: player}
+	if client != "" {
+		var err error
+		if cf.client, err = netip.ParseAddrPort(client); err != nil {
+			return cf, usagef("--client %q: %v", client, err)
+		}
+	}
+	return cf, nil
+}
+
+// loadSchema loads a --schema file; "" is none.
+func loadSchema(path string) (*schema.Schema, error) {
+	if path == "" {
+		return nil, nil
+	}
+	s, err := schema.Load(path)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return s, nil
+}
+
 // clientFilter selects states by player number or client endpoint.
 type clientFilter struct {
 	player int
@@ -124,11 +148,9 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	if err != nil {
 		return usageError{err}
 	}
-	cf := clientFilter{player: o.player}
-	if o.client != "" {
-		if cf.client, err = netip.ParseAddrPort(o.client); err != nil {
-			return usagef("--client %q: %v", o.client, err)
-		}
+	cf, err := newClientFilter(o.player, o.client)
+	if err != nil {
+		return err
 	}
 	var truth []truthRow
 	if o.verify != "" {
@@ -143,11 +165,9 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	got := map[netip.AddrPort]map[replay.Frame][]([32]byte){}
 	opt := replay.Options{}
 	if o.explain {
-		var user *schema.Schema
-		if o.schema != "" {
-			if user, err = schema.Load(o.schema); err != nil {
-				return inputError{err}
-			}
+		user, err := loadSchema(o.schema)
+		if err != nil {
+			return err
 		}
 		opt.Inspect = explainer(user)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
-	"github.com/pmdump/pmdump/schema"
 	"github.com/pmdump/pmdump/session"
 )
 
@@ -55,11 +54,9 @@ frame are counted as position jumps: corrections or respawns).`,
 			opt := replay.Options{}
 			emit := difs.state
 			if withHealth {
-				var user *schema.Schema
-				if schemaFile != "" {
-					if user, err = schema.Load(schemaFile); err != nil {
-						return inputError{err}
-					}
+				user, err := loadSchema(schemaFile)
+				if err != nil {
+					return err
 				}
 				h = newHealth(user)
 				opt.Inspect = h.inspect
