@@ -187,7 +187,13 @@ func (pr *printer) appendTime(b []byte, ts time.Time) []byte {
 }
 
 func appendPad(b []byte, n int64, width int) []byte {
-	d := len(strconv.FormatInt(n, 10))
+	d := 1
+	for x := n; x >= 10 || x <= -10; x /= 10 {
+		d++
+	}
+	if n < 0 {
+		d++
+	}
 	for ; d < width; d++ {
 		b = append(b, ' ')
 	}
