@@ -7,6 +7,9 @@ import "io"
 // the caller decodes and prints on another. Memory is bounded: at most a few
 // batches of about a megabyte are in flight.
 type Prefetcher struct {
+	// Idle, when set, is called before Next waits for the input, so a
+	// caller can flush its output while a live stream is quiet.
+	Idle   func()
 	full   chan *batch
 	free   chan *batch
 	done   chan struct{}
@@ -55,6 +58,11 @@ func (p *Prefetcher) produce(r *Reader) {
 		}
 		b.dgs, b.slab, b.err = b.dgs[:0], b.slab[:0], nil
 		for len(b.dgs) < batchMax {
+			// On a live stream, hand over what we have before waiting
+			// for more: a batch must not hold packets back.
+			if len(b.dgs) > 0 && !r.Buffered() {
+				break
+			}
 			d, err := r.Next()
 			if err != nil {
 				b.err = err
@@ -103,7 +111,16 @@ func (p *Prefetcher) Next() (*Datagram, error) {
 		if p.err != nil {
 			return nil, p.err
 		}
-		b, ok := <-p.full
+		var b *batch
+		var ok bool
+		select {
+		case b, ok = <-p.full:
+		default:
+			if p.Idle != nil {
+				p.Idle()
+			}
+			b, ok = <-p.full
+		}
 		if !ok {
 			p.err = io.EOF
 			return nil, p.err
@@ -119,14 +136,13 @@ func (p *Prefetcher) Next() (*Datagram, error) {
 // after Next has returned an error they are final.
 func (p *Prefetcher) Counters() Counters { return p.counts }
 
-// Close stops the reading goroutine.
+// Close stops the reading goroutine. It does not wait for it: on a live
+// stream it may be waiting for input, and it ends when that comes (or with
+// the program).
 func (p *Prefetcher) Close() {
 	select {
 	case <-p.done:
 	default:
 		close(p.done)
-	}
-	// Drain so the producer can exit.
-	for range p.full {
 	}
 }

@@ -64,6 +64,7 @@ type Reader struct {
 	lastSweep time.Time
 	err       error
 	held      bool // Next returns dg again (see unread)
+	br        *bufio.Reader
 	linkTypes []linkTypeCount
 }
 
@@ -109,7 +110,7 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 			return nil, fmt.Errorf("%s: gzip content too short for a capture header: %w", name, ErrFormat)
 		}
 	}
-	r := &Reader{name: name, defrag: ip4defrag.NewIPv4Defragmenter()}
+	r := &Reader{name: name, defrag: ip4defrag.NewIPv4Defragmenter(), br: br}
 	switch {
 	case bytes.Equal(magic, []byte{0x0a, 0x0d, 0x0d, 0x0a}):
 		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
@@ -258,6 +259,10 @@ func (r *Reader) Next() (*Datagram, error) {
 		return &r.dg, nil
 	}
 }
+
+// Buffered reports whether the next datagram can be read from what is
+// already buffered, without waiting for the input (a live stream).
+func (r *Reader) Buffered() bool { return r.held || r.br.Buffered() > 0 }
 
 // unread makes the next call to Next return the current datagram again.
 func (r *Reader) unread() { r.held = true }

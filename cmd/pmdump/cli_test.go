@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -268,5 +271,63 @@ func TestHelpHasExamples(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "pmdump "+cmd) {
 			t.Errorf("%s --help: exit %d, no examples:\n%s", cmd, code, out)
 		}
+	}
+}
+
+// syncBuffer is an output that can be read while pmdump writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A live stream on stdin (tcpdump -U -w - | pmdump read -) shows each
+// packet when it comes, not when the stream ends, and -c ends the run
+// without waiting for the stream to end.
+func TestReadLiveStream(t *testing.T) {
+	data, _ := os.ReadFile(writeCapture(t, modernGame()))
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	old := os.Stdin
+	os.Stdin = pr
+	defer func() { os.Stdin = old }()
+	var out syncBuffer
+	done := make(chan int)
+	go func() { done <- run([]string{"read", "-c", "4", "-"}, &out, io.Discard) }()
+	// The file header and the first three records, then nothing more for now.
+	cut := 24
+	for i := 0; i < 3; i++ {
+		cut += 16 + int(binary.LittleEndian.Uint32(data[cut+8:]))
+	}
+	pw.Write(data[:cut])
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(out.String(), "\n") < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 3 {
+		t.Fatalf("%d lines shown while the stream waits, want 3:\n%s", n, out.String())
+	}
+	pw.Write(data[cut:])
+	select {
+	case code := <-done:
+		if code != 0 || strings.Count(out.String(), "\n") != 4 {
+			t.Errorf("exit %d, output:\n%s", code, out.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("-c 4 did not end the run while the stream stays open")
 	}
 }

@@ -20,6 +20,7 @@ type pipeline struct {
 	inputs  []string
 	tracker *session.Tracker
 	stderr  io.Writer
+	idle    func() // called before waiting for a live input
 
 	frames     int // frames read over all inputs
 	counters   source.Counters
@@ -64,6 +65,7 @@ func (p *pipeline) run(fn func(r *session.Record) error) error {
 		p.formats = append(p.formats, rd.Format())
 		rd.SetFrameBase(p.frames)
 		pf := source.Prefetch(rd)
+		pf.Idle = p.idle
 		stop := false
 		for {
 			d, err := pf.Next()

@@ -67,7 +67,7 @@ JSON output (--json) is one object per line with the keys
   pmdump read -Y 'stdf and src == 0' capture.pcap
   pmdump read -Y 'player == 2 and c2s and frame in 1000..1200' capture.pcap
   pmdump read --json capture.pcap.gz | jq .fields
-  tcpdump -i eth0 -w - udp | pmdump read -`,
+  tcpdump -U -i eth0 -w - udp | pmdump read -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRead(cmd, args, &o)
@@ -106,6 +106,7 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
 	p := newPipeline(args, era, cmd.ErrOrStderr())
+	p.idle = func() { out.Flush() } // a live stream shows its packets as they come
 	pr := printer{o: o, out: out}
 	shown := 0
 	err = p.run(func(r *session.Record) error {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -302,7 +303,7 @@ type truthRow struct {
 
 // readTruth reads a ground-truth CSV of either era: header
 // dst_frame,src_frame,sha256[,slsn,level].
-func readTruth(path string) ([]truthRow, error) {
+func readTruth(path string) (rows []truthRow, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -311,6 +312,9 @@ func readTruth(path string) ([]truthRow, error) {
 	r := csv.NewReader(f)
 	r.FieldsPerRecord = -1
 	head, err := r.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s: empty file, want a header dst_frame,src_frame,sha256[,slsn,level]", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -323,7 +327,11 @@ func readTruth(path string) ([]truthRow, error) {
 			return nil, fmt.Errorf("%s: header %v has no %s column (want dst_frame,src_frame,sha256[,slsn,level])", path, head, need)
 		}
 	}
-	var rows []truthRow
+	defer func() {
+		if len(rows) == 0 && err == nil {
+			err = fmt.Errorf("%s: no rows to verify", path)
+		}
+	}()
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -372,7 +380,11 @@ func verify(w io.Writer, truth []truthRow, got map[netip.AddrPort]map[replay.Fra
 		for c := range got {
 			cs = append(cs, c.String())
 		}
+		sort.Strings(cs)
 		return usagef("--verify: states of %d clients (%s); choose one with --player or --client", len(got), strings.Join(cs, ", "))
+	}
+	if len(got) == 0 {
+		return verifyError{fmt.Errorf("--verify: no state of that client was rebuilt, none of the %d rows can match", len(truth))}
 	}
 	var states map[replay.Frame][][32]byte
 	for _, m := range got {
@@ -395,14 +407,14 @@ func verify(w io.Writer, truth []truthRow, got map[netip.AddrPort]map[replay.Fra
 		case len(sums) == 0:
 			missing++
 			if len(firstBad) < 10 {
-				firstBad = append(firstBad, fmt.Sprintf("line %d: state %d (slsn %d) was not rebuilt", row.line, row.dst, row.slsn))
+				firstBad = append(firstBad, fmt.Sprintf("line %d: state %d%s was not rebuilt for this client", row.line, row.dst, slsnNote(row.slsn)))
 			}
 		case containsSum(sums, row.sum):
 			matched++
 		default:
 			mismatched++
 			if len(firstBad) < 10 {
-				firstBad = append(firstBad, fmt.Sprintf("line %d: state %d (slsn %d): sha256 %x, ground truth %x", row.line, row.dst, row.slsn, sums[0], row.sum))
+				firstBad = append(firstBad, fmt.Sprintf("line %d: state %d%s: sha256 %x, ground truth %x", row.line, row.dst, slsnNote(row.slsn), sums[0], row.sum))
 			}
 		}
 	}
@@ -410,10 +422,17 @@ func verify(w io.Writer, truth []truthRow, got map[netip.AddrPort]map[replay.Fra
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintf(w, "verify %s: %d rows: %d matched, %d mismatched, %d missing\n", o.verify, len(truth), matched, mismatched, missing)
-	if mismatched > 0 {
-		return verifyError{fmt.Errorf("%d of %d states differ from the ground truth", mismatched, len(truth))}
+	if mismatched > 0 || missing > 0 {
+		return verifyError{fmt.Errorf("%d of %d states differ from the ground truth, %d were not rebuilt", mismatched, len(truth), missing)}
 	}
 	return nil
+}
+
+func slsnNote(slsn int) string {
+	if slsn < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (slsn %d)", slsn)
 }
 
 // verifyError is a failed verification: exit status 1.
