@@ -148,8 +148,11 @@ func Decode(p *Packet, payload []byte, era Era) error {
 
 func decodeFields(p *Packet, l *Layout, b []byte) error {
 	be := l.Era == Legacy
+	// A short packet (cut by a snap length, or malformed) still gets the
+	// fields that fit decoded, then reports that it is short.
+	var short error
 	if len(b) < l.minLen {
-		return fmt.Errorf("%s: %d bytes, layout needs %d: %w", l.Name, len(b), l.minLen, ErrShort)
+		short = fmt.Errorf("%s: %d bytes, layout needs %d: %w", l.Name, len(b), l.minLen, ErrShort)
 	}
 	if l.maxLen >= 0 && len(b) > l.maxLen {
 		return fmt.Errorf("%s: %d bytes, layout has at most %d: %w", l.Name, len(b), l.maxLen, ErrLong)
@@ -184,10 +187,16 @@ func decodeFields(p *Packet, l *Layout, b []byte) error {
 		}
 		v, n, err := decodeField(p, f, b, pos, be)
 		if err != nil {
+			if short != nil {
+				return short
+			}
 			return fmt.Errorf("%s field %s at offset %d: %w", l.Name, f.Name, pos, err)
 		}
 		p.Values = append(p.Values, v)
 		pos += n
+	}
+	if short != nil {
+		return short
 	}
 	if pos != len(b) {
 		return fmt.Errorf("%s: %d bytes left after the last field: %w", l.Name, len(b)-pos, ErrLong)

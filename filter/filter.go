@@ -20,7 +20,8 @@
 //	           with its meant value (legacy negatives recovered); name_raw is the raw one
 //	sport, dport, saddr, daddr   UDP ports and IP addresses
 //
-// A name a packet does not have is nil; a comparison with nil is false.
+// A name a packet does not have is nil; a comparison with nil is false,
+// != included. A name no packet can have is an error.
 package filter
 
 import (
@@ -28,6 +29,8 @@ import (
 	"strings"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/pmdump/pmdump/decode"
@@ -56,6 +59,64 @@ var packetNames = func() []string {
 	return out
 }()
 
+// checkNames rejects names no packet can have (a typo like "stfd" would
+// otherwise match nothing, silently).
+func checkNames(src string) error {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return fmt.Errorf("filter %q: %w", src, err)
+	}
+	var v nameCollector
+	ast.Walk(&tree.Node, &v)
+	known := map[string]bool{}
+	for _, n := range envNames {
+		known[n] = true
+	}
+	for _, n := range v.idents {
+		if !known[n] && !v.callees[n] {
+			return fmt.Errorf("filter %q: unknown name %q (see pmdump read --help for the names)", src, n)
+		}
+	}
+	return nil
+}
+
+type nameCollector struct {
+	idents  []string
+	callees map[string]bool
+}
+
+func (c *nameCollector) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.IdentifierNode:
+		c.idents = append(c.idents, n.Value)
+	case *ast.CallNode:
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok {
+			if c.callees == nil {
+				c.callees = map[string]bool{}
+			}
+			c.callees[id.Value] = true
+		}
+	}
+}
+
+// nilSafe makes a != b false when either side is nil (a field the packet
+// does not have), as every other comparison with nil is: "src != 0" does
+// not match a cdat, which has no src.
+type nilSafe struct{}
+
+func (nilSafe) Visit(node *ast.Node) {
+	b, ok := (*node).(*ast.BinaryNode)
+	if !ok || b.Operator != "!=" {
+		return
+	}
+	notNil := func(x ast.Node) ast.Node {
+		return &ast.BinaryNode{Operator: "!=", Left: x, Right: &ast.NilNode{}}
+	}
+	ast.Patch(node, &ast.BinaryNode{Operator: "&&",
+		Left:  &ast.BinaryNode{Operator: "&&", Left: notNil(b.Left), Right: notNil(b.Right)},
+		Right: &ast.BinaryNode{Operator: "==", Left: &ast.BoolNode{Value: false}, Right: &ast.BinaryNode{Operator: "==", Left: b.Left, Right: b.Right}}})
+}
+
 // envNames is every name Match can define.
 var envNames = func() []string {
 	names := []string{"type", "dir", "c2s", "s2c", "era", "player", "client", "num", "len", "malformed",
@@ -78,7 +139,10 @@ func Compile(src string) (*Filter, error) {
 		return nil, fmt.Errorf("empty filter")
 	}
 	f := &Filter{src: src, env: map[string]any{}}
-	opts := []expr.Option{expr.AllowUndefinedVariables(), expr.AsBool()}
+	if err := checkNames(src); err != nil {
+		return nil, err
+	}
+	opts := []expr.Option{expr.AllowUndefinedVariables(), expr.AsBool(), expr.Patch(nilSafe{})}
 	// The expression language has built-in functions named like some of
 	// ours (len, type, count): ours win.
 	for _, n := range envNames {

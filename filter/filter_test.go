@@ -43,6 +43,10 @@ func TestMatch(t *testing.T) {
 		{"frame in 0..899", false},
 		{"num == 2 and len == 17", true},
 		{"dst > 5", false}, // serr has no dst: nil compares false
+		{"dst != 5", false}, // != too
+		{"frame != 900", false},
+		{"frame != 901", true},
+		{"not (frame == 901)", true},
 		{`client == "10.0.0.2:24785" and sport == 40000 and daddr == "10.0.0.2"`, true},
 		{"malformed or unknown", false},
 		{`type matches "^s"`, true},
@@ -57,7 +61,7 @@ func TestMatch(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.expr, got, c.want)
 		}
 	}
-	for _, bad := range []string{"", "serr and (", "frame ==", "1 +"} {
+	for _, bad := range []string{"", "serr and (", "frame ==", "1 +", "stfd", "serr and fram == 900"} {
 		if _, err := Compile(bad); err == nil {
 			t.Errorf("%q compiled", bad)
 		}

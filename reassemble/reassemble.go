@@ -343,6 +343,19 @@ func (a *Assembler) unlink(m *message) {
 	m.prev, m.next = nil, nil
 }
 
+// FlushClient ends a client's unfinished messages as Incomplete (its
+// session ended), oldest first.
+func (a *Assembler) FlushClient(client netip.AddrPort) {
+	c := a.clients[client]
+	if c == nil {
+		return
+	}
+	for len(c.pending) > 0 {
+		a.abandon(c, c.pending[0], "session ended")
+	}
+	c.done = c.done[:0]
+}
+
 // Flush ends every unfinished message as Incomplete (at the end of a
 // capture), oldest first.
 func (a *Assembler) Flush() {

@@ -237,6 +237,16 @@ func (b *Builder) drain(block bool) {
 	}
 }
 
+// Restart ends a client's chain: the states of its next messages are
+// rebuilt afresh (a new session: frames, level sequences and the state size
+// start over), after the ones already added.
+func (b *Builder) Restart(client netip.AddrPort) {
+	if c := b.clients[client]; c != nil {
+		close(c.in)
+		delete(b.clients, client)
+	}
+}
+
 // Close waits for every state to be rebuilt and emitted.
 func (b *Builder) Close() {
 	for _, c := range b.clients {

@@ -53,6 +53,7 @@ func (e *Entry) Acked() bool { return e.acked }
 // nearest checkpoint or keyframe.
 type Timeline struct {
 	clients map[netip.AddrPort]*line
+	past    map[netip.AddrPort][]*line // earlier sessions, see Restart
 	order   []netip.AddrPort
 	store   *store
 	inf     reassemble.Inflater
@@ -91,7 +92,26 @@ func (l *line) remember(f Frame, i int) {
 // and checkpoints held in memory before they spill to a temporary file in
 // dir ("" for the system's).
 func NewTimeline(memBudget int, dir string) *Timeline {
-	return &Timeline{clients: map[netip.AddrPort]*line{}, store: &store{budget: memBudget, dir: dir}}
+	return &Timeline{clients: map[netip.AddrPort]*line{}, past: map[netip.AddrPort][]*line{}, store: &store{budget: memBudget, dir: dir}}
+}
+
+// Restart begins a new session of a client: the states added for it from
+// now on form a new line (their frames start over), and Entries, Find and
+// State see that one. Earlier sessions are kept in Sessions.
+func (t *Timeline) Restart(client netip.AddrPort) {
+	if l := t.clients[client]; l != nil {
+		t.past[client] = append(t.past[client], l)
+		delete(t.clients, client)
+	}
+}
+
+// Sessions is the number of sessions of a client the timeline holds.
+func (t *Timeline) Sessions(client netip.AddrPort) int {
+	n := len(t.past[client])
+	if t.clients[client] != nil {
+		n++
+	}
+	return n
 }
 
 // Close releases the timeline's temporary file.
@@ -114,7 +134,9 @@ func (t *Timeline) Add(s *State) error {
 	if l == nil {
 		l = &line{latest: map[Frame]int{}}
 		t.clients[s.Client] = l
-		t.order = append(t.order, s.Client)
+		if !slices.Contains(t.order, s.Client) {
+			t.order = append(t.order, s.Client)
+		}
 	}
 	e := Entry{
 		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, ts: s.TS.UnixNano(), CaptureN: s.N, Size: int32(s.Size),

@@ -68,8 +68,9 @@ type Conversation struct {
 	Color    int            // from the join reply (or request), 0 until known
 	Level    int            // from the join reply
 	SLSN     int            // level-sequence number from the modern join reply
-	First    time.Time
-	Last     time.Time
+	joined   bool           // a join reply or game traffic was seen
+	First    time.Time      // earliest packet
+	Last     time.Time      // latest packet
 	Packets  int
 	Bytes    int
 	evidence [3]int // strong evidence per era
@@ -205,6 +206,16 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		client, server = d.Dst, d.Src
 	}
 	existing := t.lookup(client)
+	if existing != nil && existing.ID != 0 && existing.joined && len(p) >= 4 && string(p[:4]) == "1234" && dir == decode.C2S {
+		// A new handshake from a client that had joined: a new session
+		// (it rejoined, or the next input file is another game). Its era,
+		// player and frames start afresh.
+		delete(t.convs, client)
+		if t.last == existing {
+			t.last = nil
+		}
+		existing = nil
+	}
 	era, strong := t.decode(&r.Packet, existing, p)
 	if r.Packet.Err != nil && allDigits(p) && existing == nil && !t.servers[server] && server.Port() != ListenPort {
 		// "1234…" is common text; without a game context it is not ours.
@@ -253,7 +264,13 @@ func (t *Tracker) nonGame(r *Record, p []byte) *Record {
 }
 
 func (t *Tracker) touch(c *Conversation, d *source.Datagram) {
-	c.Last = d.TS
+	// Earliest and latest: inputs need not be in time order.
+	if d.TS.Before(c.First) {
+		c.First = d.TS
+	}
+	if d.TS.After(c.Last) {
+		c.Last = d.TS
+	}
 	c.Packets++
 	c.Bytes += len(d.Payload)
 }
@@ -349,6 +366,9 @@ func (t *Tracker) learn(c *Conversation, r *Record, server netip.AddrPort) {
 		c.Listen = server
 		t.servers[server] = true
 		return
+	}
+	if name != "5678" {
+		c.joined = true
 	}
 	if c.Server != server && name != "1234" {
 		c.Server = server

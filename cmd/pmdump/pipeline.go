@@ -25,9 +25,18 @@ type pipeline struct {
 	frames     int // frames read over all inputs
 	counters   source.Counters
 	unreadable []error
-	first      time.Time
+	first      time.Time // earliest and latest time stamps
 	last       time.Time
 	formats    []string
+	warnings   []string // problems with the inputs, also printed on stderr
+}
+
+// warnf reports a problem with the inputs on stderr and keeps it for the
+// report.
+func (p *pipeline) warnf(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	p.warnings = append(p.warnings, msg)
+	fmt.Fprintln(p.stderr, "pmdump: warning:", msg)
 }
 
 func newPipeline(inputs []string, era decode.Era, stderr io.Writer) *pipeline {
@@ -73,13 +82,15 @@ func (p *pipeline) run(fn func(r *session.Record) error) error {
 				break
 			}
 			if err != nil {
-				fmt.Fprintln(p.stderr, "pmdump: warning:", err)
+				p.warnf("%v", err)
 				break
 			}
-			if p.first.IsZero() {
+			if p.first.IsZero() || d.TS.Before(p.first) {
 				p.first = d.TS
 			}
-			p.last = d.TS
+			if d.TS.After(p.last) {
+				p.last = d.TS
+			}
 			r := p.tracker.Process(d)
 			if r.Kind == session.NonGame {
 				continue

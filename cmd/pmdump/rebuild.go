@@ -27,10 +27,13 @@ type rebuilder struct {
 	onRecord  func(r *session.Record)
 	onAck     func(a ack)
 	onMessage func(m *reassemble.Message)
+	badPieces int // malformed stdf packets
+	convs     map[netip.AddrPort]*session.Conversation
+	onRestart func(client netip.AddrPort)
 }
 
 func newRebuilder(p *pipeline, opt replay.Options, emit func(*replay.State)) *rebuilder {
-	rb := &rebuilder{p: p, slsn: map[netip.AddrPort]int{}}
+	rb := &rebuilder{p: p, slsn: map[netip.AddrPort]int{}, convs: map[netip.AddrPort]*session.Conversation{}}
 	rb.b = replay.New(opt, emit)
 	rb.asm = reassemble.New(reassemble.DefaultLimits, func(m *reassemble.Message) {
 		if rb.onMessage != nil {
@@ -47,10 +50,24 @@ func (rb *rebuilder) run() error {
 		if rb.onRecord != nil {
 			rb.onRecord(r)
 		}
+		if r.Kind == session.Malformed && r.Packet.Layout != nil && r.Packet.Layout.Name == "stdf" {
+			rb.badPieces++
+		}
 		if r.Kind != session.Game || r.Conv == nil {
 			return nil
 		}
 		c := r.Conv
+		if prev, ok := rb.convs[c.Client]; ok && prev != c {
+			// A new session of the same client endpoint: its frames,
+			// level sequences and state size start afresh.
+			rb.asm.FlushClient(c.Client)
+			rb.b.Restart(c.Client)
+			if rb.onRestart != nil {
+				rb.onRestart(c.Client)
+			}
+			delete(rb.slsn, c.Client)
+		}
+		rb.convs[c.Client] = c
 		if c.Player >= 0 {
 			rb.b.SetPlayer(c.Client, c.Player)
 		}
@@ -79,5 +96,8 @@ func (rb *rebuilder) run() error {
 	})
 	rb.asm.Flush()
 	rb.b.Close()
+	if rb.badPieces > 0 {
+		rb.p.warnf("%d stdf pieces are malformed or cut by the capture's snap length; the difs they belong to cannot be rebuilt (capture with -s 0)", rb.badPieces)
+	}
 	return err
 }

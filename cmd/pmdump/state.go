@@ -227,6 +227,13 @@ func buildTimeline(args []string, era decode.Era, stderr io.Writer) (*replay.Tim
 		after int // states with Seq < after must be in first
 	}
 	var acks []heldAck
+	// A new session of a client starts a new line once the states of the
+	// old one are in (their acks, read before, are applied by then).
+	type restart struct {
+		client netip.AddrPort
+		from   int // the first Seq of the new session
+	}
+	var restarts []restart
 	var rb *rebuilder
 	apply := func(upTo int) {
 		k := 0
@@ -237,12 +244,17 @@ func buildTimeline(args []string, era decode.Era, stderr io.Writer) (*replay.Tim
 		acks = append(acks[:0], acks[k:]...)
 	}
 	rb = newRebuilder(p, replay.Options{CheckpointEvery: checkpointEvery}, func(s *replay.State) {
+		for len(restarts) > 0 && restarts[0].from <= s.Seq {
+			tl.Restart(restarts[0].client)
+			restarts = restarts[1:]
+		}
 		if err := tl.Add(s); err != nil && addErr == nil {
 			addErr = err
 		}
 		apply(s.Seq + 1)
 	})
 	rb.onAck = func(a ack) { acks = append(acks, heldAck{a, rb.b.Added()}) }
+	rb.onRestart = func(c netip.AddrPort) { restarts = append(restarts, restart{c, rb.b.Added()}) }
 	runErr := rb.run()
 	apply(math.MaxInt)
 	if len(p.unreadable) == len(args) {

@@ -172,3 +172,31 @@ func TestRealServerTruth(t *testing.T) {
 		})
 	}
 }
+
+// Two captures of the same client endpoint read as one: each new handshake
+// starts a new session, with its own era, state size and frames.
+func TestSessionsOfOneEndpoint(t *testing.T) {
+	legacy := filepath.Join(sharedCaptures, "legacy", "basic", "capture.pcap")
+	modern := filepath.Join(sharedCaptures, "modern", "basic", "basic.pcap")
+	if _, err := os.Stat(modern); err != nil {
+		t.Skipf("real captures not available: %v", err)
+	}
+	out, errs, code := pmdump("stats", "--json", legacy, modern)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Convs) != 2 || rep.Convs[0].Era != "legacy" || rep.Convs[1].Era != "modern" || rep.Convs[0].Client != rep.Convs[1].Client {
+		t.Fatalf("conversations %+v, want a legacy then a modern session of one client", rep.Convs)
+	}
+	if d := rep.Difs[0]; d.OK != 472+2169 || d.Corrupt+d.MissingBase+d.Incomplete != 0 {
+		t.Errorf("difs %+v, want all 2641 ok", d)
+	}
+	res, errs, code := pmdump("states", legacy, modern, "--verify", filepath.Join(sharedCaptures, "modern", "basic", "c1_client_gt.csv"))
+	if code != 0 || !strings.Contains(res, "1275 matched, 0 mismatched, 0 missing") {
+		t.Errorf("verify: exit %d %s\n%s", code, errs, res)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -99,6 +100,7 @@ frame are counted as position jumps: corrections or respawns).`,
 				return runErr
 			}
 			rep := buildReport(p, perConv)
+			rep.Warnings = p.warnings
 			rep.Difs = difs.report(p.tracker.Conversations())
 			if h != nil {
 				rep.Health = h.report()
@@ -147,6 +149,7 @@ type report struct {
 	Convs     []convReport    `json:"conversations"`
 	Packets   []nameReport    `json:"packets"`
 	Difs      []difReport     `json:"difs"`
+	Warnings  []string        `json:"warnings,omitempty"`
 	Health    []*healthClient `json:"health,omitempty"`
 }
 
@@ -261,6 +264,9 @@ func writeReport(w io.Writer, r report) {
 		fmt.Fprintf(tw, "  truncated datagrams\t%d\n", r.Truncated)
 		fmt.Fprintf(tw, "  IPv4 fragments\t%d\n", r.Fragments)
 	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(tw, "  warning\t%s\n", warn)
+	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nConversations\n")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -270,12 +276,16 @@ func writeReport(w io.Writer, r report) {
 		if c.Player != nil {
 			pl = fmt.Sprint(*c.Player)
 		}
-		host := c.Hostname
-		if host == "" {
-			host = "-"
+		host := "-"
+		if c.Hostname != "" {
+			host = strconv.Quote(c.Hostname) // never raw bytes on a terminal
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f s\n", c.ID, c.Client, c.Server, c.Era, pl, host,
-			c.Color, c.Packets, c.Bytes, c.Last.Sub(c.First).Seconds())
+		color := "-"
+		if c.Color != 0 {
+			color = strconv.Itoa(c.Color)
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.1f s\n", c.ID, c.Client, c.Server, c.Era, pl, host,
+			color, c.Packets, c.Bytes, c.Last.Sub(c.First).Seconds())
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nPackets per name and direction\n")
