@@ -42,7 +42,7 @@ func TestMatch(t *testing.T) {
 		{"frame in 800..1000", true},
 		{"frame in 0..899", false},
 		{"num == 2 and len == 17", true},
-		{"dst > 5", false}, // serr has no dst: nil compares false
+		{"dst > 5", false},  // serr has no dst: nil compares false
 		{"dst != 5", false}, // != too
 		{"frame != 900", false},
 		{"frame != 901", true},
