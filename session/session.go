@@ -217,8 +217,11 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		existing = nil
 	}
 	era, strong := t.decode(&r.Packet, existing, p)
-	if r.Packet.Err != nil && allDigits(p) && existing == nil && !t.servers[server] && server.Port() != ListenPort {
-		// "1234…" is common text; without a game context it is not ours.
+	if r.Packet.Err != nil && generic(p) && existing == nil && !t.servers[server] && server.Port() != ListenPort {
+		// A common word or number that does not fit, outside any game
+		// conversation and off the game's port: other traffic ("1234…",
+		// a "ping"), not a malformed game packet. Names like stdf or cdat
+		// are the game's wherever they are.
 		return t.nonGame(r, p)
 	}
 	c := t.conv(client, d.TS)
@@ -275,9 +278,28 @@ func (t *Tracker) touch(c *Conversation, d *source.Datagram) {
 	c.Bytes += len(d.Payload)
 }
 
+// onGameEndpoint reports whether a datagram travels between a client and
+// its server (or to the game's port from a known game endpoint), so that a
+// packet with an unknown name on it is the game's, not other traffic of the
+// same host.
 func (t *Tracker) onGameEndpoint(d *source.Datagram) bool {
-	return t.convs[d.Src] != nil || t.convs[d.Dst] != nil || t.servers[d.Src] || t.servers[d.Dst] ||
-		d.Src.Port() == ListenPort || d.Dst.Port() == ListenPort
+	pair := func(client, server netip.AddrPort) bool {
+		c := t.convs[client]
+		return c != nil && (server == c.Server || server == c.Listen)
+	}
+	if pair(d.Src, d.Dst) || pair(d.Dst, d.Src) {
+		return true
+	}
+	return d.Dst.Port() == ListenPort
+}
+
+// generic reports whether a packet name is also a common word or number.
+func generic(name []byte) bool {
+	switch string(name[:4]) {
+	case "ping", "pong", "pang", "JUNK":
+		return true
+	}
+	return allDigits(name)
 }
 
 // decode decodes a payload with a known name into pk, choosing the era: a

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -85,6 +86,8 @@ func modernGame() []datagram {
 		{srv, cli, lying},
 		{cli, srv, []byte("clog\x01\x02\x03")},
 		{"10.9.9.9:53", "10.9.9.8:5353", []byte("\x12\x34\x01\x00\x00\x01 not a game packet")},
+		{cli, "10.9.9.9:9999", []byte("xxxxxxxxxxxx")},  // the client's host, other traffic
+		{"10.5.5.5:1000", "10.5.5.6:9", []byte("ping")}, // a common word, no game near
 	}
 }
 
@@ -124,8 +127,8 @@ func TestReadDecodesAndReportsBadPackets(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Malformed.Packets != 2 || rep.Unknown.Packets != 1 || rep.NonGame.Packets != 1 || rep.Game.Packets != 6 {
-		t.Errorf("stats: game %d malformed %d unknown %d non-game %d; want 6 2 1 1",
+	if rep.Malformed.Packets != 2 || rep.Unknown.Packets != 1 || rep.NonGame.Packets != 3 || rep.Game.Packets != 6 {
+		t.Errorf("stats: game %d malformed %d unknown %d non-game %d; want 6 2 1 3",
 			rep.Game.Packets, rep.Malformed.Packets, rep.Unknown.Packets, rep.NonGame.Packets)
 	}
 	if len(rep.Convs) != 1 {
@@ -225,15 +228,16 @@ func TestTruncatedCaptureGoesOn(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(errs, "truncated in the middle of a record") || !strings.Contains(errs, "frame 10") {
+	last := len(modernGame()) // the cut record: the last one
+	if !strings.Contains(errs, "truncated in the middle of a record") || !strings.Contains(errs, fmt.Sprintf("frame %d:", last)) {
 		t.Errorf("stderr does not say where the capture was cut: %q", errs)
 	}
-	// 9 game packets of the cut file (the 10th, non-game anyway, is the cut
-	// record), then all 9 of the second file, numbered on from the first.
+	// 9 game packets of the cut file (the last record, non-game anyway, is
+	// cut), then all 9 of the second file, numbered on from the first.
 	if n := strings.Count(out, "\n"); n != 18 {
 		t.Errorf("%d lines, want 18:\n%s", n, out)
 	}
-	if !strings.Contains(out, "\n    10 03:04:05.000000 ") {
+	if !strings.Contains(out, fmt.Sprintf("\n    %2d 03:04:05.000000 ", last)) {
 		t.Errorf("second file's frames are not numbered on from the first:\n%s", out)
 	}
 }
