@@ -238,7 +238,8 @@ func (t *Timeline) Find(client netip.AddrPort, slsn int, n int32, held bool) int
 }
 
 // SLSNs returns, in order, the level sequences whose rebuilt states of
-// client span frame n (from their first frame to their last).
+// client span frame n (from their first frame to their last); when none
+// does, the one whose states end last before n.
 func (t *Timeline) SLSNs(client netip.AddrPort, n int32) []int {
 	l := t.clients[client]
 	if l == nil {
@@ -262,6 +263,19 @@ func (t *Timeline) SLSNs(client netip.AddrPort, n int32) []int {
 	for k, sp := range spans {
 		if sp.lo <= n && n <= sp.hi {
 			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		// Past the end of a level sequence (or of the capture): the one
+		// that ended last before n.
+		best := -1
+		for k, sp := range spans {
+			if sp.hi < n && (best < 0 || sp.hi > spans[best].hi) {
+				best = k
+			}
+		}
+		if best >= 0 {
+			out = append(out, best)
 		}
 	}
 	sort.Ints(out)

@@ -317,7 +317,7 @@ func TestTimelineSLSNs(t *testing.T) {
 		n    int32
 		want []int
 	}{
-		{10, []int{0, 1}}, {5, []int{1}}, {12, []int{0}}, {25, []int{0}}, {15, []int{0}}, {4, nil}, {26, nil},
+		{10, []int{0, 1}}, {5, []int{1}}, {12, []int{0}}, {25, []int{0}}, {15, []int{0}}, {4, nil}, {26, []int{0}}, // past the end: the sequence that ended last
 	} {
 		if got := tl.SLSNs(client1, tt.n); !slices.Equal(got, tt.want) {
 			t.Errorf("SLSNs(%d) = %v, want %v", tt.n, got, tt.want)

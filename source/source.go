@@ -81,6 +81,10 @@ func Open(name string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory, not a capture file", name)
+	}
 	r, err := NewReader(f, name)
 	if err != nil {
 		f.Close()

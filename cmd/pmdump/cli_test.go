@@ -197,7 +197,8 @@ func TestExitStatus(t *testing.T) {
 		msg  string
 	}{
 		{"ok", []string{"read", good}, 0, ""},
-		{"no args", []string{"read"}, 1, "requires at least 1 arg"},
+		{"no args", []string{"read"}, 1, "no capture to read"},
+		{"no args stats", []string{"stats"}, 1, "requires at least 1 arg"},
 		{"bad flag", []string{"read", "--bogus", good}, 1, "unknown flag"},
 		{"bad filter", []string{"read", "-Y", "stdf and (", good}, 1, "filter"},
 		{"bad era", []string{"read", "--era", "future", good}, 1, "unknown era"},

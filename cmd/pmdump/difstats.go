@@ -19,7 +19,7 @@ type difReport struct {
 	Incomplete      int      `json:"incomplete"`
 	Corrupt         int      `json:"corrupt"`
 	MissingBase     int      `json:"missing_base"`
-	Keyframes       int      `json:"keyframes"`   // difs against an all-zero base (src 0)
+	Keyframes       int      `json:"keyframes"`   // difs against an all-zero base (src 0), whatever became of them
 	BaseResets      int      `json:"base_resets"` // keyframes after the first state of a level sequence
 	LostPieces      int      `json:"lost_pieces"` // pieces missing from incomplete difs
 	DuplicatePieces int      `json:"duplicate_pieces"`
@@ -89,6 +89,9 @@ func (d *difStats) of(c netip.AddrPort) *clientDifs {
 func (d *difStats) message(m *reassemble.Message) {
 	x := d.of(m.Client)
 	x.DuplicatePieces += m.Duplicates
+	if m.Src == 0 {
+		x.Keyframes++
+	}
 	if m.Status == reassemble.Incomplete {
 		x.LostPieces += len(m.Missing)
 	}
@@ -137,11 +140,8 @@ func (d *difStats) state(s *replay.State) {
 	case replay.MissingBase:
 		x.MissingBase++
 	}
-	if s.Keyframe() && s.Status != replay.Incomplete && s.Status != replay.Corrupt {
-		x.Keyframes++
-		if x.levels[s.SLSN] {
-			x.BaseResets++
-		}
+	if s.Keyframe() && s.Status == replay.OK && x.levels[s.SLSN] {
+		x.BaseResets++
 	}
 	if s.Status == replay.OK {
 		x.levels[s.SLSN] = true

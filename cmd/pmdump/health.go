@@ -334,14 +334,27 @@ func writeHealth(w io.Writer, hc []*healthClient) {
 			pl = fmt.Sprint(*x.Player)
 		}
 		s := x.Summary
-		fmt.Fprintf(w, "\nHealth of client %s (player %s): %.1f inputs/s, %d late inputs, %.1f difs/s of %.0f B, %d base resets, %d incomplete, ack %.1f ms, pong→pang %.1f ms, chase %.1f fps, %d position jumps\n",
+		rtt := "n/a (no ping)"
+		if v := s["mean_pong_pang_ms"].(float64); v > 0 {
+			rtt = fmt.Sprintf("%.1f ms", v)
+		}
+		fmt.Fprintf(w, "\nHealth of client %s (player %s): %.1f inputs/s, %d late inputs, %.1f difs/s of %.0f B, %d base resets, %d incomplete, ack %.1f ms, pong-pang %s, chase %.1f fps, %d position jumps\n",
 			x.Client, pl, s["inputs_per_s"], s["late_inputs"], s["difs_per_s"], s["mean_dif_bytes"], s["base_resets"], s["incomplete"],
-			s["mean_ack_ms"], s["mean_pong_pang_ms"], s["mean_chase_fps"], s["position_jumps"])
+			s["mean_ack_ms"], rtt, s["mean_chase_fps"], s["position_jumps"])
 		tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "  t\tinputs\tlate\tdifs\tdif B\tresets\tincompl\tacks\tack ms\tpong→pang ms\tchase\tdsync ms\tcorr px\tcpu\tmax step\tjumps\t\n")
+		fmt.Fprintf(tw, "t\tinputs\tlate\tdifs\tdif B\tresets\tincompl\tacks\tack ms\tping-pong ms\tpong-pang ms\tchase\tdsync ms\tlocal corr\tremote corr\tcpu\tmax step\tjumps\t\n")
 		for _, s := range x.Seconds {
-			fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%d\t\n", s.T, s.Inputs, s.LateInputs,
-				s.Difs, s.DifBytes, s.BaseResets, s.Incomplete, s.Acks, s.AckMs, s.PongPangMs, s.ChaseFPS, s.DsyncMs, s.LocalCorrection, s.CPU, s.MaxStep, s.Jumps)
+			// A mean without samples is "-", not 0.
+			m := func(k, format string, v float64) string {
+				if s.sums[k] == nil {
+					return "-"
+				}
+				return fmt.Sprintf(format, v)
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%.1f\t%d\t\n", s.T, s.Inputs, s.LateInputs,
+				s.Difs, s.DifBytes, s.BaseResets, s.Incomplete, s.Acks, m("ack", "%.1f", s.AckMs), m("pingpong", "%.1f", s.PingPongMs),
+				m("pongpang", "%.1f", s.PongPangMs), m("chase", "%.1f", s.ChaseFPS), m("dsync", "%.1f", s.DsyncMs), s.LocalCorrection,
+				s.RemoteCorrection, m("cpu", "%.0f", s.CPU), s.MaxStep, s.Jumps)
 		}
 		tw.Flush()
 	}

@@ -23,6 +23,7 @@ type readOpts struct {
 	json    bool
 	era     string
 	time    string
+	files   []string
 }
 
 func newReadCmd() *cobra.Command {
@@ -50,7 +51,7 @@ parentheses. A name a packet does not have is nil: comparisons with it are false
 
 JSON output (--json) is one object per line with the keys
   n       frame number in the capture
-  ts      capture time, RFC 3339 with nanoseconds
+  ts      capture time, RFC 3339 with all nine digits of nanoseconds
   src,dst source and destination "ip:port"
   dir     "c2s" or "s2c"
   type    the 4-character packet name
@@ -68,8 +69,11 @@ JSON output (--json) is one object per line with the keys
   pmdump read -Y 'player == 2 and c2s and frame in 1000..1200' capture.pcap
   pmdump read --json capture.pcap.gz | jq .fields
   tcpdump -U -i eth0 -w - udp | pmdump read -`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = append(o.files, args...)
+			if len(args) == 0 {
+				return usagef("no capture to read: give FILE (or -r FILE, or - for stdin)")
+			}
 			return runRead(cmd, args, &o)
 		},
 	}
@@ -80,6 +84,7 @@ JSON output (--json) is one object per line with the keys
 	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` (see above)")
 	f.BoolVar(&o.json, "json", false, "one JSON object per line")
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since first packet), e (epoch)")
 	return c
 }
@@ -130,6 +135,10 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	}
 	return err
 }
+
+// rfc3339Fixed is RFC 3339 with all nine digits of the nanoseconds, so
+// time stamps have one width and sort as text.
+const rfc3339Fixed = "2006-01-02T15:04:05.000000000Z07:00"
 
 // printer formats records as text lines, field trees or JSON.
 type printer struct {
@@ -328,7 +337,7 @@ func appendJSON(b []byte, r *session.Record, withRaw bool) []byte {
 	b = append(b, `{"n":`...)
 	b = strconv.AppendInt(b, int64(r.N), 10)
 	b = append(b, `,"ts":"`...)
-	b = r.TS.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = r.TS.UTC().AppendFormat(b, rfc3339Fixed)
 	b = append(b, `","src":"`...)
 	b = r.Src.AppendTo(b)
 	b = append(b, `","dst":"`...)

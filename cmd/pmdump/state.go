@@ -80,10 +80,16 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		return usageError{err}
 	}
 	if o.frame < 0 {
-		return usagef("--frame is required")
+		return usagef("--frame N is required (a game frame, 0 or more)")
 	}
 	if o.player < 0 && o.client == "" {
 		return usagef("--player or --client is required")
+	}
+	if o.player >= 0 && o.client != "" {
+		return usagef("give --player or --client, not both")
+	}
+	if o.out != "" && (o.json || o.region != "") {
+		return usagef("-o writes the raw state; --json and --region print it: choose one")
 	}
 	cf, err := newClientFilter(o.player, o.client)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -106,6 +105,9 @@ anatomy (with --explain: region, bytes, values, fields).`,
 // newClientFilter parses --player and --client.
 func newClientFilter(player int, client string) (clientFilter, error) {
 	cf := clientFilter{player: player}
+	if player >= 0 && client != "" {
+		return cf, usagef("give --player or --client, not both")
+	}
 	if client != "" {
 		var err error
 		if cf.client, err = netip.ParseAddrPort(client); err != nil {
@@ -163,6 +165,7 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	defer out.Flush()
 	p := newPipeline(args, era, cmd.ErrOrStderr())
 	var buf []byte
+	shown := 0
 	got := map[netip.AddrPort]map[replay.Frame][]([32]byte){}
 	opt := replay.Options{}
 	if o.explain {
@@ -188,6 +191,7 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 			}
 			return
 		}
+		shown++
 		if o.json {
 			buf = appendStateJSON(buf[:0], s)
 		} else {
@@ -201,6 +205,9 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	runErr := rb.run()
 	if len(p.unreadable) == len(args) {
 		return runErr
+	}
+	if shown == 0 && truth == nil && (cf.player >= 0 || cf.client.IsValid() || fr.set) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "pmdump: no state matched --player, --client or --frames")
 	}
 	if truth != nil {
 		if err := verify(out, truth, got, o); err != nil {
@@ -263,7 +270,7 @@ func appendStateJSON(b []byte, s *replay.State) []byte {
 	b = append(b, `,"dst":`...)
 	b = strconv.AppendInt(b, int64(s.Dst), 10)
 	b = append(b, `,"ts":"`...)
-	b = s.TS.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = s.TS.UTC().AppendFormat(b, rfc3339Fixed)
 	b = append(b, `","n":`...)
 	b = strconv.AppendInt(b, int64(s.N), 10)
 	b = append(b, `,"size":`...)

@@ -124,6 +124,9 @@ func runSynth(cmd *cobra.Command, o *synthOpts) error {
 		}
 		out = file
 	}
+	if toStdout && !o.noTruth {
+		fmt.Fprintln(cmd.ErrOrStderr(), "pmdump: writing to stdout: no ground-truth files (give -o FILE for them)")
+	}
 	var sink synth.TruthSink
 	var csv *synth.CSVWriter
 	if !toStdout && !o.noTruth {
