@@ -41,13 +41,14 @@ func (d *Datagram) Truncated() bool { return len(d.Payload) < d.Length }
 
 // Counters count what a Reader has seen besides the datagrams it returned.
 type Counters struct {
-	Frames    int // every frame read from the capture
-	NonUDP    int // frames that carry no UDP (other protocols, other link types)
-	Fragments int // IPv4 fragments held for reassembly
-	BadFrames int // frames whose link, IP or UDP header could not be parsed
-	Truncated int // UDP datagrams cut short by the snap length
-	Datagrams int // UDP datagrams returned
-	LinkTypes map[string]int
+	Frames      int // every frame read from the capture
+	NonUDP      int // frames that carry no UDP (other protocols, other link types)
+	Fragments   int // IPv4 fragments held for reassembly
+	Reassembled int // UDP datagrams rebuilt from IPv4 fragments
+	BadFrames   int // frames whose link, IP or UDP header could not be parsed
+	Truncated   int // UDP datagrams cut short by the snap length
+	Datagrams   int // UDP datagrams returned
+	LinkTypes   map[string]int
 }
 
 // Reader yields the UDP datagrams of one capture file or stream.
@@ -154,7 +155,7 @@ func (r *Reader) Counters() Counters {
 	c := r.counters
 	c.LinkTypes = make(map[string]int, len(r.linkTypes))
 	for _, l := range r.linkTypes {
-		c.LinkTypes[l.lt.String()] += l.n
+		c.LinkTypes[linkTypeName(l.lt)] += l.n
 	}
 	return c
 }
@@ -169,6 +170,21 @@ func (r *Reader) countLinkType(lt layers.LinkType) {
 		}
 	}
 	r.linkTypes = append(r.linkTypes, linkTypeCount{lt, 1})
+}
+
+// linkTypeName names a link type, including the ones gopacket does not.
+func linkTypeName(lt layers.LinkType) string {
+	switch lt {
+	case layers.LinkTypeIPv4:
+		return "Raw IPv4"
+	case layers.LinkTypeIPv6:
+		return "Raw IPv6"
+	case layers.LinkTypeLinuxSLL2:
+		return "Linux SLL2"
+	case 12:
+		return "Raw IP"
+	}
+	return lt.String()
 }
 
 type linkTypeCount struct {
@@ -243,6 +259,7 @@ func (r *Reader) Next() (*Datagram, error) {
 			if !r.reassemble(ci.Timestamp) {
 				continue
 			}
+			r.counters.Reassembled++
 		}
 		r.dg = Datagram{
 			N:           n,

@@ -134,6 +134,13 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 		if len(sides) < 2 {
 			return fmt.Errorf("frame %d: fewer than two clients hold a state to compare", fa)
 		}
+		frames := map[int32]bool{}
+		for _, s := range sides {
+			frames[tl.Entries(s.pick.client)[s.pick.index].Frame.N] = true
+		}
+		if len(frames) > 1 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "pmdump: note: the clients last held different frames at frame %d, so the differences include the game's progress; --sent compares the states the server sent each of them for frame %d\n", fa, fa)
+		}
 		for _, s := range sides[1:] {
 			pairs = append(pairs, [2]side{sides[0], s})
 		}

@@ -125,6 +125,7 @@ func (p *pipeline) addCounters(c source.Counters) {
 	t.Frames = c.Frames
 	t.NonUDP += c.NonUDP
 	t.Fragments += c.Fragments
+	t.Reassembled += c.Reassembled
 	t.BadFrames += c.BadFrames
 	t.Truncated += c.Truncated
 	t.Datagrams += c.Datagrams

@@ -130,27 +130,28 @@ frame are counted as position jumps: corrections or respawns).`,
 
 // report is what stats prints; its JSON form is the --json output.
 type report struct {
-	Inputs    []string        `json:"inputs"`
-	Frames    int             `json:"frames"`
-	UDP       int             `json:"udp_datagrams"`
-	NonUDP    int             `json:"non_udp_frames"`
-	BadFrames int             `json:"bad_frames"`
-	Fragments int             `json:"ip_fragments"`
-	Truncated int             `json:"truncated_datagrams"`
-	LinkTypes map[string]int  `json:"link_types"`
-	First     *time.Time      `json:"first,omitempty"`
-	Last      *time.Time      `json:"last,omitempty"`
-	Duration  float64         `json:"duration_s"`
-	Game      session.Count   `json:"game"`
-	Malformed session.Count   `json:"malformed"`
-	Unknown   session.Count   `json:"unknown"`
-	NonGame   session.Count   `json:"non_game_skipped"`
-	Eras      map[string]int  `json:"eras"`
-	Convs     []convReport    `json:"conversations"`
-	Packets   []nameReport    `json:"packets"`
-	Difs      []difReport     `json:"difs"`
-	Warnings  []string        `json:"warnings,omitempty"`
-	Health    []*healthClient `json:"health,omitempty"`
+	Inputs      []string        `json:"inputs"`
+	Frames      int             `json:"frames"`
+	UDP         int             `json:"udp_datagrams"`
+	NonUDP      int             `json:"non_udp_frames"`
+	BadFrames   int             `json:"bad_frames"`
+	Fragments   int             `json:"ip_fragments"`
+	Reassembled int             `json:"reassembled_datagrams"`
+	Truncated   int             `json:"truncated_datagrams"`
+	LinkTypes   map[string]int  `json:"link_types"`
+	First       *time.Time      `json:"first,omitempty"`
+	Last        *time.Time      `json:"last,omitempty"`
+	Duration    float64         `json:"duration_s"`
+	Game        session.Count   `json:"game"`
+	Malformed   session.Count   `json:"malformed"`
+	Unknown     session.Count   `json:"unknown"`
+	NonGame     session.Count   `json:"non_game_skipped"`
+	Eras        map[string]int  `json:"eras"`
+	Convs       []convReport    `json:"conversations"`
+	Packets     []nameReport    `json:"packets"`
+	Difs        []difReport     `json:"difs"`
+	Warnings    []string        `json:"warnings,omitempty"`
+	Health      []*healthClient `json:"health,omitempty"`
 }
 
 type convReport struct {
@@ -203,7 +204,7 @@ func buildReport(p *pipeline, perConv map[*session.Conversation]map[session.Name
 	c := p.counters
 	rep := report{
 		Inputs: p.inputs, Frames: c.Frames, UDP: c.Datagrams, NonUDP: c.NonUDP, BadFrames: c.BadFrames,
-		Fragments: c.Fragments, Truncated: c.Truncated, LinkTypes: c.LinkTypes,
+		Fragments: c.Fragments, Reassembled: c.Reassembled, Truncated: c.Truncated, LinkTypes: c.LinkTypes,
 		Game: st.Game, Malformed: st.Malformed, Unknown: st.Unknown, NonGame: st.NonGame,
 		Eras: map[string]int{},
 	}
@@ -262,7 +263,7 @@ func writeReport(w io.Writer, r report) {
 	if r.BadFrames > 0 || r.Truncated > 0 || r.Fragments > 0 {
 		fmt.Fprintf(tw, "  unparsable frames\t%d\n", r.BadFrames)
 		fmt.Fprintf(tw, "  truncated datagrams\t%d\n", r.Truncated)
-		fmt.Fprintf(tw, "  IPv4 fragments\t%d\n", r.Fragments)
+		fmt.Fprintf(tw, "  IPv4 fragments\t%d (%d datagrams reassembled)\n", r.Fragments, r.Reassembled)
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(tw, "  warning\t%s\n", warn)
