@@ -155,7 +155,7 @@ func (r *Reader) Counters() Counters {
 	c := r.counters
 	c.LinkTypes = make(map[string]int, len(r.linkTypes))
 	for _, l := range r.linkTypes {
-		c.LinkTypes[linkTypeName(l.lt)] += l.n
+		c.LinkTypes[LinkTypeName(l.lt)] += l.n
 	}
 	return c
 }
@@ -172,8 +172,8 @@ func (r *Reader) countLinkType(lt layers.LinkType) {
 	r.linkTypes = append(r.linkTypes, linkTypeCount{lt, 1})
 }
 
-// linkTypeName names a link type, including the ones gopacket does not.
-func linkTypeName(lt layers.LinkType) string {
+// LinkTypeName names a link type, including the ones gopacket does not.
+func LinkTypeName(lt layers.LinkType) string {
 	switch lt {
 	case layers.LinkTypeIPv4:
 		return "Raw IPv4"

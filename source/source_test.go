@@ -150,7 +150,7 @@ func TestLinkTypes(t *testing.T) {
 					t.Errorf("%s: final error %v, want io.EOF", format, err)
 				}
 				check(t, gs, ws)
-				if c.Frames != 3 || c.Datagrams != 3 || c.NonUDP != 0 || c.BadFrames != 0 || c.LinkTypes[tt.lt.String()] != 3 {
+				if c.Frames != 3 || c.Datagrams != 3 || c.NonUDP != 0 || c.BadFrames != 0 || c.LinkTypes[source.LinkTypeName(tt.lt)] != 3 {
 					t.Errorf("%s: counters %+v", format, c)
 				}
 			}
@@ -260,8 +260,8 @@ func TestPcapngTwoInterfaces(t *testing.T) {
 		{n: 3, src: cli6, dst: srv6, payload: payloadB},
 		{n: 4, src: srv6, dst: cli6, payload: payloadA},
 	})
-	if c.LinkTypes[layers.LinkTypeEthernet.String()] != 2 || c.LinkTypes[layers.LinkTypeLinuxSLL.String()] != 1 ||
-		c.LinkTypes[layers.LinkTypeRaw.String()] != 1 {
+	if c.LinkTypes[source.LinkTypeName(layers.LinkTypeEthernet)] != 2 || c.LinkTypes[source.LinkTypeName(layers.LinkTypeLinuxSLL)] != 1 ||
+		c.LinkTypes[source.LinkTypeName(layers.LinkTypeRaw)] != 1 {
 		t.Errorf("link types %v", c.LinkTypes)
 	}
 }
