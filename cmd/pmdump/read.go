@@ -39,7 +39,8 @@ are shown as unknown with their bytes. UDP that is not game traffic is skipped
 
 FILE is a pcap or pcapng file, optionally gzip-compressed; "-" reads a capture
 stream from stdin; sample:legacy and sample:modern are the bundled samples.
-Several files are read one after the other as one capture.
+Several files are read one after the other as one capture (frames numbered
+on); a client that shakes hands again starts a new conversation.
 
 Display filter (-Y) names: type, dir (c2s/s2c), era, player, client, num (the
 frame number in the capture), len (payload bytes), frame (the game frame a
@@ -47,7 +48,9 @@ packet refers to), malformed, unknown, sport, dport, saddr, daddr, every packet
 name as a boolean (stdf, cdat, …) and every decoded field by its name (src, dst,
 seq, count, slsn, move, c_sync …; name_raw is a legacy field's raw value).
 Operators: == != < <= > >= and or not (&& || !), "x in 100..200", matches,
-parentheses. A name a packet does not have is nil: comparisons with it are false.
+parentheses. A name a packet does not have is nil: comparisons with it are false
+(!= too); a name no packet has is an error. Write "not (src == 0)", with the
+parentheses.
 
 JSON output (--json) is one object per line with the keys
   n       frame number in the capture

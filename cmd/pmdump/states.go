@@ -73,7 +73,7 @@ disagree, or a dif that does not inflate to the state).
 --verify compares with a ground-truth CSV of either era (header
 dst_frame,src_frame,sha256[,slsn,level]): every row must be a rebuilt state
 with the same sha256. It prints matched, mismatched and missing counts and
-exits 1 on any mismatch.
+exits 1 when a row does not match or was not rebuilt.
 
 --explain adds each dif's anatomy: per region, the bytes and values it changes
 and the fields they are in (the non-zero bytes of a dif are the changed ones), so
