@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/filter"
 	"github.com/pmdump/pmdump/session"
+	"github.com/pmdump/pmdump/synth"
 )
 
 type readOpts struct {
@@ -24,6 +26,7 @@ type readOpts struct {
 	era     string
 	time    string
 	files   []string
+	write   string
 }
 
 func newReadCmd() *cobra.Command {
@@ -67,6 +70,7 @@ JSON output (--json) is one object per line with the keys
   error   why the packet is malformed or unknown (only then)
   raw     the payload in hex (malformed and unknown packets, or with -x)`,
 		Example: `  pmdump read capture.pcap
+  pmdump read -Y 'player == 2' -w player2.pcap capture.pcap
   pmdump read -V -c 5 capture.pcapng
   pmdump read -Y 'stdf and src == 0' capture.pcap
   pmdump read -Y 'player == 2 and c2s and frame in 1000..1200' capture.pcap
@@ -87,6 +91,7 @@ JSON output (--json) is one object per line with the keys
 	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` (see above)")
 	f.BoolVar(&o.json, "json", false, "one JSON object per line")
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVarP(&o.write, "write", "w", "", "write the matching game packets to capture `FILE` (pcap, or pcapng by extension) instead of printing them")
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since first packet), e (epoch)")
 	return c
@@ -110,6 +115,9 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 		if flt, err = filter.Compile(o.filter); err != nil {
 			return usageError{err}
 		}
+	}
+	if o.write != "" {
+		return writeMatching(cmd, args, era, flt, o)
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
@@ -135,6 +143,52 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	})
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = ferr
+	}
+	return err
+}
+
+// writeMatching is read -w: the matching game packets go to a capture file,
+// each as an Ethernet/IPv4/UDP frame with its original addresses, ports,
+// payload and time stamp (as captured: a payload cut by the snap length
+// stays cut).
+func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filter.Filter, o *readOpts) error {
+	f, err := os.Create(o.write)
+	if err != nil {
+		return usagef("-w: %v", err)
+	}
+	w, err := synth.NewCaptureWriter(f, synth.FormatFor(o.write))
+	if err != nil {
+		f.Close()
+		return err
+	}
+	p := newPipeline(args, era, cmd.ErrOrStderr())
+	written, skipped := 0, 0
+	err = p.run(func(r *session.Record) error {
+		if flt != nil && !flt.Match(r) {
+			return nil
+		}
+		if !r.Src.Addr().Is4() || !r.Dst.Addr().Is4() {
+			skipped++ // the writer makes IPv4 frames only
+			return nil
+		}
+		if err := w.WriteDatagram(r.TS, r.Src, r.Dst, r.Packet.Raw); err != nil {
+			return err
+		}
+		written++
+		if o.count > 0 && written >= o.count {
+			return errStop
+		}
+		return nil
+	})
+	if ferr := w.Flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%d packets written to %s\n", written, o.write)
+	if skipped > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "pmdump: %d IPv6 packets not written (-w writes IPv4 frames)\n", skipped)
 	}
 	return err
 }
