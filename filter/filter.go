@@ -12,6 +12,7 @@
 //	era        "legacy", "modern" or "unknown"
 //	player     the packet's player (from its player field or its conversation), nil if unknown
 //	client     the client endpoint of the conversation ("127.0.0.1:24786")
+//	conv       the conversation's number (as pmdump stats lists them)
 //	num        the packet's frame number in the capture
 //	len        the payload length in bytes
 //	frame      the game frame the packet refers to (cdat frame, stdf dst, stak ack …)
@@ -119,7 +120,7 @@ func (nilSafe) Visit(node *ast.Node) {
 
 // envNames is every name Match can define.
 var envNames = func() []string {
-	names := []string{"type", "dir", "c2s", "s2c", "era", "player", "client", "num", "len", "malformed",
+	names := []string{"type", "dir", "c2s", "s2c", "era", "player", "client", "conv", "num", "len", "malformed",
 		"unknown", "sport", "dport", "saddr", "daddr", "frame"}
 	names = append(names, packetNames...)
 	for _, e := range decode.Eras {
@@ -179,6 +180,7 @@ func (f *Filter) Match(r *session.Record) bool {
 	}
 	if r.Conv != nil {
 		env["client"] = r.Conv.Client.String()
+		env["conv"] = r.Conv.ID
 	}
 	env["num"] = r.N
 	env["len"] = len(p.Raw)

@@ -45,9 +45,9 @@ stream from stdin; sample:legacy and sample:modern are the bundled samples.
 Several files are read one after the other as one capture (frames numbered
 on); a client that shakes hands again starts a new conversation.
 
-Display filter (-Y) names: type, dir (c2s/s2c), era, player, client, num (the
-frame number in the capture), len (payload bytes), frame (the game frame a
-packet refers to), malformed, unknown, sport, dport, saddr, daddr, every packet
+Display filter (-Y) names: type, dir (c2s/s2c), era, player, client, conv (the
+conversation's number in pmdump stats), num (the frame number in the capture),
+len (payload bytes), frame (the game frame a packet refers to), malformed, unknown, sport, dport, saddr, daddr, every packet
 name as a boolean (stdf, cdat, …) and every decoded field by its name (src, dst,
 seq, count, slsn, move, c_sync …; name_raw is a legacy field's raw value).
 Operators: == != < <= > >= and or not (&& || !), "x in 100..200", matches,
@@ -93,7 +93,7 @@ JSON output (--json) is one object per line with the keys
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
 	f.StringVarP(&o.write, "write", "w", "", "write the matching game packets to capture `FILE` (pcap, or pcapng by extension) instead of printing them")
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
-	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since first packet), e (epoch)")
+	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since the first packet), d (since the previous packet shown), e (epoch)")
 	return c
 }
 
@@ -106,9 +106,9 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 		return usagef("-c must not be negative")
 	}
 	switch o.time {
-	case "a", "ad", "r", "e":
+	case "a", "ad", "r", "d", "e":
 	default:
-		return usagef("unknown time format %q (want a, ad, r or e)", o.time)
+		return usagef("unknown time format %q (want a, ad, r, d or e)", o.time)
 	}
 	var flt *filter.Filter
 	if o.filter != "" {
@@ -204,8 +204,9 @@ type printer struct {
 	buf []byte
 	t0  time.Time
 
-	sec     int64  // the second secText shows
-	secText []byte // "15:04:05." of sec
+	prev    time.Time // the previous packet shown (-t d)
+	sec     int64     // the second secText shows
+	secText []byte    // "15:04:05." of sec
 }
 
 func (pr *printer) print(r *session.Record) error {
@@ -231,6 +232,13 @@ func (pr *printer) appendTime(b []byte, ts time.Time) []byte {
 	switch pr.o.time {
 	case "r":
 		return strconv.AppendFloat(b, ts.Sub(pr.t0).Seconds(), 'f', 6, 64)
+	case "d":
+		prev := pr.prev
+		if prev.IsZero() {
+			prev = ts
+		}
+		pr.prev = ts
+		return strconv.AppendFloat(b, ts.Sub(prev).Seconds(), 'f', 6, 64)
 	case "e":
 		return strconv.AppendFloat(b, float64(ts.UnixNano())/1e9, 'f', 6, 64)
 	case "ad":
