@@ -47,13 +47,13 @@ on); a client that shakes hands again starts a new conversation.
 
 Display filter (-Y) names: type, dir (c2s/s2c), era, player, client, conv (the
 conversation's number in pmdump stats), num (the frame number in the capture),
-len (payload bytes), frame (the game frame a packet refers to), malformed, unknown, sport, dport, saddr, daddr, every packet
-name as a boolean (stdf, cdat, …) and every decoded field by its name (src, dst,
-seq, count, slsn, move, c_sync …; name_raw is a legacy field's raw value).
-Operators: == != < <= > >= and or not (&& || !), "x in 100..200", matches,
-parentheses. A name a packet does not have is nil: comparisons with it are false
-(!= too); a name no packet has is an error. Write "not (src == 0)", with the
-parentheses.
+len (payload bytes), frame (the game frame a packet refers to), malformed,
+unknown, sport, dport, saddr, daddr, every packet name as a boolean (stdf, cdat,
+…) and every decoded field by its name (src, dst, seq, count, slsn, move, c_sync
+…; name_raw is a legacy field's raw value). Operators: == != < <= > >= and or
+not (&& || !), "x in 100..200", matches, parentheses. A name a packet does not
+have is nil: comparisons with it are false (!= too); a name no packet has is an
+error. Write "not (src == 0)", with the parentheses.
 
 JSON output (--json) is one object per line with the keys
   n       frame number in the capture
