@@ -23,12 +23,13 @@ type Entry struct {
 	Player     int8
 	Size       int32
 	Compressed int32
-	CaptureN   int // capture frame number of the dif's last piece
+	CaptureN   int32 // capture frame number of the dif's last piece
 	Sum        [32]byte
 	ts, ackTS  int64 // unix nanoseconds
-	acked      bool
-	dif, ckpt  blob  // the compressed dif (OK states) and checkpoint
+	dif        blob  // the compressed dif (OK states)
 	base       int32 // index of the base entry, -1 for a keyframe
+	ckpt       bool  // a checkpoint of the state is in the line's ckpts
+	acked      bool
 }
 
 // Time is the capture time of the dif's last piece.
@@ -66,6 +67,7 @@ type line struct {
 	recent  []Frame       // the frames in latest, oldest first
 	slsns   []int         // level sequences seen
 	forward []int         // entries whose base comes later
+	ckpts   map[int]blob  // checkpoints, by entry (one in CheckpointEvery)
 }
 
 // unresolved marks an entry whose base state has not been added yet.
@@ -132,14 +134,14 @@ func (t *Timeline) Entries(client netip.AddrPort) []Entry {
 func (t *Timeline) Add(s *State) error {
 	l := t.clients[s.Client]
 	if l == nil {
-		l = &line{latest: map[Frame]int{}}
+		l = &line{latest: map[Frame]int{}, ckpts: map[int]blob{}}
 		t.clients[s.Client] = l
 		if !slices.Contains(t.order, s.Client) {
 			t.order = append(t.order, s.Client)
 		}
 	}
 	e := Entry{
-		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, ts: s.TS.UnixNano(), CaptureN: s.N, Size: int32(s.Size),
+		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, ts: s.TS.UnixNano(), CaptureN: int32(s.N), Size: int32(s.Size),
 		Compressed: int32(s.Compressed), Pieces: uint8(s.Pieces), Count: uint8(s.Count), Sum: s.Sum, Player: int8(s.Player), base: -1,
 	}
 	if s.Status == OK {
@@ -148,9 +150,12 @@ func (t *Timeline) Add(s *State) error {
 			return err
 		}
 		if s.Checkpoint != nil {
-			if e.ckpt, err = t.store.put(s.Checkpoint); err != nil {
+			b, err := t.store.put(s.Checkpoint)
+			if err != nil {
 				return err
 			}
+			e.ckpt = true
+			l.ckpts[len(l.entries)] = b
 		}
 		if s.Src != 0 {
 			if b, ok := l.latest[Frame{s.SLSN, s.Src}]; ok {
@@ -298,14 +303,14 @@ func (t *Timeline) State(dst []byte, client netip.AddrPort, i int) ([]byte, erro
 		if e.base == unresolved {
 			return nil, fmt.Errorf("state %v: its base %d is not in the timeline", e.Frame, e.Src)
 		}
-		if e.ckpt != 0 || e.base < 0 {
+		if e.ckpt || e.base < 0 {
 			break
 		}
 	}
 	first := &l.entries[path[len(path)-1]]
 	var err error
-	if first.ckpt != 0 {
-		z, err := t.store.get(first.ckpt)
+	if first.ckpt {
+		z, err := t.store.get(l.ckpts[path[len(path)-1]])
 		if err != nil {
 			return nil, err
 		}

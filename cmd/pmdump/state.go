@@ -276,7 +276,7 @@ func buildTimeline(args []string, era decode.Era, stderr io.Writer) (*replay.Tim
 
 // timelineMemory is the soft memory limit while indexing: the index of a
 // one-hour 8-player game is about 120 MB.
-const timelineMemory = 256 << 20
+const timelineMemory = 224 << 20
 
 // checkpointEvery bounds the difs applied to rebuild any state: 32 inflates
 // of a 112 KB state take a few milliseconds.
