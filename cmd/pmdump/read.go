@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strconv"
 	"time"
@@ -205,8 +206,9 @@ type printer struct {
 	t0  time.Time
 
 	prev    time.Time // the previous packet shown (-t d)
-	sec     int64     // the second secText shows
-	secText []byte    // "15:04:05." of sec
+	addrs   addrCache
+	sec     int64  // the second secText shows
+	secText []byte // "15:04:05." of sec
 }
 
 func (pr *printer) print(r *session.Record) error {
@@ -261,6 +263,28 @@ func (pr *printer) appendTime(b []byte, ts time.Time) []byte {
 	return append(b, d[:]...)
 }
 
+// addrCache keeps the text of the few endpoints a capture's packets go
+// between, so each line copies it instead of formatting it again.
+type addrCache struct {
+	keys [8]netip.AddrPort
+	text [8][]byte
+	next int
+}
+
+func (c *addrCache) append(b []byte, a netip.AddrPort) []byte {
+	for i := range c.keys {
+		if c.keys[i] == a && c.text[i] != nil {
+			return append(b, c.text[i]...)
+		}
+	}
+	i := c.next
+	c.next = (c.next + 1) % len(c.keys)
+	c.keys[i] = a
+	c.text[i] = a.AppendTo(c.text[i][:0])
+	return append(b, c.text[i]...)
+}
+
+// appendPad appends n right-aligned in width columns.
 func appendPad(b []byte, n int64, width int) []byte {
 	d := 1
 	for x := n; x >= 10 || x <= -10; x /= 10 {
@@ -283,9 +307,9 @@ func (pr *printer) appendLine(b []byte, r *session.Record) []byte {
 	b = append(b, ' ')
 	b = pr.appendTime(b, r.TS)
 	b = append(b, ' ')
-	b = r.Src.AppendTo(b)
+	b = pr.addrs.append(b, r.Src)
 	b = append(b, " → "...)
-	b = r.Dst.AppendTo(b)
+	b = pr.addrs.append(b, r.Dst)
 	b = append(b, ' ')
 	b = append(b, r.Dir.Arrow()...)
 	b = append(b, ' ')
