@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -173,16 +174,22 @@ func (w *CSVWriter) ServerDif(r ServerRow) error {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Pieces), 10)
 	b = append(b, ',')
-	b = hex.AppendEncode(b, r.SHA256[:])
+	return w.finish(w.server, b, r.SHA256, r.SLSN, r.Level)
+}
+
+// finish appends the sha256 and, in the modern era, the slsn and level
+// columns to a row and writes it.
+func (w *CSVWriter) finish(to io.Writer, b []byte, sum [32]byte, slsn, level int) error {
+	b = hex.AppendEncode(b, sum[:])
 	if w.era == decode.Modern {
 		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.SLSN), 10)
+		b = strconv.AppendInt(b, int64(slsn), 10)
 		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.Level), 10)
+		b = strconv.AppendInt(b, int64(level), 10)
 	}
 	b = append(b, '\n')
 	w.line = b
-	if _, err := w.server.Write(b); err != nil {
+	if _, err := to.Write(b); err != nil {
 		return fmt.Errorf("ground truth: %w", err)
 	}
 	return nil
@@ -198,19 +205,7 @@ func (w *CSVWriter) ClientApplied(r ClientRow) error {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Src), 10)
 	b = append(b, ',')
-	b = hex.AppendEncode(b, r.SHA256[:])
-	if w.era == decode.Modern {
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.SLSN), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.Level), 10)
-	}
-	b = append(b, '\n')
-	w.line = b
-	if _, err := w.clients[r.Player-1].Write(b); err != nil {
-		return fmt.Errorf("ground truth: %w", err)
-	}
-	return nil
+	return w.finish(w.clients[r.Player-1], b, r.SHA256, r.SLSN, r.Level)
 }
 
 // Close flushes and closes every file; it reports every error it met.
