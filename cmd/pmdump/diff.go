@@ -13,14 +13,9 @@ import (
 )
 
 type diffOpts struct {
-	era        string
-	player     int
-	client     string
-	slsn       int
+	pickFlags
 	json       bool
-	schema     string
 	allPlayers bool
-	sent       bool
 	region     string
 }
 
@@ -48,14 +43,9 @@ chars), path, and note when the change means something in the game.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd, args, &o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
-	f.IntVar(&o.player, "player", -1, "the client with player number `P`")
-	f.StringVar(&o.client, "client", "", "the client at `IP:PORT`")
-	f.IntVar(&o.slsn, "slsn", -1, "level sequence `K`")
+	o.pickFlags.register(f)
 	f.BoolVar(&o.json, "json", false, "one JSON object per changed value")
-	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON)")
 	f.BoolVar(&o.allPlayers, "all-players", false, "compare every client's state at frame A with the first client's")
-	f.BoolVar(&o.sent, "sent", false, "consider every state the server sent, not only those the client acknowledged")
 	f.StringVar(&o.region, "region", "", "only changes in region `NAME`")
 	return c
 }

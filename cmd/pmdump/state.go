@@ -12,21 +12,37 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/schema"
 )
 
-type stateOpts struct {
+// pickFlags are the flags that pick a client's state, shared by state and
+// diff.
+type pickFlags struct {
 	era    string
 	player int
 	client string
-	frame  int
 	slsn   int
-	out    string
 	sent   bool
 	schema string
+}
+
+func (p *pickFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&p.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.IntVar(&p.player, "player", -1, "the client with player number `P`")
+	f.StringVar(&p.client, "client", "", "the client at `IP:PORT`")
+	f.IntVar(&p.slsn, "slsn", -1, "level sequence `K`")
+	f.BoolVar(&p.sent, "sent", false, "consider every state the server sent, not only those the client acknowledged")
+	f.StringVar(&p.schema, "schema", "", "state layout `FILE` (JSON) for a state size the built-in schemas do not know")
+}
+
+type stateOpts struct {
+	pickFlags
+	frame  int
+	out    string
 	region string
 	json   bool
 }
@@ -61,16 +77,11 @@ exists in more than one level sequence is an error that lists them.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runState(cmd, args, &o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
-	f.IntVar(&o.player, "player", -1, "the client with player number `P`")
-	f.StringVar(&o.client, "client", "", "the client at `IP:PORT`")
+	o.pickFlags.register(f)
 	f.IntVar(&o.frame, "frame", -1, "game frame `N`")
-	f.IntVar(&o.slsn, "slsn", -1, "level sequence `K`")
 	f.StringVarP(&o.out, "output", "o", "", "write the raw state to `FILE` (- for stdout)")
-	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON) for a state size the built-in schemas do not know")
 	f.StringVar(&o.region, "region", "", "print only region `NAME` (psyn, Ei, l, …), every element that is not all zeros")
 	f.BoolVar(&o.json, "json", false, "print the full field tree as JSON")
-	f.BoolVar(&o.sent, "sent", false, "consider every state the server sent, not only those the client acknowledged")
 	return c
 }
 
