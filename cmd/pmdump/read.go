@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/filter"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/synth"
@@ -122,26 +123,43 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
-	p := newPipeline(args, era, cmd.ErrOrStderr())
-	p.idle = func() { out.Flush() } // a live stream shows its packets as they come
 	pr := printer{o: o, out: out}
 	shown := 0
-	err = p.run(func(r *session.Record) error {
-		if flt != nil && !flt.Match(r) {
-			return nil
-		}
-		if pr.t0.IsZero() {
-			pr.t0 = p.first
-		}
-		if err := pr.print(r); err != nil {
-			return err
-		}
-		shown++
-		if o.count > 0 && shown >= o.count {
-			return errStop
-		}
-		return nil
-	})
+	var printErr error
+	var e *engine.Engine
+	cfg := engine.Config{
+		Era:  era,
+		Idle: func() { out.Flush() }, // a live stream shows its packets as they come
+		OnEvent: func(ev engine.Event) {
+			pe, ok := ev.(engine.PacketEvent)
+			if !ok || printErr != nil {
+				return
+			}
+			r := pe.Record
+			if flt != nil && !flt.Match(r) {
+				return
+			}
+			if pr.t0.IsZero() {
+				pr.t0 = pe.First
+			}
+			if err := pr.print(r); err != nil {
+				printErr = err
+				e.Stop()
+				return
+			}
+			shown++
+			if o.count > 0 && shown >= o.count {
+				e.Stop()
+			}
+		},
+	}
+	e, err = driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	if e != nil {
+		e.Close()
+	}
+	if printErr != nil {
+		return printErr
+	}
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
@@ -162,25 +180,39 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 		f.Close()
 		return err
 	}
-	p := newPipeline(args, era, cmd.ErrOrStderr())
 	written, skipped := 0, 0
-	err = p.run(func(r *session.Record) error {
+	var writeErr error
+	var e *engine.Engine
+	cfg := engine.Config{Era: era, OnEvent: func(ev engine.Event) {
+		pe, ok := ev.(engine.PacketEvent)
+		if !ok || writeErr != nil {
+			return
+		}
+		r := pe.Record
 		if flt != nil && !flt.Match(r) {
-			return nil
+			return
 		}
 		if !r.Src.Addr().Is4() || !r.Dst.Addr().Is4() {
 			skipped++ // the writer makes IPv4 frames only
-			return nil
+			return
 		}
 		if err := w.WriteDatagram(r.TS, r.Src, r.Dst, r.Packet.Raw); err != nil {
-			return err
+			writeErr = err
+			e.Stop()
+			return
 		}
 		written++
 		if o.count > 0 && written >= o.count {
-			return errStop
+			e.Stop()
 		}
-		return nil
-	})
+	}}
+	e, err = driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	if e != nil {
+		e.Close()
+	}
+	if writeErr != nil {
+		err = writeErr
+	}
 	if ferr := w.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
