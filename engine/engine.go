@@ -449,23 +449,10 @@ func (e *Engine) countName(r *session.Record) {
 		m = map[session.NameDir]*session.Count{}
 		e.perConv[id] = m
 	}
-	k := session.NameDir{Name: r.Packet.NameString(), Dir: r.Dir}
-	n := m[k]
-	if n == nil {
-		if len(m) >= maxNamesPerConv {
-			e.cap.namesDropped++
-			return
-		}
-		n = &session.Count{}
-		m[k] = n
+	if !session.AddName(m, session.NameDir{Name: r.Packet.NameString(), Dir: r.Dir}, len(r.Packet.Raw)) {
+		e.cap.namesDropped++
 	}
-	n.Packets++
-	n.Bytes += len(r.Packet.Raw)
 }
-
-// maxNamesPerConv bounds the names counted per conversation: a hostile
-// peer sending endless unknown names must not grow memory.
-const maxNamesPerConv = 256
 
 func (e *Engine) conversationChanged(c *session.Conversation) {
 	sig := convSig{era: c.Era, player: c.Player, host: c.Hostname, color: c.Color, server: c.Server}

@@ -36,38 +36,39 @@ func (c *captureFigures) see(ts time.Time) {
 // Stats is a snapshot of what an engine has seen; its JSON form is what
 // pmdump stats --json prints.
 type Stats struct {
-	Inputs      []string        `json:"inputs"`
-	Frames      int             `json:"frames"`
-	UDP         int             `json:"udp_datagrams"`
-	NonUDP      int             `json:"non_udp_frames"`
-	BadFrames   int             `json:"bad_frames"`
-	Fragments   int             `json:"ip_fragments"`
-	Reassembled int             `json:"reassembled_datagrams"`
-	Truncated   int             `json:"truncated_datagrams"`
-	LinkTypes   map[string]int  `json:"link_types"`
-	First       *time.Time      `json:"first,omitempty"`
-	Last        *time.Time      `json:"last,omitempty"`
-	Duration    float64         `json:"duration_s"`
-	Game        session.Count   `json:"game"`
-	Malformed   session.Count   `json:"malformed"`
-	Unknown     session.Count   `json:"unknown"`
-	NonGame     session.Count   `json:"non_game_skipped"`
-	Eras        map[string]int  `json:"eras"`
-	Convs       []ConvStats     `json:"conversations"`
-	Packets     []NameStats     `json:"packets"`
-	Difs        []DifStats      `json:"difs"`
-	Rebuilt     bool            `json:"states_rebuilt"` // difs were inflated and their states rebuilt (ok, missing_base, ratio are known)
-	Dropped     DroppedStats    `json:"not_tracked"`
-	Warnings    []string        `json:"warnings,omitempty"`
-	Unreadable  []string        `json:"unreadable,omitempty"`
-	Health      []*ClientHealth `json:"health,omitempty"`
-	Formats     []string        `json:"-"`
+	Inputs      []string          `json:"inputs"`
+	Frames      int               `json:"frames"`
+	UDP         int               `json:"udp_datagrams"`
+	NonUDP      int               `json:"non_udp_frames"`
+	BadFrames   int               `json:"bad_frames"`
+	Fragments   int               `json:"ip_fragments"`
+	Reassembled int               `json:"reassembled_datagrams"`
+	Truncated   int               `json:"truncated_datagrams"`
+	LinkTypes   map[string]int    `json:"link_types"`
+	First       *time.Time        `json:"first,omitempty"`
+	Last        *time.Time        `json:"last,omitempty"`
+	Duration    float64           `json:"duration_s"`
+	Game        session.Count     `json:"game"`
+	Malformed   session.Count     `json:"malformed"`
+	Unknown     session.Count     `json:"unknown"`
+	NonGame     session.Count     `json:"non_game_skipped"`
+	Eras        map[string]int    `json:"eras"`
+	Convs       []ConvStats       `json:"conversations"`
+	Packets     []NameStats       `json:"packets"`
+	Difs        []DifStats        `json:"difs"`
+	Rebuilt     bool              `json:"states_rebuilt"` // difs were inflated and their states rebuilt (ok, missing_base, ratio are known)
+	Dropped     DroppedStats      `json:"not_tracked"`
+	Untracked   session.Untracked `json:"untracked"`
+	Warnings    []string          `json:"warnings,omitempty"`
+	Unreadable  []string          `json:"unreadable,omitempty"`
+	Health      []*ClientHealth   `json:"health,omitempty"`
+	Formats     []string          `json:"-"`
 }
 
 // DroppedStats counts what the engine did not track one by one, to bound
 // its memory against hostile captures.
 type DroppedStats struct {
-	Names            int `json:"packet_names"`       // (conversation, name) pairs past the per-conversation cap
+	Names            int `json:"packet_names"`       // packets of unknown names past the per-conversation cap
 	Conversations    int `json:"conversations"`      // packets of clients past the conversation cap
 	HeaderlessPieces int `json:"headerless_pieces"`  // stdf pieces cut before their header ended
 	ImplausibleDifs  int `json:"implausible_frames"` // legacy difs whose frames are too large to be real
@@ -127,6 +128,7 @@ func (e *Engine) Stats() Stats {
 		Unreadable: append([]string(nil), e.cap.unreadable...), Rebuilt: e.builder != nil,
 	}
 	r.Dropped.Names = e.cap.namesDropped
+	r.Untracked = st.Untracked
 	r.Dropped.HeaderlessPieces = e.difs.headerless
 	for _, lv := range e.levels {
 		r.Dropped.ImplausibleDifs += lv.Implausible

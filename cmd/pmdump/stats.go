@@ -187,14 +187,28 @@ func writeReport(w io.Writer, r engine.Stats) {
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t\n", n.Type, n.Dir, n.Packets, n.Bytes)
 	}
 	tw.Flush()
-	if r.Dropped != (engine.DroppedStats{}) {
+	if r.Dropped != (engine.DroppedStats{}) || r.Untracked.Any() {
+		u := r.Untracked
 		fmt.Fprintf(w, "\nNot tracked one by one (bounds against hostile captures)\n")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		if r.Dropped.Conversations > 0 {
-			fmt.Fprintf(tw, "  packets of clients past %d conversations\t%d\n", session.MaxConversations, r.Dropped.Conversations)
+		atLeast := ""
+		if u.AtLeast {
+			atLeast = "at least "
+		}
+		if u.Conversations > 0 {
+			fmt.Fprintf(tw, "  client endpoints past %d conversations\t%s%d (%d packets in the overflow conversation 0)\n", session.MaxConversations, atLeast, u.Conversations, r.Dropped.Conversations)
+		}
+		if u.Rejoins > 0 {
+			fmt.Fprintf(tw, "  rejoins past %d conversations of one endpoint (kept in its last)\t%d\n", session.MaxSessions, u.Rejoins)
+		}
+		if u.Servers > 0 {
+			fmt.Fprintf(tw, "  server endpoints past %d\t%s%d\n", session.MaxServers, atLeast, u.Servers)
+		}
+		if u.NameKeys > 0 {
+			fmt.Fprintf(tw, "  unknown packet names past %d\t%s%d (%d packets, %d bytes)\n", session.MaxNames, atLeast, u.NameKeys, u.Names.Packets, u.Names.Bytes)
 		}
 		if r.Dropped.Names > 0 {
-			fmt.Fprintf(tw, "  packets of names past 256 per conversation\t%d\n", r.Dropped.Names)
+			fmt.Fprintf(tw, "  packets of unknown names not counted per conversation\t%d\n", r.Dropped.Names)
 		}
 		if r.Dropped.HeaderlessPieces > 0 {
 			fmt.Fprintf(tw, "  stdf pieces cut inside their header\t%d\n", r.Dropped.HeaderlessPieces)
