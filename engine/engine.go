@@ -72,6 +72,9 @@ type Config struct {
 	// TempDir holds the temporary files of the timeline and the packet
 	// index ("" for the system's).
 	TempDir string
+	// Select, when set, limits the States work (and the timeline) to the
+	// conversations it selects; the others still count in the dif figures.
+	Select *Selector
 	// MemoryBudget bounds the bytes of difs, checkpoints and packets the
 	// timeline and the index keep in memory before they spill to temporary
 	// files; 0 means 64 MiB each.
@@ -482,10 +485,22 @@ func (e *Engine) onMessage(m *reassemble.Message) {
 		e.health.message(l, m.SLSN, m.Dst, m.Last)
 	}
 	e.emit(DifEvent{d})
-	if e.builder != nil {
+	if e.builder != nil && e.selected(l) {
 		e.order.added(e.builder.Added(), m.LastN)
 		e.builder.Add(m)
 	}
+}
+
+// selected reports whether line l's states are rebuilt.
+func (e *Engine) selected(l reassemble.Line) bool {
+	if e.cfg.Select == nil {
+		return true
+	}
+	player := -1
+	if c := e.lines[l.Client]; c != nil && c.ID == l.Conv {
+		player = c.Player
+	}
+	return e.cfg.Select.Match(l, player)
 }
 
 // onAck takes every stak.
