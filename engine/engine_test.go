@@ -96,7 +96,7 @@ func TestTickShowsQuietStream(t *testing.T) {
 	server := g.join(client1, 40000, 1)
 	st := states(2, 3, 20000)
 	g.dif(server, client1, 0, 0, 10, nil, st[0], nil)
-	g.dif(server, client1, 0, 7, 11, st[1], st[2], nil)                                     // its base 7 never comes
+	g.dif(server, client1, 0, 7, 11, st[1], st[2], nil)                                  // its base 7 never comes
 	g.dif(server, client1, 0, 0, 12, nil, st[1], func(seq int) bool { return seq == 0 }) // pieces lost
 	if len(c.states) > 1 {
 		t.Fatalf("before Tick: %d states shown, want at most the keyframe", len(c.states))

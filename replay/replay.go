@@ -439,10 +439,10 @@ type chain struct {
 	states map[Frame]int
 	next   int
 	// the newest acknowledged states, newest last, kept whatever their age
-	acked   []kept
-	depth   map[Frame]int // difs from the nearest keyframe or checkpoint
-	zw      *zlib.Writer
-	zbuf    bytes.Buffer
+	acked []kept
+	depth map[Frame]int // difs from the nearest keyframe or checkpoint
+	zw    *zlib.Writer
+	zbuf  bytes.Buffer
 	// jobs waiting for their base, in arrival order
 	waiting []job
 	// the base of the waiters being released (see releaseWaiting)
