@@ -646,6 +646,26 @@ func (e *Engine) Close() error {
 	return err
 }
 
+// ErrInternal is wrapped by Err's error: the engine itself failed (its
+// temporary files could not be written), not the input.
+var ErrInternal = errors.New("pmdump could not keep its index")
+
+// Err returns the first failure of the engine itself (a temporary file
+// that could not be written: the disk is full, say), nil if none.
+func (e *Engine) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cap.timelineErr != nil {
+		return fmt.Errorf("%w: %w", ErrInternal, e.cap.timelineErr)
+	}
+	if e.index != nil {
+		if err := e.index.err(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInternal, err)
+		}
+	}
+	return nil
+}
+
 // conversation returns a copy of conversation id, for the index.
 func (e *Engine) conversation(id int) *session.Conversation {
 	for _, c := range e.tracker.Conversations() {

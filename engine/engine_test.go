@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/netip"
 	"os"
@@ -339,5 +340,16 @@ func TestLineOfAmbiguous(t *testing.T) {
 	got, err := e.State(nil, l, 0)
 	if err != nil || !bytes.Equal(got, st[1]) {
 		t.Errorf("state of conversation 2: %v", err)
+	}
+}
+
+// When the temporary files cannot be written, the engine says it failed
+// itself (the front end exits with its own status and a hint).
+func TestTemporaryFilesFail(t *testing.T) {
+	e := engine.New(engine.Config{Work: engine.Timeline | engine.Index, MemoryBudget: 1024, TempDir: filepath.Join(t.TempDir(), "absent")})
+	defer e.Close()
+	e.Run(context.Background(), "sample:modern")
+	if err := e.Err(); !errors.Is(err, engine.ErrInternal) {
+		t.Errorf("Err() = %v, want ErrInternal", err)
 	}
 }

@@ -244,6 +244,13 @@ func (x *PacketIndex) MemoryBytes() int64 {
 // entrySize is the size of an IndexEntry in memory.
 const entrySize = 40
 
+// err is the spool's failure, if it failed.
+func (x *PacketIndex) err() error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.spool.err
+}
+
 func (x *PacketIndex) close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -172,3 +172,28 @@ func TestStateMemoryBounded(t *testing.T) {
 }
 
 func rngFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 5)) }
+
+// 20,000 inferred level sequences and 40,000 acks: each ack looks at the
+// newest level sequences only (every ack scanned all of them before, which
+// took minutes at this size).
+func TestManyLevelsManyAcks(t *testing.T) {
+	tl := replay.NewTimeline(1<<20, "")
+	defer tl.Close()
+	const levels = 20000
+	finishes(t, 20*time.Second, func() {
+		for k := range levels {
+			s := &replay.State{Seq: k, Client: client1, SLSN: k, Src: 0, Dst: 10, Status: replay.OK, TS: t0.Add(time.Duration(k) * time.Millisecond), Dif: []byte{1}}
+			if err := tl.Add(s); err != nil {
+				t.Fatal(err)
+			}
+			tl.Ack(ln(client1), 10, s.TS)
+			tl.Ack(ln(client1), 11, s.TS)
+		}
+	})
+	es := tl.Entries(ln(client1))
+	for i := range es {
+		if !es[i].Acked() {
+			t.Fatalf("entry %d not acknowledged", i)
+		}
+	}
+}
