@@ -57,7 +57,7 @@ Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
   pmdump read -Y 'stdf and src == 0' game.pcap
   pmdump stats game.pcapng
   pmdump synth -o game.pcap --players 3 --duration 10s --era modern`,
-		SilenceUsage:  true,
+		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmd.Help()
 			if len(args) > 0 {
