@@ -139,39 +139,82 @@ local function meant(f, v)
 	return v, false
 end
 
-local function read_int(buf, pos, f, be)
-	local r = buf(pos, f.size)
-	if f.type == "u8" then
-		return r:uint()
-	elseif f.type == "s8" then
-		return r:int()
-	elseif f.type == "u16" then
-		if be then
-			return r:uint()
+-- Payloads are decoded from their bytes as a Lua string (one copy per
+-- packet), positions 0-based as in the tvb.
+local function read_int(s, pos, f, be)
+	local i = pos + 1
+	local t = f.type
+	if t == "u8" then
+		return s:byte(i)
+	elseif t == "s8" then
+		local b = s:byte(i)
+		if b >= 128 then
+			return b - 256
 		end
-		return r:le_uint()
+		return b
+	elseif t == "u16" then
+		local a, b = s:byte(i, i + 1)
+		if be then
+			return a * 256 + b
+		end
+		return b * 256 + a
 	end
+	local a, b, c, d = s:byte(i, i + 3)
+	local u
 	if be then
-		return r:int()
+		u = ((a * 256 + b) * 256 + c) * 256 + d
+	else
+		u = ((d * 256 + c) * 256 + b) * 256 + a
 	end
-	return r:le_int()
+	if u >= 2147483648 then
+		u = u - 4294967296
+	end
+	return u
+end
+
+-- A NaN with its sign bit clear (0/0 has it set on most machines).
+local NAN = 0 / 0
+if tostring(NAN):sub(1, 1) == "-" then
+	NAN = -NAN
+end
+
+-- little-endian IEEE-754 double at pos.
+local function read_f64(s, pos)
+	local b1, b2, b3, b4, b5, b6, b7, b8 = s:byte(pos + 1, pos + 8)
+	local sign = 1
+	if b8 >= 128 then
+		sign = -1
+	end
+	local exp = (b8 % 128) * 16 + floor(b7 / 16)
+	local mant = (((((b7 % 16) * 256 + b6) * 256 + b5) * 256 + b4) * 256 + b3) * 65536 + b2 * 256 + b1
+	if exp == 2047 then
+		if mant == 0 then
+			return sign * math.huge
+		elseif sign < 0 then
+			return -NAN
+		end
+		return NAN
+	elseif exp == 0 then
+		return sign * mant * 2 ^ -1074
+	end
+	return sign * (mant + 2 ^ 52) * 2 ^ (exp - 1075)
 end
 
 -- decode_field decodes one field at pos: value, length, or nil and an error.
-local function decode_field(buf, len, f, pos, be, vals, entries)
+local function decode_field(raw, len, f, pos, be, vals, entries)
 	local rest = len - pos
 	local t = f.type
 	if t == "u8" or t == "s8" or t == "u16" or t == "i32" then
 		if rest >= f.size then
-			return {v = read_int(buf, pos, f, be), pos = pos, n = f.size}
+			return {v = read_int(raw, pos, f, be), pos = pos, n = f.size}
 		end
 	elseif t == "f64" then
 		if rest >= 8 then
-			return {v = buf(pos, 8):le_float(), pos = pos, n = 8}
+			return {v = read_f64(raw, pos), pos = pos, n = 8}
 		end
 	elseif t == "str16" then
 		if rest >= 16 then
-			return {v = text(buf(pos, 16):raw()), pos = pos, n = 16}
+			return {v = text(raw:sub(pos + 1, pos + 16)), pos = pos, n = 16}
 		end
 	elseif t == "data" then
 		local n = vals[f.ref].v
@@ -193,7 +236,7 @@ local function decode_field(buf, len, f, pos, be, vals, entries)
 		local q = pos
 		for _ = 1, n do
 			for _, s in ipairs(f.sub) do
-				entries[#entries + 1] = {v = read_int(buf, q, s, be), pos = q, n = s.size}
+				entries[#entries + 1] = {v = read_int(raw, q, s, be), pos = q, n = s.size}
 				q = q + s.size
 			end
 		end
@@ -219,7 +262,7 @@ end
 
 -- decode decodes the payload as the named packet of an era, as decode.Decode
 -- does: {layout, vals, entries, err}; vals holds the fields that decoded.
-local function decode(buf, len, name, era)
+local function decode(raw, len, name, era)
 	local res = {vals = {}, entries = {}}
 	local l = LAYOUTS[era] and LAYOUTS[era][name]
 	if not l then
@@ -241,7 +284,7 @@ local function decode(buf, len, name, era)
 		if f.optional and pos == len then
 			break
 		end
-		local v, err = decode_field(buf, len, f, pos, be, res.vals, res.entries)
+		local v, err = decode_field(raw, len, f, pos, be, res.vals, res.entries)
 		if not v then
 			res.err = short or string.format("%s field %s at offset %d: %s", l.name, f.name, pos, err)
 			return res
@@ -344,10 +387,11 @@ local function other(e)
 	return "legacy"
 end
 
-local function plausible_era(buf, len)
+local function plausible_era(raw, len)
 	if len >= 9 then
-		local be = buf(5, 4):uint()
-		local le = buf(5, 4):le_uint()
+		local a, b, c, d = raw:byte(6, 9)
+		local be = ((a * 256 + b) * 256 + c) * 256 + d
+		local le = ((d * 256 + c) * 256 + b) * 256 + a
 		if be < le then
 			return "legacy"
 		end
@@ -356,28 +400,28 @@ local function plausible_era(buf, len)
 end
 
 -- track_decode chooses the era as the tracker does: era, strong, result.
-local function track_decode(buf, len, name, c)
+local function track_decode(raw, len, name, c)
 	if c and c.era ~= "unknown" then
-		local r = decode(buf, len, name, c.era)
+		local r = decode(raw, len, name, c.era)
 		if not r.err then
 			return c.era, false, r
 		end
 		local o = other(c.era)
 		if LAYOUTS[o][name] then
-			local r2 = decode(buf, len, name, o)
+			local r2 = decode(raw, len, name, o)
 			if not r2.err then
 				return o, true, r2
 			end
 		end
 		if not LAYOUTS[c.era][name] then
-			return o, false, decode(buf, len, name, o)
+			return o, false, decode(raw, len, name, o)
 		end
 		return c.era, false, r
 	end
 	local fits = {}
 	for _, e in ipairs(ERAS) do
 		if LAYOUTS[e][name] then
-			local r = decode(buf, len, name, e)
+			local r = decode(raw, len, name, e)
 			if not r.err then
 				fits[#fits + 1] = {e, r}
 			end
@@ -398,9 +442,9 @@ local function track_decode(buf, len, name, c)
 	elseif global_era ~= "unknown" then
 		era = global_era
 	else
-		era = plausible_era(buf, len)
+		era = plausible_era(raw, len)
 	end
-	return era, false, decode(buf, len, name, era)
+	return era, false, decode(raw, len, name, era)
 end
 
 local function on_game_endpoint(src, dst, dport)
@@ -562,7 +606,7 @@ local function first_pass(buf, pinfo)
 		convs[client] = nil
 		existing = nil
 	end
-	local era, strong, res = track_decode(buf, len, name, existing)
+	local era, strong, res = track_decode(buf:raw(0, len), len, name, existing)
 	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
 		return nil
 	end
@@ -695,7 +739,7 @@ local function dissect(buf, pinfo, tree)
 	local len = buf:len()
 	local res = st.res
 	if st.kind ~= "unknown" and not res then
-		res = decode(buf, len, st.name, st.dec_era)
+		res = decode(buf:raw(0, len), len, st.name, st.dec_era)
 	end
 	pinfo.cols.protocol = "PMNET"
 	local info
