@@ -336,7 +336,7 @@ func comparePacket(layers map[string][]string, p readPacket, info string) string
 		return fmt.Sprint(layers[name])
 	}
 	if got := one("frame.number"); got != strconv.Itoa(p.N) {
-		return fmt.Sprintf("tshark frame %s, pmdump %d", got, p.N)
+		return fmt.Sprintf("dissector frame %s, pmdump %d", got, p.N)
 	}
 	checks := [][3]string{
 		{"type", one("pmnet.type"), p.Type},
@@ -349,11 +349,11 @@ func comparePacket(layers map[string][]string, p readPacket, info string) string
 	if p.Player != nil {
 		checks = append(checks, [3]string{"player", one("pmnet.player"), strconv.Itoa(*p.Player)})
 	} else if layers["pmnet.player"] != nil {
-		return fmt.Sprintf("tshark has player %v, pmdump none", layers["pmnet.player"])
+		return fmt.Sprintf("dissector has player %v, pmdump none", layers["pmnet.player"])
 	}
 	for _, c := range checks {
 		if c[1] != c[2] {
-			return fmt.Sprintf("%s: tshark %q, pmdump %q", c[0], c[1], c[2])
+			return fmt.Sprintf("%s: dissector %q, pmdump %q", c[0], c[1], c[2])
 		}
 	}
 	want, err := expectedFields(p)
@@ -376,11 +376,11 @@ func comparePacket(layers map[string][]string, p readPacket, info string) string
 	for _, name := range names {
 		g, w := layers[name], want[name]
 		if len(g) != len(w) {
-			return fmt.Sprintf("%s: tshark %v, pmdump %s", name, g, w)
+			return fmt.Sprintf("%s: dissector %v, pmdump %s", name, g, w)
 		}
 		for i := range g {
 			if !sameValue(g[i], w[i]) {
-				return fmt.Sprintf("%s: tshark %q, pmdump %s", name, g[i], w[i])
+				return fmt.Sprintf("%s: dissector %q, pmdump %s", name, g[i], w[i])
 			}
 		}
 	}
@@ -535,4 +535,110 @@ func TestEdgeCaptureCoversCases(t *testing.T) {
 			t.Errorf("edge capture has no %s packet: %v", k, kinds)
 		}
 	}
+}
+
+// TestDissectorOnPlainLua runs the dissector on the Lua versions Wireshark
+// embeds (5.2 in Wireshark 4.0 and 4.2, 5.4 from 4.4), with a stand-in for
+// Wireshark's API (testdata/wsstub.lua), and compares it with pmdump read
+// as the tshark test does: number arithmetic differs between the two.
+func TestDissectorOnPlainLua(t *testing.T) {
+	var luas []string
+	for _, name := range []string{"lua5.2", "lua5.4"} {
+		if p, err := exec.LookPath(name); err == nil {
+			luas = append(luas, p)
+		}
+	}
+	if len(luas) == 0 {
+		t.Skip("neither lua5.2 nor lua5.4 installed: skipping (apt-get install lua5.2 lua5.4)")
+	}
+	lua := writeDissector(t)
+	stub, err := filepath.Abs(filepath.Join("testdata", "wsstub.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := map[string]string{
+		"sample-legacy": "../../captures/legacy.pcap",
+		"sample-modern": "../../captures/modern.pcapng",
+		"edge-cases":    edgeCapture(t),
+	}
+	for _, interp := range luas {
+		for name, path := range caps {
+			t.Run(filepath.Base(interp)+"/"+name, func(t *testing.T) {
+				want, lines := readJSONAndText(t, path)
+				packets := luaPackets(t, path)
+				cmd := exec.Command(interp, stub, lua, packets)
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("%s: %v: %s", interp, err, stderr.String())
+				}
+				got := parseStubOutput(t, stdout.String())
+				if len(got) != len(want) {
+					t.Errorf("dissector claims %d packets, pmdump read shows %d", len(got), len(want))
+				}
+				for i := 0; i < len(got) && i < len(want); i++ {
+					if msg := comparePacket(got[i], want[i], lines[i]); msg != "" {
+						t.Fatalf("packet %d: %s", want[i].N, msg)
+					}
+				}
+			})
+		}
+	}
+}
+
+// luaPackets writes the game packets of a capture (from pmdump read --json
+// -x) as a Lua table for the stub.
+func luaPackets(t *testing.T, path string) string {
+	t.Helper()
+	var js, stderr bytes.Buffer
+	if code := run([]string{"read", "--json", "-x", path}, &js, &stderr); code != exitOK {
+		t.Fatalf("pmdump read: exit %d: %s", code, stderr.String())
+	}
+	var b strings.Builder
+	b.WriteString("PACKETS = {\n")
+	dec := json.NewDecoder(&js)
+	for dec.More() {
+		var p struct {
+			N        int
+			Src, Dst string
+			Raw      string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		src, dst := netip.MustParseAddrPort(p.Src), netip.MustParseAddrPort(p.Dst)
+		fmt.Fprintf(&b, "{n = %d, src = %q, sport = %d, dst = %q, dport = %d, hex = %q},\n",
+			p.N, src.Addr(), src.Port(), dst.Addr(), dst.Port(), p.Raw)
+	}
+	b.WriteString("}\n")
+	f := filepath.Join(t.TempDir(), "packets.lua")
+	if err := os.WriteFile(f, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// parseStubOutput turns the stub's lines into tshark-like layers.
+func parseStubOutput(t *testing.T, out string) []map[string][]string {
+	t.Helper()
+	var pkts []map[string][]string
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		kind, rest, _ := strings.Cut(l, " ")
+		switch kind {
+		case "P":
+			pkts = append(pkts, map[string][]string{"frame.number": {rest}})
+		case "I":
+			pkts[len(pkts)-1]["_ws.col.Info"] = []string{rest}
+		case "F":
+			k, v, _ := strings.Cut(rest, "\t")
+			pkts[len(pkts)-1][k] = append(pkts[len(pkts)-1][k], v)
+		case "E":
+			if strings.Contains(rest, "dissector error") {
+				t.Fatalf("Lua error in the dissector: %s", rest)
+			}
+		default:
+			t.Fatalf("unexpected output %q", l)
+		}
+	}
+	return pkts
 }
