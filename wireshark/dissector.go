@@ -280,6 +280,9 @@ func writeField(b *strings.Builder, l *decode.Layout, prefix string, f *decode.F
 	if f.Optional {
 		b.WriteString(", optional = true")
 	}
+	if f.Role == decode.RolePlayer {
+		b.WriteString(", role = \"player\"")
+	}
 	switch f.Recover {
 	case decode.AsIs:
 	case decode.Negative:

@@ -467,9 +467,17 @@ local function field_value(res, name)
 	return nil
 end
 
+-- the player number the packet carries (its field with the player role).
 local function role_player(res)
-	-- the field named player is the packet's player (decode's RolePlayer)
-	return field_value(res, "player")
+	if not res.layout then
+		return nil
+	end
+	for i, f in ipairs(res.layout.fields) do
+		if f.role == "player" then
+			return res.vals[i] and res.vals[i].v
+		end
+	end
+	return nil
 end
 
 local function learn(c, res, kind, server, dir)
