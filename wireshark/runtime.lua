@@ -361,7 +361,8 @@ local convs = {}    -- client endpoint -> conversation
 local servers = {}  -- endpoints known to be game servers
 local global_era = "unknown"
 local frames = {}   -- frame number -> what the first pass found
-local difs = {}     -- pieces of difs being reassembled
+local difs = {}     -- pieces of difs being reassembled, by conversation and dif
+local conv_count = 0
 
 local function printable(name)
 	for i = 1, 4 do
@@ -513,13 +514,13 @@ end
 -- Reassembly of stdf pieces: when the last piece of a dif arrives, its
 -- compressed size, piece count and (where Wireshark can inflate) the
 -- inflated size are recorded on that frame.
-local function reassemble(buf, res, client, st)
+local function reassemble(buf, res, conv, st)
 	local l = res.layout
 	local v = {}
 	for i, f in ipairs(l.fields) do
 		v[f.name] = res.vals[i]
 	end
-	local key = client .. "|" .. int(v.src.v) .. "|" .. int(v.dst.v) .. "|" .. (v.slsn and int(v.slsn.v) or "")
+	local key = int(conv.id) .. "|" .. int(v.src.v) .. "|" .. int(v.dst.v) .. "|" .. (v.slsn and int(v.slsn.v) or "")
 	local d = difs[key]
 	if not d then
 		d = {count = v.count.v, pieces = {}, n = 0}
@@ -620,7 +621,9 @@ local function first_pass(buf, pinfo)
 	end
 	local c = convs[client]
 	if not c then
-		c = {client = client, era = "unknown", player = -1, evidence = {unknown = 0, legacy = 0, modern = 0}}
+		conv_count = conv_count + 1
+		c = {id = conv_count, client = client, era = "unknown", player = -1,
+			evidence = {unknown = 0, legacy = 0, modern = 0}}
 		convs[client] = c
 	end
 	local st = {kind = "game", name = name, dec_era = era, era = era, dir = dir}
@@ -650,7 +653,7 @@ local function first_pass(buf, pinfo)
 		st.player = pl
 	end
 	if st.kind == "game" and res.layout.name == "stdf" then
-		reassemble(buf, res, client, st)
+		reassemble(buf, res, c, st)
 	end
 	st.res = res
 	return st
@@ -745,7 +748,10 @@ local function dissect(buf, pinfo, tree)
 		return 0
 	end
 	local len = buf:len()
+	-- The decoded fields are kept only until the frame is first shown:
+	-- frames are dissected again from their bytes.
 	local res = st.res
+	st.res = nil
 	if st.kind ~= "unknown" and not res then
 		res = decode(buf:raw(0, len), len, st.name, st.dec_era)
 	end
@@ -805,6 +811,6 @@ pmnet:register_heuristic("udp", heuristic)
 DissectorTable.get("udp.port"):add(LISTEN_PORT, pmnet)
 
 local function init()
-	convs, servers, global_era, frames, difs = {}, {}, "unknown", {}, {}
+	convs, servers, global_era, frames, difs, conv_count = {}, {}, "unknown", {}, {}, 0
 end
 pmnet.init = init
