@@ -15,9 +15,11 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/session"
 )
 
@@ -181,7 +183,10 @@ local ERAS = {`, oneLine(version), luaString(version), session.ListenPort)
 		}
 		b.WriteString(luaString(e.String()))
 	}
-	b.WriteString("}\n\n-- Fields: pmnet.<packet name in lower case>.<field>, as pmdump's JSON names them.\nlocal PF = {}\nlocal PF_LIST = {}\nlocal INT64 = {} -- fields whose values are given as Int64\n")
+	lim := reassemble.DefaultLimits
+	fmt.Fprintf(&b, "}\n\n-- Reassembly limits (reassemble.DefaultLimits).\nlocal MAX_COMPRESSED = %d\nlocal PENDING_PER_CLIENT = %d\nlocal PENDING_TOTAL = %d\nlocal ABANDON_AFTER = %s -- seconds\n",
+		lim.MaxCompressed, lim.PendingPerClient, lim.PendingTotal, strconv.FormatFloat(lim.AbandonAfter.Seconds(), 'g', -1, 64))
+	b.WriteString("\n-- Fields: pmnet.<packet name in lower case>.<field>, as pmdump's JSON names them.\nlocal PF = {}\nlocal PF_LIST = {}\nlocal INT64 = {} -- fields whose values are given as Int64\n")
 	for _, f := range fields {
 		fmt.Fprintf(&b, "PF[%s] = %s\n", luaString(f.Abbrev), protoField(f))
 		fmt.Fprintf(&b, "PF_LIST[#PF_LIST + 1] = PF[%s]\n", luaString(f.Abbrev))

@@ -361,7 +361,6 @@ local convs = {}    -- client endpoint -> conversation
 local servers = {}  -- endpoints known to be game servers
 local global_era = "unknown"
 local frames = {}   -- frame number -> what the first pass found
-local difs = {}     -- pieces of difs being reassembled, by conversation and dif
 local conv_count = 0
 
 local function printable(name)
@@ -511,66 +510,167 @@ local function learn(c, res, kind, server, dir)
 	end
 end
 
--- Reassembly of stdf pieces: when the last piece of a dif arrives, its
--- compressed size, piece count and (where Wireshark can inflate) the
--- inflated size are recorded on that frame.
-local function reassemble(buf, res, conv, st)
-	local l = res.layout
+-- Reassembly of stdf pieces, with the rules of package reassemble: a dif
+-- (client, slsn, src, dst) is complete when pieces 0..count-1 have arrived
+-- with the same count and tile the compressed bytes from 0 (else corrupt);
+-- duplicates must be identical; a dif whose client has sent nothing for it
+-- for ABANDON_AFTER seconds, or beyond the pending limits, is abandoned;
+-- the last FINISHED_KEEP finished difs of a client ignore late pieces. On
+-- the frame that completes a dif, its compressed size, piece count and
+-- (where Wireshark can inflate) inflated size are shown.
+local FINISHED_KEEP = 64
+local asm = {msgs = {}, clients = {}, total = 0, order = {}}
+
+local function remove_value(list, x)
+	for i, y in ipairs(list) do
+		if y == x then
+			table.remove(list, i)
+			return true
+		end
+	end
+	return false
+end
+
+local function asm_finish(c, m)
+	if asm.msgs[m.key] == m then
+		asm.msgs[m.key] = nil
+		if remove_value(c.pending, m) then
+			asm.total = asm.total - 1
+			remove_value(asm.order, m)
+		end
+	end
+	if #c.done >= FINISHED_KEEP then
+		table.remove(c.done, 1)
+	end
+	c.done[#c.done + 1] = m.key
+	m.pieces = nil
+end
+
+local function asm_finished(c, key)
+	for _, k in ipairs(c.done) do
+		if k == key then
+			return true
+		end
+	end
+	return false
+end
+
+local function asm_abandon_stale(c)
+	local i = 1
+	while i <= #c.pending do
+		local m = c.pending[i]
+		if c.newest - m.last_ts <= ABANDON_AFTER then
+			i = i + 1
+		else
+			asm_finish(c, m)
+		end
+	end
+end
+
+-- asm_add adds one piece; it returns the compressed dif and its piece
+-- count when the piece completes it.
+local function asm_add(client, cid, key, p)
+	local c = asm.clients[client]
+	if not c then
+		c = {pending = {}, done = {}, newest = -math.huge, cid = cid}
+		asm.clients[client] = c
+	end
+	if c.cid ~= cid then
+		-- a new session of the same client endpoint
+		while #c.pending > 0 do
+			asm_finish(c, c.pending[1])
+		end
+		c.done, c.cid = {}, cid
+	end
+	if p.ts > c.newest then
+		c.newest = p.ts
+		asm_abandon_stale(c)
+	end
+	local m = asm.msgs[key]
+	if not m then
+		if asm_finished(c, key) then
+			return nil
+		end
+		m = {key = key, count = p.count, pieces = {}, n = 0}
+		if p.count < 1 or p.count > 255 then
+			asm_finish(c, m)
+			return nil
+		end
+		while #c.pending >= PENDING_PER_CLIENT do
+			asm_finish(c, c.pending[1])
+		end
+		while asm.total >= PENDING_TOTAL do
+			local o = asm.order[1]
+			asm_finish(asm.clients[o.client], o)
+		end
+		m.client = client
+		asm.msgs[key] = m
+		c.pending[#c.pending + 1] = m
+		asm.order[#asm.order + 1] = m
+		asm.total = asm.total + 1
+	end
+	m.last_ts = p.ts
+	if p.count ~= m.count or p.seq < 0 or p.seq >= m.count or p.start < 0 or p.start + #p.data > MAX_COMPRESSED then
+		asm_finish(c, m) -- corrupt
+		return nil
+	end
+	local pc = m.pieces[p.seq]
+	if pc then
+		if pc.start ~= p.start or pc.data ~= p.data then
+			asm_finish(c, m) -- corrupt
+		end
+		return nil
+	end
+	m.pieces[p.seq] = {start = p.start, data = p.data}
+	m.n = m.n + 1
+	if m.n < m.count then
+		return nil
+	end
+	local size, parts = 0, {}
+	for i = 0, m.count - 1 do
+		pc = m.pieces[i]
+		if pc.start ~= size then
+			asm_finish(c, m) -- a hole or an overlap: corrupt
+			return nil
+		end
+		size = size + #pc.data
+		parts[#parts + 1] = pc.data
+	end
+	asm_finish(c, m)
+	return table.concat(parts), m.count
+end
+
+local function inflated_size(z)
+	local ok, n = pcall(function()
+		local r = ByteArray.new(z, true):tvb("Reassembled dif"):range()
+		-- uncompress_zlib since Wireshark 4.2, uncompress before (a missing
+		-- method raises an error rather than giving nil).
+		local ok, u = pcall(function() return r:uncompress_zlib("Inflated dif") end)
+		if not ok then
+			u = r:uncompress("Inflated dif")
+		end
+		return u and u:len()
+	end)
+	if ok then
+		return n
+	end
+	return nil
+end
+
+local function reassemble(raw, res, client, conv, st, ts)
 	local v = {}
-	for i, f in ipairs(l.fields) do
+	for i, f in ipairs(res.layout.fields) do
 		v[f.name] = res.vals[i]
 	end
-	local key = int(conv.id) .. "|" .. int(v.src.v) .. "|" .. int(v.dst.v) .. "|" .. (v.slsn and int(v.slsn.v) or "")
-	local d = difs[key]
-	if not d then
-		d = {count = v.count.v, pieces = {}, n = 0}
-		difs[key] = d
-	end
-	if d.done or d.count ~= v.count.v or d.pieces[v.seq.v] then
+	local key = client .. "|" .. (v.slsn and int(v.slsn.v) or "-1") .. "|" .. int(v.src.v) .. "|" .. int(v.dst.v)
+	local z, count = asm_add(client, conv.id, key, {seq = v.seq.v, count = v.count.v, start = v.start.v,
+		data = raw:sub(v.data.pos + 1, v.data.pos + v.data.n), ts = ts})
+	if not z then
 		return
 	end
-	local piece = {start = v.start.v, size = v.data.n}
-	if pmnet.prefs.inflate then
-		piece.bytes = buf(v.data.pos, v.data.n):bytes()
-	end
-	d.pieces[v.seq.v] = piece
-	d.n = d.n + 1
-	if d.n < d.count then
-		return
-	end
-	local list = {}
-	for _, p in pairs(d.pieces) do
-		list[#list + 1] = p
-	end
-	table.sort(list, function(a, b) return a.start < b.start end)
-	local at = 0
-	for _, p in ipairs(list) do
-		if p.start ~= at then
-			return
-		end
-		at = at + p.size
-	end
-	d.done, d.pieces = true, {}
-	st.dif = {compressed = at, pieces = d.count}
-	if at > 0 and list[1].bytes then
-		local all = ByteArray.new()
-		for _, p in ipairs(list) do
-			all:append(p.bytes)
-		end
-		local ok, inflated = pcall(function()
-			local tvb = all:tvb("Reassembled dif")
-			local r = tvb:range()
-			-- uncompress_zlib since Wireshark 4.2, uncompress before (a missing
-			-- method raises an error rather than giving nil).
-			local ok, u = pcall(function() return r:uncompress_zlib("Inflated dif") end)
-			if not ok then
-				u = r:uncompress("Inflated dif")
-			end
-			return u and u:len()
-		end)
-		if ok and inflated then
-			st.dif.inflated = inflated
-		end
+	st.dif = {compressed = #z, pieces = count}
+	if #z > 0 and pmnet.prefs.inflate then
+		st.dif.inflated = inflated_size(z)
 	end
 end
 
@@ -615,7 +715,8 @@ local function first_pass(buf, pinfo)
 		convs[client] = nil
 		existing = nil
 	end
-	local era, strong, res = track_decode(buf:raw(0, len), len, name, existing)
+	local raw = buf:raw(0, len)
+	local era, strong, res = track_decode(raw, len, name, existing)
 	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
 		return nil
 	end
@@ -653,7 +754,7 @@ local function first_pass(buf, pinfo)
 		st.player = pl
 	end
 	if st.kind == "game" and res.layout.name == "stdf" then
-		reassemble(buf, res, c, st)
+		reassemble(raw, res, client, c, st, pinfo.abs_ts)
 	end
 	st.res = res
 	return st
@@ -811,6 +912,7 @@ pmnet:register_heuristic("udp", heuristic)
 DissectorTable.get("udp.port"):add(LISTEN_PORT, pmnet)
 
 local function init()
-	convs, servers, global_era, frames, difs, conv_count = {}, {}, "unknown", {}, {}, 0
+	convs, servers, global_era, frames, conv_count = {}, {}, "unknown", {}, 0
+	asm = {msgs = {}, clients = {}, total = 0, order = {}}
 end
 pmnet.init = init

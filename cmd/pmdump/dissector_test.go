@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -85,6 +87,7 @@ func TestDissectorAgreesWithRead(t *testing.T) {
 		{"sample-modern", "../../captures/modern.pcapng", false},
 		{"edge-cases", edgeCapture(t), false},
 		{"snap-length", snapCapture(t), false},
+		{"mutated", mutatedCapture(t), false},
 		{"legacy-basic-pcap", "legacy/basic/capture.pcap", true},
 		{"legacy-basic-pcapng", "legacy/basic/capture.pcapng", true},
 		{"legacy-lossy", "legacy/lossy/capture.pcap", true},
@@ -227,14 +230,18 @@ func compareWithTshark(t *testing.T, tshark, lua, path string, inflate bool) int
 			}
 		}
 	}
-	compareDifs(t, got, path, inflate)
+	layers := make([]map[string][]string, len(got))
+	for i := range got {
+		layers[i] = got[i].Source.Layers
+	}
+	compareDifs(t, layers, path, inflate)
 	return len(got)
 }
 
 // compareDifs compares the difs the dissector reassembled with those pmdump
 // states rebuilds: the frame of the last piece, compressed size, pieces and,
 // when inflated, the state's size.
-func compareDifs(t *testing.T, got []tsharkPacket, path string, inflate bool) {
+func compareDifs(t *testing.T, got []map[string][]string, path string, inflate bool) {
 	var js, stderr bytes.Buffer
 	if code := run([]string{"states", "--json", path}, &js, &stderr); code != exitOK {
 		t.Fatalf("pmdump states --json: exit %d: %s", code, stderr.String())
@@ -249,8 +256,8 @@ func compareDifs(t *testing.T, got []tsharkPacket, path string, inflate bool) {
 		if err := dec.Decode(&s); err != nil {
 			t.Fatalf("pmdump states JSON: %v", err)
 		}
-		if s.Status == "incomplete" {
-			continue
+		if s.Compressed == 0 {
+			continue // not reassembled: incomplete, or pieces that contradict each other
 		}
 		w := fmt.Sprintf("compressed %d, %d pieces", s.Compressed, s.Count)
 		if inflate && s.Status != "corrupt" {
@@ -259,8 +266,7 @@ func compareDifs(t *testing.T, got []tsharkPacket, path string, inflate bool) {
 		want[strconv.Itoa(s.N)] = w
 	}
 	n := 0
-	for _, p := range got {
-		l := p.Source.Layers
+	for _, l := range got {
 		if l["pmnet.dif.compressed"] == nil {
 			continue
 		}
@@ -579,6 +585,7 @@ func TestDissectorOnPlainLua(t *testing.T) {
 		"sample-legacy": "../../captures/legacy.pcap",
 		"sample-modern": "../../captures/modern.pcapng",
 		"edge-cases":    edgeCapture(t),
+		"mutated":       mutatedCapture(t),
 	}
 	for _, interp := range luas {
 		for name, path := range caps {
@@ -600,6 +607,7 @@ func TestDissectorOnPlainLua(t *testing.T) {
 						t.Fatalf("packet %d: %s", want[i].N, msg)
 					}
 				}
+				compareDifs(t, got, path, false)
 			})
 		}
 	}
@@ -619,6 +627,7 @@ func luaPackets(t *testing.T, path string) string {
 	for dec.More() {
 		var p struct {
 			N        int
+			TS       time.Time
 			Src, Dst string
 			Raw      string
 		}
@@ -626,8 +635,8 @@ func luaPackets(t *testing.T, path string) string {
 			t.Fatal(err)
 		}
 		src, dst := netip.MustParseAddrPort(p.Src), netip.MustParseAddrPort(p.Dst)
-		fmt.Fprintf(&b, "{n = %d, src = %q, sport = %d, dst = %q, dport = %d, hex = %q},\n",
-			p.N, src.Addr(), src.Port(), dst.Addr(), dst.Port(), p.Raw)
+		fmt.Fprintf(&b, "{n = %d, ts = %.9f, src = %q, sport = %d, dst = %q, dport = %d, hex = %q},\n",
+			p.N, float64(p.TS.UnixNano())/1e9, src.Addr(), src.Port(), dst.Addr(), dst.Port(), p.Raw)
 	}
 	b.WriteString("}\n")
 	f := filepath.Join(t.TempDir(), "packets.lua")
@@ -660,4 +669,81 @@ func parseStubOutput(t *testing.T, out string) []map[string][]string {
 		}
 	}
 	return pkts
+}
+
+// mutatedCapture writes the packets of both samples, each followed by a
+// damaged copy (cut short, lengthened, a byte changed, a count or size
+// field changed, the name's case flipped), so that the dissector meets
+// every way a packet can fail to fit, in conversations whose era and
+// player it must follow. The damage is random with a fixed seed.
+func mutatedCapture(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mutated.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := synth.NewCaptureWriter(f, synth.Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(12, 34))
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, sample := range []string{"../../captures/legacy.pcap", "../../captures/modern.pcapng"} {
+		var js, stderr bytes.Buffer
+		if code := run([]string{"read", "--json", "-x", sample}, &js, &stderr); code != exitOK {
+			t.Fatalf("pmdump read: exit %d: %s", code, stderr.String())
+		}
+		dec := json.NewDecoder(&js)
+		for dec.More() {
+			var p struct {
+				Src, Dst string
+				Raw      string
+			}
+			if err := dec.Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := hex.DecodeString(p.Raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, dst := netip.MustParseAddrPort(p.Src), netip.MustParseAddrPort(p.Dst)
+			if err := w.WriteDatagram(ts, src, dst, raw); err != nil {
+				t.Fatal(err)
+			}
+			ts = ts.Add(time.Millisecond)
+			m := append([]byte(nil), raw...)
+			switch rng.IntN(6) {
+			case 0:
+				m = m[:rng.IntN(len(m)+1)]
+			case 1:
+				for n := 1 + rng.IntN(9); n > 0; n-- {
+					m = append(m, byte(rng.IntN(256)))
+				}
+			case 2:
+				if len(m) > 4 {
+					m[4+rng.IntN(len(m)-4)] = byte(rng.IntN(256))
+				}
+			case 3: // a byte of the piece header or the entry count
+				if len(m) > 13 {
+					m[13+rng.IntN(min(len(m)-13, 10))] ^= byte(1 + rng.IntN(255))
+				}
+			case 4:
+				if len(m) >= 4 {
+					m[rng.IntN(4)] ^= 0x20
+				}
+			case 5:
+				continue
+			}
+			if err := w.WriteDatagram(ts, src, dst, m); err != nil {
+				t.Fatal(err)
+			}
+			ts = ts.Add(time.Millisecond)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

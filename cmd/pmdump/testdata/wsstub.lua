@@ -1,7 +1,7 @@
 -- A stand-in for the parts of Wireshark's Lua API the pmnet dissector uses,
 -- so a plain Lua interpreter (5.2, 5.4) can run it. Usage:
 --   lua wsstub.lua DISSECTOR.lua PACKETS.lua
--- PACKETS.lua sets PACKETS = {{n=, src=, sport=, dst=, dport=, hex=}, ...}.
+-- PACKETS.lua sets PACKETS = {{n=, ts=, src=, sport=, dst=, dport=, hex=}, ...}.
 -- For every packet the dissector claims it prints "P n", "I info" and one
 -- "F abbrev<TAB>value" line per field value, in tree order.
 
@@ -74,7 +74,7 @@ dofile(arg[2])
 proto.prefs.inflate = false
 for _, p in ipairs(PACKETS) do
 	local bytes = p.hex:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)
-	local pinfo = {number = p.n, visited = false, src = p.src, dst = p.dst, src_port = p.sport,
+	local pinfo = {number = p.n, abs_ts = p.ts, visited = false, src = p.src, dst = p.dst, src_port = p.sport,
 		dst_port = p.dport, cols = {}}
 	out = {}
 	local n = proto.dissector(tvb(bytes), pinfo, item())
