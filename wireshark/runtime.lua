@@ -73,7 +73,9 @@ end
 local ESCAPES = {[7] = "\\a", [8] = "\\b", [9] = "\\t", [10] = "\\n", [11] = "\\v", [12] = "\\f", [13] = "\\r",
 	[34] = "\\\"", [92] = "\\\\"}
 
--- s quoted as Go's strconv.Quote does.
+-- s quoted as Go's strconv.Quote does for the game's host names: ASCII
+-- escapes as Go writes them, valid UTF-8 as is (Go would also escape the
+-- few non-printable non-ASCII characters), other bytes as \xNN.
 local function quote(s)
 	local out = {"\""}
 	local i = 1
