@@ -645,7 +645,7 @@ end
 local function inflated_size(z)
 	local ok, n = pcall(function()
 		local r = ByteArray.new(z, true):tvb("Reassembled dif"):range()
-		-- uncompress_zlib since Wireshark 4.2, uncompress before (a missing
+		-- uncompress_zlib in newer Wireshark, uncompress in 4.0 (a missing
 		-- method raises an error rather than giving nil).
 		local ok, u = pcall(function() return r:uncompress_zlib("Inflated dif") end)
 		if not ok then

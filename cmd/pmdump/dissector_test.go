@@ -165,12 +165,24 @@ func writeDissector(t *testing.T) string {
 	return lua
 }
 
-// checkLoads makes sure tshark loads the dissector without a Lua error and
-// knows its fields.
+// checkLoads installs the dissector as the README says, in the personal
+// plugin folder of a scratch home directory, and makes sure tshark loads it
+// from there without a Lua error and knows its fields.
 func checkLoads(t *testing.T, tshark, lua string) {
 	t.Helper()
-	cmd := exec.Command(tshark, "-G", "fields", "-X", "lua_script:"+lua)
-	var stdout, stderr bytes.Buffer
+	home := t.TempDir()
+	plugin := filepath.Join(home, ".local", "lib", "wireshark", "plugins", "pmnet.lua")
+	if err := os.MkdirAll(filepath.Dir(plugin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	if code := run([]string{"dissector", "-o", plugin}, &bytes.Buffer{}, &stderr); code != exitOK {
+		t.Fatalf("pmdump dissector: exit %d: %s", code, stderr.String())
+	}
+	cmd := exec.Command(tshark, "-G", "fields")
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	var stdout bytes.Buffer
+	stderr.Reset()
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("tshark -G fields: %v: %s", err, stderr.String())
