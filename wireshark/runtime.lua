@@ -688,10 +688,13 @@ local function first_pass(buf, pinfo)
 		return nil
 	end
 	local name = buf(0, 4):raw()
-	local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
 	local dir = DIR_OF[name]
+	if not dir and not printable(name) then
+		return nil -- most other UDP ends here
+	end
+	local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
 	if not dir then
-		if not printable(name) or not on_game_endpoint(src, dst, pinfo.dst_port) then
+		if not on_game_endpoint(src, dst, pinfo.dst_port) then
 			return nil
 		end
 		local st = {kind = "unknown", name = name, era = "unknown", dec_era = "modern", dir = "?", player = -1}
