@@ -20,7 +20,6 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/reassemble"
-	"github.com/pmdump/pmdump/session"
 )
 
 //go:embed runtime.lua
@@ -176,7 +175,7 @@ func Write(w io.Writer, version string) error {
 local PMDUMP_VERSION = %s
 local pmnet = Proto("pmnet", "Purple Martians netgame")
 local LISTEN_PORT = %d
-local ERAS = {`, oneLine(version), luaString(version), session.ListenPort)
+local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 	for i, e := range decode.Eras {
 		if i > 0 {
 			b.WriteString(", ")
