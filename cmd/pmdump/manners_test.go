@@ -13,6 +13,7 @@ import (
 
 // A --schema for states of another size is refused, not applied.
 func TestSchemaOfAnotherSize(t *testing.T) {
+	t.Parallel()
 	legacySchema := filepath.Join("..", "..", "schema", "builtin", "legacy-106144.json")
 	_, errs, code := pmdump("stats", "--health", "--schema", legacySchema, "sample:modern")
 	if code != 1 || !strings.Contains(errs, "describes 106144-byte states") {
@@ -27,6 +28,7 @@ func TestSchemaOfAnotherSize(t *testing.T) {
 // diff --all-players --json names the two clients on every line; with
 // --sent there is no hint to use --sent.
 func TestDiffAllPlayersJSON(t *testing.T) {
+	t.Parallel()
 	lossy := realcap.Path(t, "legacy/lossy/capture.pcap")
 	out, errs, code := pmdump("diff", lossy, "--all-players", "1825", "--json")
 	if code != 0 {
@@ -57,6 +59,7 @@ func TestDiffAllPlayersJSON(t *testing.T) {
 // that the capture holds matches; the ones the network lost are missing,
 // which is no failure.
 func TestVerifyServerTruth(t *testing.T) {
+	t.Parallel()
 	summary := regexp.MustCompile(`(\d+) rows: (\d+) matched, 0 mismatched, (\d+) missing`)
 	for _, tt := range []struct {
 		capture, truth string
