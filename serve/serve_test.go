@@ -36,7 +36,7 @@ func openSample(name string) (*source.Reader, error) {
 
 // sharedFile returns a path in ../shared/captures, skipping the test when
 // ../shared is absent and failing it when the file is missing.
-func sharedFile(t *testing.T, rel string) string {
+func sharedFile(t testing.TB, rel string) string {
 	t.Helper()
 	if _, err := os.Stat(shared); err != nil {
 		t.Skipf("%s is absent: real captures not available", shared)
