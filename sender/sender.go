@@ -17,6 +17,9 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 )
 
 // Datagram is one payload to send and when, relative to the first datagram.
@@ -50,14 +53,14 @@ type Options struct {
 
 // DefaultSpin is how long before a deadline the sender starts to spin: a
 // little more than the timer slack of an idle Linux machine.
-const DefaultSpin = 200 * time.Microsecond
+const DefaultSpin = 1 * time.Millisecond
 
 // Stats describe a finished run.
 type Stats struct {
 	Datagrams int           // datagrams handed to the socket without error
 	Bytes     int           // their payload bytes
 	Elapsed   time.Duration // from the start of the run to the last send
-	Refused   int           // sends that failed because the peer's port was unreachable (ICMP)
+	Refused   int           // ICMP port unreachable reports (the datagram is sent again once)
 	NoRoute   int           // sends that failed for want of a route or host
 	Other     int           // sends that failed otherwise
 	LastErr   error         // the last send error, if any
@@ -135,6 +138,11 @@ func Send(ctx context.Context, conn net.Conn, ds []Datagram, opt Options) (Stats
 	}
 	done := ctx.Done()
 	start := time.Now()
+	if bw := batcher(conn); opt.ASAP && bw != nil {
+		err := st.sendBatches(ctx, bw, ds, opt)
+		st.finish(start)
+		return st, err
+	}
 	sent := 0
 	for loop := 0; opt.Forever || loop < opt.Loop; loop++ {
 		base := time.Duration(loop) * span
@@ -163,6 +171,12 @@ func Send(ctx context.Context, conn net.Conn, ds []Datagram, opt Options) (Stats
 				}
 			}
 			_, err := conn.Write(ds[i].Payload)
+			if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+				// The error was an ICMP message about an earlier
+				// datagram, reported instead of sending this one.
+				st.count(err)
+				_, err = conn.Write(ds[i].Payload)
+			}
 			sent++
 			if err != nil {
 				if !st.count(err) {
@@ -180,6 +194,67 @@ func Send(ctx context.Context, conn net.Conn, ds []Datagram, opt Options) (Stats
 	}
 	st.finish(start)
 	return st, nil
+}
+
+// batchWriter sends many datagrams with one system call (sendmmsg).
+type batchWriter interface {
+	WriteBatch(ms []ipv4.Message, flags int) (int, error)
+}
+
+// batcher returns a batch writer for a UDP socket, nil for other conns.
+func batcher(conn net.Conn) batchWriter {
+	uc, ok := conn.(*net.UDPConn)
+	if !ok {
+		return nil
+	}
+	if ra, ok := uc.RemoteAddr().(*net.UDPAddr); ok && ra.IP.To4() == nil {
+		return ipv6.NewPacketConn(uc)
+	}
+	return ipv4.NewPacketConn(uc)
+}
+
+// batchSize is how many datagrams go in one sendmmsg.
+const batchSize = 64
+
+// sendBatches sends every loop of ds as fast as the socket takes them, in
+// batches.
+func (st *Stats) sendBatches(ctx context.Context, bw batchWriter, ds []Datagram, opt Options) error {
+	ms := make([]ipv4.Message, batchSize)
+	for i := range ms {
+		ms[i].Buffers = make([][]byte, 1)
+	}
+	sent := 0
+	for loop := 0; opt.Forever || loop < opt.Loop; loop++ {
+		for i := 0; i < len(ds); {
+			if ctx.Err() != nil {
+				return nil
+			}
+			n := min(batchSize, len(ds)-i)
+			for k := range n {
+				ms[k].Buffers[0] = ds[i+k].Payload
+			}
+			w, err := bw.WriteBatch(ms[:n], 0)
+			for k := range max(w, 0) {
+				st.Datagrams++
+				st.Bytes += len(ds[i+k].Payload)
+			}
+			i += max(w, 0)
+			sent += max(w, 0)
+			if err != nil {
+				if !st.count(err) {
+					return fmt.Errorf("send datagram %d: %w", i+1, err)
+				}
+				if !errors.Is(err, syscall.ECONNREFUSED) {
+					i++ // that one failed; an ICMP report is for an earlier one
+					sent++
+				}
+			}
+			if opt.Progress != nil {
+				opt.Progress(sent)
+			}
+		}
+	}
+	return nil
 }
 
 func (st *Stats) finish(start time.Time) {

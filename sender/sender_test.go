@@ -140,8 +140,8 @@ func TestSendCountsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Refused == 0 || st.Refused+st.Datagrams != 20 {
-		t.Errorf("refused %d, sent %d, other %d (%v); want some refused and all 20 tried", st.Refused, st.Datagrams, st.Other, st.LastErr)
+	if st.Refused == 0 || st.Datagrams == 0 || st.Other != 0 {
+		t.Errorf("refused %d, sent %d, other %d (%v); want some refused, some sent", st.Refused, st.Datagrams, st.Other, st.LastErr)
 	}
 }
 
