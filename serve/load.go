@@ -11,12 +11,12 @@ package serve
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/flate"
@@ -75,6 +75,65 @@ type Recording struct {
 	Levels  int // level sequences in the recording
 
 	deltas [][]byte // deflate of (previous state − state), zeros before the first
+	cache  cache    // recently decoded states, shared by the clients
+}
+
+// cacheSize is how many decoded states the clients share.
+const cacheSize = 64
+
+// cache holds recently decoded states: clients watching at about the same
+// time decode each state once between them. Cached bytes are never changed.
+type cache struct {
+	mu   sync.Mutex
+	ring [cacheSize]struct {
+		i    int
+		data []byte
+	}
+}
+
+func (c *cache) get(i int) []byte {
+	if i < 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := &c.ring[i%cacheSize]; e.data != nil && e.i == i {
+		return e.data
+	}
+	return nil
+}
+
+func (c *cache) put(i int, data []byte) {
+	c.mu.Lock()
+	c.ring[i%cacheSize].i, c.ring[i%cacheSize].data = i, data
+	c.mu.Unlock()
+}
+
+// State returns state i (which must not be changed), decoding it with cur
+// unless another client has just done so.
+func (r *Recording) State(i int, cur *Cursor) ([]byte, error) {
+	if d := r.cache.get(i); d != nil {
+		return d, nil
+	}
+	if prev := r.cache.get(i - 1); prev != nil {
+		if err := cur.inflate(i); err != nil {
+			return nil, err
+		}
+		d := make([]byte, len(prev))
+		sub(d, prev, cur.delta[:len(prev)])
+		r.cache.put(i, d)
+		return d, nil
+	}
+	if err := cur.Seek(i); err != nil {
+		return nil, err
+	}
+	_, data, err := cur.Next()
+	if err != nil {
+		return nil, err
+	}
+	d := bytes.Clone(data)
+	r.cache.put(i, d)
+	return d, nil
 }
 
 // Load reads the captures in order as one capture and returns the recording
@@ -223,7 +282,7 @@ func (l *loader) add(s *replay.State) {
 		base = make([]byte, len(s.Data))
 	}
 	delta := make([]byte, len(s.Data))
-	replay.Sub(delta, base, s.Data)
+	sub(delta, base, s.Data)
 	l.buf.Reset()
 	if l.zw == nil {
 		l.zw, _ = flate.NewWriter(&l.buf, flate.BestSpeed)
@@ -272,6 +331,19 @@ func (c *Cursor) Next() (int, []byte, error) {
 		return c.next, nil, io.EOF
 	}
 	i := c.next
+	if err := c.inflate(i); err != nil {
+		return i, nil, err
+	}
+	if len(c.state) != c.r.Size {
+		c.state = make([]byte, c.r.Size)
+	}
+	sub(c.state, c.state, c.delta[:c.r.Size])
+	c.next++
+	return i, c.state, nil
+}
+
+// inflate inflates the stored delta of state i into c.delta.
+func (c *Cursor) inflate(i int) error {
 	z := bytes.NewReader(c.r.deltas[i])
 	if c.fr == nil {
 		c.fr = flate.NewReader(z)
@@ -284,18 +356,10 @@ func (c *Cursor) Next() (int, []byte, error) {
 	}
 	c.delta = c.delta[:size+1]
 	n, err := io.ReadFull(c.fr, c.delta)
-	if err != io.ErrUnexpectedEOF || n == 0 {
-		return i, nil, fmt.Errorf("state %d: stored delta is damaged (%d bytes, %v)", i, n, err)
+	if err != io.ErrUnexpectedEOF || n != size {
+		return fmt.Errorf("state %d: stored delta is damaged (%d bytes, %v)", i, n, err)
 	}
-	if len(c.state) != n {
-		c.state = make([]byte, n)
-	}
-	replay.Sub(c.state, c.state, c.delta[:n])
-	if sha256.Sum256(c.state) != c.r.States[i].Sum {
-		return i, nil, fmt.Errorf("state %d (frame %d): sha256 differs from the one recorded", i, c.r.States[i].Frame)
-	}
-	c.next++
-	return i, c.state, nil
+	return nil
 }
 
 // Seek makes Next return state i next.

@@ -17,7 +17,6 @@ import (
 	"github.com/klauspost/compress/zlib"
 
 	"github.com/pmdump/pmdump/decode"
-	"github.com/pmdump/pmdump/replay"
 )
 
 // The game's constants for sending states.
@@ -386,10 +385,6 @@ func (c *client) play(ctx context.Context) {
 	var data []byte
 	var slsn, round int
 	for round = 0; ; round++ {
-		if err := cur.Seek(s.opt.Start); err != nil {
-			s.logf("client %s: %v", c.addr, err)
-			return
-		}
 		for _, e := range events {
 			due := origin.Add(time.Duration(float64(e.at) / s.opt.Speed))
 			if !sleepUntil(ctx, due) || c.closed.Load() {
@@ -400,7 +395,7 @@ func (c *client) play(ctx context.Context) {
 				continue
 			}
 			var err error
-			if _, data, err = cur.Next(); err != nil {
+			if data, err = rec.State(e.state, cur); err != nil {
 				s.logf("client %s: %v", c.addr, err)
 				return
 			}
@@ -523,7 +518,7 @@ func (sp *stateSender) state(slsn int, frame int32, data []byte, round int) {
 	if len(sp.dif) != len(data) {
 		sp.dif = make([]byte, len(data))
 	}
-	replay.Sub(sp.dif, baseData, data) // dif = base − new
+	sub(sp.dif, baseData, data) // dif = base − new
 	c.mu.Unlock()
 
 	sp.z.Reset()
