@@ -184,8 +184,14 @@ func runReplay(cmd *cobra.Command, args []string, o *replayOpts) error {
 	return nil
 }
 
-// roundDur rounds a duration for the summary: µs resolution.
-func roundDur(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+// roundDur rounds a duration for the summary: µs resolution, 10 ns below
+// 10 µs.
+func roundDur(d time.Duration) time.Duration {
+	if d < 10*time.Microsecond {
+		return d.Round(10 * time.Nanosecond)
+	}
+	return d.Round(time.Microsecond)
+}
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
