@@ -136,6 +136,17 @@ func (r *Recording) State(i int, cur *Cursor) ([]byte, error) {
 	return d, nil
 }
 
+// InputError is an input that could not be read.
+type InputError struct {
+	Name string
+	Err  error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("cannot read %s: %v", e.Name, e.Err) }
+
+// Unwrap returns the reason.
+func (e *InputError) Unwrap() error { return e.Err }
+
 // Load reads the captures in order as one capture and returns the recording
 // of one player.
 func Load(inputs []string, opt LoadOptions) (*Recording, error) {
@@ -154,7 +165,7 @@ func Load(inputs []string, opt LoadOptions) (*Recording, error) {
 	for _, in := range inputs {
 		rd, err := open(in)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", in, err)
+			return nil, &InputError{in, err}
 		}
 		rd.SetFrameBase(frames)
 		for {
@@ -164,7 +175,7 @@ func Load(inputs []string, opt LoadOptions) (*Recording, error) {
 			}
 			if err != nil {
 				rd.Close()
-				return nil, fmt.Errorf("%s: %w", in, err)
+				return nil, &InputError{in, err}
 			}
 			r := tr.Process(d)
 			if r.Kind == session.Game && r.Conv != nil {

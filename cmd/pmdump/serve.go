@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -88,7 +89,8 @@ func runServe(cmd *cobra.Command, args []string, o *serveOpts) error {
 	stderr := cmd.ErrOrStderr()
 	rec, err := serve.Load(args, serve.LoadOptions{Player: o.player, Conv: o.conv, Era: era, Open: openInput})
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "cannot read") {
+		var ie *serve.InputError
+		if errors.As(err, &ie) {
 			return inputError{err}
 		}
 		return usageError{err}
