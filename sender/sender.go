@@ -214,7 +214,7 @@ func batcher(conn net.Conn) batchWriter {
 }
 
 // batchSize is how many datagrams go in one sendmmsg.
-const batchSize = 64
+const batchSize = 512
 
 // sendBatches sends every loop of ds as fast as the socket takes them, in
 // batches.

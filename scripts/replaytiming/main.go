@@ -36,7 +36,7 @@ func main() {
 	speed := flag.Float64("speed", 1, "speed multiplier of the replay; 0 for as fast as possible (rate only)")
 	iface := flag.String("i", "lo", "interface to watch")
 	loops := flag.Int("loop", 1, "the tool sends the capture `N` times")
-	sink := flag.String("sink", "", "also listen on UDP `ADDR` and discard what comes (so the sender gets no ICMP port unreachable)")
+	sink := flag.String("sink", "", "also bind UDP `ADDR` and never read it, so the sender gets no ICMP port unreachable and the kernel drops what comes")
 	flag.Parse()
 	if *capture == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: replaytiming -capture FILE [-speed X] -- COMMAND…")
@@ -53,14 +53,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "replaytiming:", err)
 			os.Exit(1)
 		}
-		go func() {
-			buf := make([]byte, 65536)
-			for {
-				if _, err := l.Read(buf); err != nil {
-					return
-				}
-			}
-		}()
+		// Never read: once its small buffer is full the kernel drops
+		// what comes, as it drops frames no socket wants.
+		l.SetReadBuffer(1)
+		defer l.Close()
 	}
 	if err := run(*capture, *speed, *iface, *loops, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "replaytiming:", err)
