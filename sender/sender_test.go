@@ -43,15 +43,18 @@ func sequence(n int, gap time.Duration) []Datagram {
 	return ds
 }
 
+// loopbackCase is one paced run over loopback.
+type loopbackCase struct {
+	name  string
+	n     int
+	gap   time.Duration
+	opt   Options
+	loops int
+	want  time.Duration // expected duration of the run
+}
+
 func TestSendLoopback(t *testing.T) {
-	tests := []struct {
-		name  string
-		n     int
-		gap   time.Duration
-		opt   Options
-		loops int
-		want  time.Duration // expected duration of the run
-	}{
+	tests := []loopbackCase{
 		{"original timing", 200, 2 * time.Millisecond, Options{}, 1, 398 * time.Millisecond},
 		{"speed 4", 200, 8 * time.Millisecond, Options{Speed: 4}, 1, 398 * time.Millisecond},
 		{"pps 1000", 300, time.Second, Options{PPS: 1000}, 1, 299 * time.Millisecond},
@@ -59,76 +62,97 @@ func TestSendLoopback(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := listen(t)
-			c := dial(t, l.LocalAddr())
-			ds := sequence(tt.n, tt.gap)
-			got := make(chan [][]byte, 1)
-			times := make([]time.Time, 0, tt.n*tt.loops)
-			go func() {
-				var rx [][]byte
-				buf := make([]byte, 2048)
-				for len(rx) < tt.n*tt.loops {
-					l.SetReadDeadline(time.Now().Add(3 * time.Second))
-					n, err := l.Read(buf)
-					if err != nil {
-						break
-					}
-					times = append(times, time.Now())
-					rx = append(rx, bytes.Clone(buf[:n]))
+			// Correctness is checked on every attempt; timing, which a
+			// busy machine can spoil, gets three.
+			for attempt := 1; ; attempt++ {
+				msg := sendOnce(t, tt)
+				if msg == "" {
+					return
 				}
-				got <- rx
-			}()
-			progress := 0
-			opt := tt.opt
-			opt.Progress = func(n int) { progress = n }
-			st, err := Send(context.Background(), c, ds, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rx := <-got
-			if len(rx) != tt.n*tt.loops {
-				t.Fatalf("received %d datagrams, want %d", len(rx), tt.n*tt.loops)
-			}
-			for i, p := range rx {
-				if !bytes.Equal(p, ds[i%tt.n].Payload) {
-					t.Fatalf("datagram %d: got %q…, want %q…", i, p[:8], ds[i%tt.n].Payload[:8])
+				if attempt == 3 {
+					t.Error(msg)
+					return
 				}
-			}
-			if st.Datagrams != tt.n*tt.loops || progress != tt.n*tt.loops || st.Failed() != 0 {
-				t.Errorf("stats: %d datagrams, progress %d, %d failed", st.Datagrams, progress, st.Failed())
-			}
-			if tt.opt.ASAP {
-				if len(st.Errors) != 0 {
-					t.Errorf("asap recorded %d send-time errors", len(st.Errors))
-				}
-				t.Logf("asap: %.0f datagrams/s", st.Rate())
-				return
-			}
-			if len(st.Errors) != tt.n {
-				t.Fatalf("%d send-time errors recorded, want %d", len(st.Errors), tt.n)
-			}
-			// The receiver's view: arrival of datagram i against its
-			// due time after the first arrival.
-			var worst time.Duration
-			for i, at := range times {
-				due := time.Duration(float64(ds[i].Offset) / max(tt.opt.Speed, 1))
-				if tt.opt.PPS > 0 {
-					due = time.Duration(float64(i) / tt.opt.PPS * float64(time.Second))
-				}
-				worst = max(worst, (at.Sub(times[0]) - due).Abs())
-			}
-			run := times[len(times)-1].Sub(times[0])
-			t.Logf("send-time error p50 %v p99 %v max %v; receiver's worst %v; run %v", st.Quantile(0.5), st.Quantile(0.99), st.Max(), worst, run)
-			// Bounds loose enough for a loaded CI machine; the figures
-			// on a quiet one are in the log and the README.
-			if st.Quantile(0.5) < 0 || st.Quantile(0.5) > 50*time.Millisecond {
-				t.Errorf("send-time error p50 %v p99 %v", st.Quantile(0.5), st.Quantile(0.99))
-			}
-			if d := (run - tt.want).Abs(); d > 100*time.Millisecond {
-				t.Errorf("run took %v, want %v", run, tt.want)
+				t.Logf("attempt %d: %s; again", attempt, msg)
 			}
 		})
 	}
+}
+
+// sendOnce sends a case's datagrams over loopback and checks that every one
+// arrives, in order, unchanged. It returns what is wrong with the timing,
+// or "".
+func sendOnce(t *testing.T, tt loopbackCase) string {
+	t.Helper()
+	l := listen(t)
+	c := dial(t, l.LocalAddr())
+	ds := sequence(tt.n, tt.gap)
+	got := make(chan [][]byte, 1)
+	times := make([]time.Time, 0, tt.n*tt.loops)
+	go func() {
+		var rx [][]byte
+		buf := make([]byte, 2048)
+		for len(rx) < tt.n*tt.loops {
+			l.SetReadDeadline(time.Now().Add(3 * time.Second))
+			n, err := l.Read(buf)
+			if err != nil {
+				break
+			}
+			times = append(times, time.Now())
+			rx = append(rx, bytes.Clone(buf[:n]))
+		}
+		got <- rx
+	}()
+	progress := 0
+	opt := tt.opt
+	opt.Progress = func(n int) { progress = n }
+	st, err := Send(context.Background(), c, ds, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx := <-got
+	if len(rx) != tt.n*tt.loops {
+		t.Fatalf("received %d datagrams, want %d", len(rx), tt.n*tt.loops)
+	}
+	for i, p := range rx {
+		if !bytes.Equal(p, ds[i%tt.n].Payload) {
+			t.Fatalf("datagram %d: got %q…, want %q…", i, p[:8], ds[i%tt.n].Payload[:8])
+		}
+	}
+	if st.Datagrams != tt.n*tt.loops || progress != tt.n*tt.loops || st.Failed() != 0 {
+		t.Errorf("stats: %d datagrams, progress %d, %d failed", st.Datagrams, progress, st.Failed())
+	}
+	if tt.opt.ASAP {
+		if len(st.Errors) != 0 {
+			t.Errorf("asap recorded %d send-time errors", len(st.Errors))
+		}
+		t.Logf("asap: %.0f datagrams/s", st.Rate())
+		return ""
+	}
+	if len(st.Errors) != tt.n {
+		t.Fatalf("%d send-time errors recorded, want %d", len(st.Errors), tt.n)
+	}
+	// The receiver's view: arrival of datagram i against its
+	// due time after the first arrival.
+	var worst time.Duration
+	for i, at := range times {
+		due := time.Duration(float64(ds[i].Offset) / max(tt.opt.Speed, 1))
+		if tt.opt.PPS > 0 {
+			due = time.Duration(float64(i) / tt.opt.PPS * float64(time.Second))
+		}
+		worst = max(worst, (at.Sub(times[0]) - due).Abs())
+	}
+	run := times[len(times)-1].Sub(times[0])
+	t.Logf("send-time error p50 %v p99 %v max %v; receiver's worst %v; run %v", st.Quantile(0.5), st.Quantile(0.99), st.Max(), worst, run)
+	// Bounds loose enough for a loaded CI machine; the figures
+	// on a quiet one are in the log and the README.
+	if st.Quantile(0.5) < 0 || st.Quantile(0.5) > 20*time.Millisecond {
+		return fmt.Sprintf("send-time error p50 %v p99 %v", st.Quantile(0.5), st.Quantile(0.99))
+	}
+	if d := (run - tt.want).Abs(); d > 50*time.Millisecond {
+		return fmt.Sprintf("run took %v, want %v", run, tt.want)
+	}
+	return ""
 }
 
 func TestSendCountsRefused(t *testing.T) {
