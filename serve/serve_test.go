@@ -311,7 +311,12 @@ func checkHeld(t *testing.T, rec *Recording, start int, c *gameclient.Client, tr
 			k.slsn = 0
 		}
 		for i, tr := range truths {
-			if sum, ok := tr[k]; ok {
+			sum, ok := tr[k]
+			if !ok && i == 0 {
+				// The first file lists every state the server sent.
+				t.Fatalf("client's state %v is not in the server's ground truth", k)
+			}
+			if ok {
 				if sum != a.Sum {
 					t.Fatalf("client's state %v differs from the ground truth", k)
 				}
