@@ -331,3 +331,50 @@ func checkHeld(t *testing.T, rec *Recording, start int, c *gameclient.Client, tr
 	}
 	t.Logf("held states matching ground truth rows: %v", matched)
 }
+
+func TestServeLoop(t *testing.T) {
+	for _, input := range []string{"sample:legacy", "sample:modern"} {
+		t.Run(input, func(t *testing.T) { testLoop(t, input) })
+	}
+}
+
+func testLoop(t *testing.T, input string) {
+	rec := load(t, input, 1)
+	stop := min(len(rec.States), 12)
+	clients, _ := watch(t, rec, Options{Speed: 10, Stop: stop, Loop: true},
+		[]gameclient.Options{{Era: rec.Era, Color: 3, Hostname: "looper"}}, lastOf(rec, 0, stop, 3))
+	c := clients[0]
+	if len(c.Applied) == 0 {
+		t.Fatal("no state applied")
+	}
+	// Each round is a new level with the same states.
+	byRound := map[int][]gameclient.Applied{}
+	for _, a := range c.Applied {
+		byRound[a.Level] = append(byRound[a.Level], a)
+	}
+	if len(byRound) != 3 {
+		t.Fatalf("states in %d rounds, want 3", len(byRound))
+	}
+	for round, as := range byRound {
+		for _, a := range as {
+			found := false
+			for _, s := range rec.States[:stop] {
+				if s.Frame == a.Dst {
+					found = s.Sum == a.Sum
+				}
+			}
+			if !found {
+				t.Fatalf("round %d frame %d: not the recorded state", round, a.Dst)
+			}
+		}
+	}
+	if n := len(byRound[1]); n != stop {
+		t.Errorf("round 2: %d states applied, want %d", n, stop)
+	}
+	if rec.Era == decode.Modern {
+		first := byRound[0][0].SLSN
+		if got := byRound[2][0].SLSN; got != (first+2)&0xff {
+			t.Errorf("round 3 in level sequence %d, want %d", got, first+2)
+		}
+	}
+}
