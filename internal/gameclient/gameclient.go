@@ -305,7 +305,7 @@ func (c *Client) apply(k difKey, z []byte) {
 			return // the next level starts with a keyframe
 		}
 		c.levelChange(k.slsn)
-	} else if c.era == decode.Legacy && k.src == 0 && k.dst <= c.last {
+	} else if c.era == decode.Legacy && k.src == 0 && k.dst < c.last {
 		// The legacy era has no level sequence on the wire: a
 		// keyframe whose frame went back starts the next level.
 		c.levelChange(c.SLSN + 1)
