@@ -8,7 +8,7 @@
 #     |actual − due| p50/p99/max, due = time since the first ÷ 4;
 #  2. rate: "pmdump replay --asap" and "tcpreplay --topspeed", LOOPS times
 #     over (default 5: what the capture ring holds);
-#     and the same at 20 loops as each tool reports it, with no capture;
+#     and the same at 100 loops as each tool reports it, with no capture;
 #  3. serve: "pmdump serve" of player 1 at about 40 states/s (--speed 1.17:
 #     the capture has 34 states/s) to 7 protocol-true clients
 #     (scripts/watchers) for 20 s; CPU time of the serve process from
@@ -60,7 +60,7 @@ for run in 1 2 3; do
 	fi
 done
 echo
-echo "== as fast as possible, 20 loops, as each tool reports it (no capture running)"
+echo "== as fast as possible, 100 loops, as each tool reports it (no capture running)"
 for run in 1 2 3; do
 	python3 - "$sink" <<'PY' &
 import socket, sys, time
@@ -72,11 +72,11 @@ time.sleep(5)
 PY
 	sink_pid=$!
 	sleep 0.3
-	chrt -f 50 "$work/pmdump" replay "$cap" --to $sink --asap --loop 20 | head -1 | sed "s/^/  run $run: pmdump: /"
+	chrt -f 50 "$work/pmdump" replay "$cap" --to $sink --asap --loop 100 | head -1 | sed "s/^/  run $run: pmdump: /"
 	kill "$sink_pid" 2>/dev/null || true
 	wait "$sink_pid" 2>/dev/null || true
 	if command -v tcpreplay >/dev/null; then
-		chrt -f 50 tcpreplay -q -i lo --topspeed --loop 20 "$cap" 2>/dev/null | grep '^Rated' | sed "s/^/  run $run: tcpreplay: /"
+		chrt -f 50 tcpreplay -q -i lo --topspeed --loop 100 "$cap" 2>/dev/null | grep '^Rated' | sed "s/^/  run $run: tcpreplay: /"
 	fi
 done
 echo
