@@ -41,7 +41,7 @@ go build -o "$work/pmdump" ./cmd/pmdump
 go build -o "$work/replaytiming" ./scripts/replaytiming
 go build -o "$work/watchers" ./scripts/watchers
 rt() { chrt -f 50 "$work/replaytiming" "$@" 2>&1 | grep -v $'Warning\\|Unsupported physical\\|^\t\\|^Actual\\|^Rated\\|^Flows\\|^Statistics' || true; }
-sink=127.0.0.1:39999
+sink=127.0.0.1:${SINK_PORT:-39999} # a port nothing else uses
 echo "capture: $cap ($("$work/pmdump" read "$cap" | wc -l) packets)"
 echo
 echo "== send-time error at 4x"
@@ -84,7 +84,7 @@ echo "== serve: 7 clients at about 40 states/s for 20 s"
 port=24990
 "$work/pmdump" serve "$cap" --player 1 --listen 127.0.0.1:$port --speed 1.17 --from 0 --slsn 1 >"$work/serve.out" 2>"$work/serve.err" &
 serve_pid=$!
-for _ in $(seq 100); do grep -q serving "$work/serve.out" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -qs serving "$work/serve.out" && break; sleep 0.1; done
 ticks() { awk '{print $14 + $15}' "/proc/$serve_pid/stat"; }
 hz=$(getconf CLK_TCK)
 before=$(ticks)
