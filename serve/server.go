@@ -283,8 +283,12 @@ func (c *client) read(ctx context.Context) {
 			fr, _ := pk.Frame()
 			c.acked(int32(fr))
 		case "ping":
+			i := pk.Layout.Field("t0")
+			if i < 0 || i >= len(pk.Values) {
+				continue
+			}
 			p := decode.MustNew(era, "pong")
-			p.SetFloat("t0", pk.Values[0].Float).SetFloat("t1", time.Since(c.s.start).Seconds())
+			p.SetFloat("t0", pk.Values[i].Float).SetFloat("t1", time.Since(c.s.start).Seconds())
 			c.send(decode.Encode(nil, p))
 		}
 	}
