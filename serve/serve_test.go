@@ -275,7 +275,7 @@ func TestServeToClients(t *testing.T) {
 				t.Logf("client %d: %d applied, %d dropped pieces, %d re-acks, %d pongs, %d sdat; server: %d sent, %d keyframes, %d acks, %d bytes",
 					i, len(c.Applied), c.Dropped, c.Reacks, c.Pongs, c.Sdats, status[i].Sent, status[i].Keyframes, status[i].Acks, status[i].Bytes)
 			}
-			if rec.Era == decode.Modern && clients[0].Pongs == 0 && time.Since(begin) > 1500*time.Millisecond {
+			if rec.Era == decode.Modern && clients[0].Pongs == 0 {
 				t.Errorf("no pong for the client's pings")
 			}
 			if len(status) != tt.clients {
