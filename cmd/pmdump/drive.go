@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
 )
 
 // drive runs an engine over the inputs: it prints the engine's warnings on
@@ -25,17 +27,14 @@ func drive(ctx context.Context, stderr io.Writer, cfg engine.Config, inputs []st
 // driveInto is drive that sets *ep to the engine before it runs, so the
 // event handler can stop it.
 func driveInto(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg engine.Config, inputs []string, progress bool) (*engine.Engine, error) {
-	var bar *progressbar.ProgressBar
+	var bar *readBar
 	if progress && isTerminal(stderr) {
-		bar = newBar(stderr)
+		bar = newReadBar(stderr)
 	}
 	next := cfg.OnEvent
 	cfg.OnEvent = func(ev engine.Event) {
 		switch ev := ev.(type) {
 		case engine.WarningEvent:
-			if bar != nil {
-				bar.Clear()
-			}
 			if ev.Unreadable {
 				fmt.Fprintln(stderr, "pmdump:", ev.Message)
 			} else {
@@ -43,7 +42,7 @@ func driveInto(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 			}
 		case engine.ProgressEvent:
 			if bar != nil {
-				showProgress(bar, ev)
+				bar.show(ev)
 			}
 		}
 		if next != nil {
@@ -54,8 +53,7 @@ func driveInto(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 	*ep = e
 	err := e.Run(ctx, inputs...)
 	if bar != nil {
-		bar.Finish()
-		bar.Clear()
+		bar.done()
 	}
 	if ierr := e.Err(); ierr != nil {
 		e.Close()
@@ -78,22 +76,36 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newBar is the progress bar of long work: bytes read of the inputs.
-func newBar(w io.Writer) *progressbar.ProgressBar {
-	return progressbar.NewOptions64(-1,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionSetDescription("reading"),
-		progressbar.OptionThrottle(100_000_000),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSetPredictTime(true),
-	)
+// readBar shows on a terminal how much of the inputs long work has read.
+type readBar struct {
+	p     *mpb.Progress
+	bar   *mpb.Bar
+	name  string
+	total int64
 }
 
-func showProgress(bar *progressbar.ProgressBar, ev engine.ProgressEvent) {
-	if ev.Total > 0 && bar.GetMax64() != ev.Total {
-		bar.ChangeMax64(ev.Total)
+func newReadBar(w io.Writer) *readBar {
+	b := &readBar{p: mpb.New(mpb.WithOutput(w), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithAutoRefresh())}
+	b.bar = b.p.AddBar(0,
+		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return "reading " + b.name + " " }),
+			decor.Counters(decor.SizeB1024(0), "% .1f / % .1f")),
+		mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.EwmaETA(decor.ET_STYLE_GO, 30)),
+		mpb.BarRemoveOnComplete(),
+	)
+	return b
+}
+
+func (b *readBar) show(ev engine.ProgressEvent) {
+	b.name = ev.Input
+	if ev.Total > 0 && ev.Total != b.total {
+		b.total = ev.Total
+		b.bar.SetTotal(ev.Total, false)
 	}
-	bar.Describe("reading " + ev.Input)
-	bar.Set64(ev.Read)
+	b.bar.EwmaSetCurrent(ev.Read, 100*time.Millisecond)
+}
+
+// done takes the bar off the terminal.
+func (b *readBar) done() {
+	b.bar.Abort(true)
+	b.p.Wait()
 }

@@ -1,0 +1,80 @@
+package gameclient
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/fuzzcorpus"
+)
+
+// fuzzSeeds are datagrams a client may receive: whole one-piece difs of
+// both eras, a zero-length last piece, a pong, and damaged ones.
+func fuzzSeeds() map[string][]byte {
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, 7)
+	zw.Write(make([]byte, 300))
+	zw.Close()
+	modern := make([]byte, 23, 23+z.Len())
+	copy(modern, "stdf")
+	le := binary.LittleEndian
+	le.PutUint32(modern[8:], 5)
+	modern[13] = 1
+	le.PutUint32(modern[19:], uint32(z.Len()))
+	modern = append(modern, z.Bytes()...)
+	legacy := make([]byte, 22, 22+z.Len())
+	copy(legacy, "stdf")
+	be := binary.BigEndian
+	be.PutUint32(legacy[8:], 5)
+	legacy[13] = 1
+	be.PutUint32(legacy[18:], uint32(z.Len()))
+	legacy = append(legacy, z.Bytes()...)
+	empty := bytes.Clone(modern[:23])
+	le.PutUint32(empty[19:], 0)
+	bad := bytes.Clone(modern)
+	bad[30] ^= 0xff
+	return map[string][]byte{
+		"modern-keyframe":   append([]byte{byte(decode.Modern)}, modern...),
+		"legacy-keyframe":   append([]byte{byte(decode.Legacy)}, legacy...),
+		"modern-empty-last": append([]byte{byte(decode.Modern)}, empty...),
+		"modern-corrupt":    append([]byte{byte(decode.Modern)}, bad...),
+		"modern-pong":       append([]byte{byte(decode.Modern)}, "pong0123456789abcdef"...),
+		"short":             []byte{byte(decode.Legacy), 's', 't', 'd'},
+	}
+}
+
+func TestSeedCorpus(t *testing.T) { fuzzcorpus.Sync(t, "FuzzPacket", fuzzSeeds()) }
+
+// FuzzPacket feeds a client one datagram: the first byte picks the era.
+func FuzzPacket(f *testing.F) {
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer conn.Close()
+	discard := netip.MustParseAddrPort("127.0.0.1:9")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 5 {
+			return
+		}
+		era := decode.Modern
+		if b[0]&1 == 1 {
+			era = decode.Legacy
+		}
+		c := &Client{conn: conn, era: era, server: discard, last: -1, pending: map[difKey]*partial{}}
+		c.packet(b[1:])
+		c.packet(b[1:]) // a duplicate is not newer
+		if len(c.Applied) > 1 {
+			t.Fatalf("%d states applied from one dif", len(c.Applied))
+		}
+		for _, a := range c.Applied {
+			if a.Src != 0 {
+				t.Fatalf("applied a dif on base %d it never had", a.Src)
+			}
+		}
+	})
+}
