@@ -120,6 +120,7 @@ type fileSource struct {
 	raw     *countingReader // the bytes of the input itself (compressed or not)
 	size    int64           // the input's size, -1 when unknown
 	offset  int64           // of the last record returned
+	start   int64           // where the last ReadFrame started
 	order   binary.ByteOrder
 	snaplen int // pcap header's snap length
 }
@@ -128,6 +129,7 @@ func (f *fileSource) pos() int64 { return f.count.n - int64(f.br.Buffered()) }
 
 // ReadFrame implements FrameSource.
 func (f *fileSource) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	f.start = f.pos()
 	f.count.limit = f.count.n + recordBudget
 	if f.ng != nil {
 		var err error
@@ -163,7 +165,7 @@ func (f *fileSource) recordErr(err error, ci gopacket.CaptureInfo) error {
 		return tooLong(f.offset, uint64(uint32(ci.CaptureLength)))
 	}
 	if f.count.limit > 0 && f.count.n >= f.count.limit {
-		return fmt.Errorf("at byte %d: more than %d bytes without a whole record (damaged or hostile capture): %w", f.offset, recordBudget, errBudget)
+		return fmt.Errorf("at byte %d: more than %d bytes without a whole record (damaged or hostile capture): %w", f.start, recordBudget, errBudget)
 	}
 	return err
 }
