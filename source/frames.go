@@ -254,7 +254,7 @@ func (f *fileSource) Interface(i int) Interface {
 		}
 		return Interface{Name: intf.Name, LinkType: intf.LinkType, SnapLen: int(intf.SnapLength)}
 	}
-	if i != 0 {
+	if i != 0 || f.pcap == nil {
 		return Interface{}
 	}
 	return Interface{LinkType: f.pcap.LinkType(), SnapLen: f.snaplen}
