@@ -76,7 +76,7 @@ func TestCaptureFilter(t *testing.T) {
 	frags := fragments(t, game, high, make([]byte, 300), 77, 128)
 	otherFrags := fragments(t, other, high, make([]byte, 300), 78, 128)
 	strip := func(b []byte) []byte { return b[14:] } // Ethernet → raw IP
-	cook := func(b []byte) []byte { // Ethernet → Linux SLL
+	cook := func(b []byte) []byte {                  // Ethernet → Linux SLL
 		h := []byte{0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0}
 		return append(append(h, b[12:14]...), b[14:]...)
 	}
