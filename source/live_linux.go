@@ -63,7 +63,7 @@ type liveFrame struct {
 // Bounds of what waits for the reader, past the kernel's ring.
 const (
 	livePendingFrames = 1 << 14
-	livePendingBytes  = 8 << 20
+	livePendingBytes  = 4 << 20
 )
 
 type liveHandle struct {
