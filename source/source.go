@@ -1,11 +1,20 @@
-// Package source reads captured frames from pcap and pcapng files (plain or
-// gzip-compressed, from a file or a stream) and yields the UDP datagrams they
-// carry, one at a time, with constant memory.
+// Package source is the capture layer: it reads captured frames and yields
+// the UDP datagrams they carry, one at a time, with constant memory; and it
+// writes frames as they were captured.
 //
-// It understands the link types a Purple Martians LAN capture is likely to
-// have (Ethernet, Linux cooked SLL and SLL2, BSD loopback/null, raw IPv4/IPv6),
-// 802.1Q VLAN tags, IPv4 and IPv6, and it reassembles fragmented IPv4
-// datagrams. Everything else is counted and skipped.
+// Frames come from any FrameSource: pcap and pcapng files (plain or
+// gzip-compressed, from a file or a stream; NewReader, Open), a live
+// capture on Linux network interfaces (OpenLive: AF_PACKET with a
+// TPACKET_V3 ring and a kernel filter, no libpcap), or anything else
+// (NewFrameReader). A Reader understands the link types a Purple Martians
+// LAN capture is likely to have (Ethernet, Linux cooked SLL and SLL2, BSD
+// loopback/null, raw IPv4/IPv6), 802.1Q VLAN tags, IPv4 and IPv6, and it
+// reassembles fragmented IPv4 datagrams, within bounds. Everything else is
+// counted and skipped; hostile captures (records claiming gigabytes, floods
+// of fragments) cost little and are reported.
+//
+// CaptureWriter writes frames to pcap or pcapng as they were captured, and
+// Tee writes every frame a source gives while it is read.
 package source
 
 import (
