@@ -72,3 +72,19 @@ func ExamplePacket_AppendSummary() {
 	// serr err_type=1 frame=4000 c_sync=-3(raw 253) late_total=12
 	// cdat player=2 frame=1500 move=18[right|jump]
 }
+
+// A Ref resolves a field once by name; reading it is an index lookup.
+func ExampleMustRef() {
+	frame := decode.MustRef(decode.EraUnknown, "frame", "cdat") // in both eras
+	payload := decode.Encode(nil, decode.MustNew(decode.Legacy, "cdat").Set("player", 2).Set("frame", 1319))
+	var p decode.Packet
+	decode.Decode(&p, payload, decode.Legacy)
+	n, ok := frame.Int(&p)
+	fmt.Println(n, ok)
+	// Straight from the payload, without decoding it:
+	n, ok = frame.Peek(p.Layout, payload)
+	fmt.Println(n, ok)
+	// Output:
+	// 1319 true
+	// 1319 true
+}

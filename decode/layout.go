@@ -187,7 +187,8 @@ type Layout struct {
 	minLen, maxLen    int // payload lengths that fit (maxLen < 0: unbounded)
 	seq, count, start int // indexes of the piece header fields, or -1
 	index             map[string]int
-	player, frame     int // index of the RolePlayer and RoleFrame fields, or -1
+	player, frame     int   // index of the RolePlayer and RoleFrame fields, or -1
+	offsets           []int // byte offset of each field in the payload, -1 after a variable-size one
 }
 
 // Field returns the index of the named field, or -1.
@@ -209,8 +210,16 @@ func (l *Layout) finish() {
 	l.player, l.frame = -1, -1
 	l.seq, l.count, l.start = -1, -1, -1
 	l.minLen, l.maxLen = 4, 4
+	l.offsets = make([]int, len(l.Fields))
+	off := 4
 	for i, f := range l.Fields {
 		l.index[f.Name] = i
+		l.offsets[i] = off
+		if sz := f.Type.Size(); sz > 0 && off >= 0 {
+			off += sz
+		} else {
+			off = -1
+		}
 		if ref := f.SizeOf + f.CountOf; ref != "" {
 			j, ok := l.index[ref]
 			if !ok {

@@ -45,13 +45,21 @@ func (p *Packet) Dir() Dir {
 	return p.Layout.Dir
 }
 
-// Int returns the raw integer value of the named field, or 0.
+// Int returns the raw integer value of the named field, or 0 when the
+// packet has no layout or the field was not decoded. A name the packet's
+// layout does not have is a programming error: under go test it panics
+// (outside tests it gives 0). Code that reads a field often should resolve
+// it once with MustRef instead.
 func (p *Packet) Int(name string) int64 {
 	if p.Layout == nil {
 		return 0
 	}
 	i := p.Layout.Field(name)
-	if i < 0 || i >= len(p.Values) {
+	if i < 0 {
+		missingField(p.Layout, name)
+		return 0
+	}
+	if i >= len(p.Values) {
 		return 0
 	}
 	return p.Values[i].Int

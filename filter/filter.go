@@ -3,11 +3,15 @@
 //
 // Filters are expressions of the expr language (github.com/expr-lang/expr):
 // comparisons (== != < <= > >=), ranges (frame in 100..200), and/or/not
-// (also && || !), string matching (type matches "^s"), parentheses. The
-// names a filter can use are:
+// (also && || !), string matching (type matches "^s"), parentheses, and
+// any/all/none/one over a list with a predicate on its
+// elements (any(entries, .data2 == 71)). The names a filter can use are:
 //
-//	type       the 4-character packet name ("stdf")
+//	type       the 4-character packet name, as text: type == "stdf"; this
+//	           form works for every name, also those that start with a digit
 //	stdf, cdat, …  true for packets of that name (any name of either era)
+//	_1234, _5678   the same for the names that start with a digit (a bare
+//	           1234 or 5678 used as a condition means them too)
 //	dir        "c2s" or "s2c"; c2s and s2c are also booleans
 //	era        "legacy", "modern" or "unknown"
 //	player     the packet's player (from its player field or its conversation), nil if unknown
@@ -19,10 +23,17 @@
 //	malformed, unknown   booleans
 //	any decoded field by its snake_case name (src, dst, seq, slsn, c_sync …),
 //	           with its meant value (legacy negatives recovered); name_raw is the raw one
+//	entries    a legacy sdat's game moves, a list whose elements have .frame,
+//	           .type, .data1 and .data2: any(entries, .type == 1 and .data2 == 71)
+//	           finds a dropped player; on a packet without entries such a
+//	           condition is false, negated or not
 //	sport, dport, saddr, daddr   UDP ports and IP addresses
 //
 // A name a packet does not have is nil; a comparison with nil is false,
-// != included. A name no packet can have is an error.
+// != included. A name no packet can have is an error, and so is a
+// comparison that can never hold because its sides are of different kinds:
+// type == stdf (stdf is a condition, not text: write type == "stdf"),
+// type == 1234 (write type == "1234"). "not x == y" means not (x == y).
 package filter
 
 import (
@@ -38,11 +49,48 @@ import (
 	"github.com/pmdump/pmdump/session"
 )
 
+// Help is the description of the filter language for a command's --help
+// (plain text, lines of at most 80 columns, ending in a newline).
+func Help() string { return help }
+
+const help = `Display filter (-Y) names: type (the packet name as text: type == "stdf",
+the general form, which works for every name), every packet name as a
+condition (stdf, cdat, …; the names that start with a digit as _1234 and
+_5678, or a bare 1234 or 5678 where a condition is expected), dir (c2s/s2c;
+c2s and s2c are conditions too), era, player, client, conv (the conversation's
+number in pmdump stats), num (the frame number in the capture), len (payload
+bytes), frame (the game frame a packet refers to), malformed, unknown, sport,
+dport, saddr, daddr, and every decoded field by its name (src, dst, seq,
+count, slsn, move, c_sync …; name_raw is a legacy field's raw value). A
+legacy sdat's entries are a list with .frame .type .data1 .data2:
+"any(entries, .type == 1 and .data2 == 71)" finds a dropped player (on
+other packets such a condition is false, negated too).
+Operators: == != < <= > >= and or not (&& || !), "x in 100..200", matches,
+parentheses; any/all/none/one(list, predicate). A name a packet does not
+have is nil: comparisons with it are false (!= too). A name no packet has is
+an error, and so is a comparison of a condition with text (type == stdf:
+write type == "stdf") or of text with a number (type == 1234). "not x == y"
+means not (x == y).
+`
+
 // Filter is a compiled display filter.
 type Filter struct {
-	src  string
-	prog *vm.Program
-	env  map[string]any
+	src     string
+	prog    *vm.Program
+	env     map[string]any
+	entries bool // the filter uses entries: build the list
+}
+
+// usesName collects the identifiers of a filter.
+type usesName map[string]bool
+
+func (u *usesName) Visit(node *ast.Node) {
+	if id, ok := (*node).(*ast.IdentifierNode); ok {
+		if *u == nil {
+			*u = usesName{}
+		}
+		(*u)[id.Value] = true
+	}
 }
 
 // names of every packet of every era, offered as booleans.
@@ -60,31 +108,91 @@ var packetNames = func() []string {
 	return out
 }()
 
-// checkNames rejects names no packet can have (a typo like "stfd" would
-// otherwise match nothing, silently).
-func checkNames(src string) error {
-	tree, err := parser.Parse(src)
-	if err != nil {
-		return fmt.Errorf("filter %q: %w", src, err)
+// boolName is the name of a packet's boolean: the packet name itself, or
+// with a leading underscore when it starts with a digit (1234 is a number
+// in an expression; _1234 is a name).
+func boolName(packet string) string {
+	if packet != "" && packet[0] >= '0' && packet[0] <= '9' {
+		return "_" + packet
 	}
-	var v nameCollector
-	ast.Walk(&tree.Node, &v)
-	known := map[string]bool{}
-	for _, n := range envNames {
-		known[n] = true
+	return packet
+}
+
+// boolNames are the names whose value is true or false; textNames those
+// whose value is text.
+var boolNames, textNames = func() (map[string]bool, map[string]bool) {
+	b := map[string]bool{"c2s": true, "s2c": true, "malformed": true, "unknown": true}
+	for _, n := range packetNames {
+		b[boolName(n)] = true
 	}
-	for _, n := range v.idents {
-		if !known[n] && !v.callees[n] {
-			return fmt.Errorf("filter %q: unknown name %q (see pmdump read --help for the names)", src, n)
+	t := map[string]bool{"type": true, "dir": true, "era": true, "client": true, "saddr": true, "daddr": true}
+	for _, e := range decode.Eras {
+		for _, l := range decode.Layouts(e) {
+			for _, f := range l.Fields {
+				if f.Type == decode.Str16 {
+					t[f.Name] = true
+				}
+			}
 		}
 	}
-	return nil
+	return b, t
+}()
+
+// packetNumber returns the packet name a number literal stands for (1234,
+// 5678), or "".
+func packetNumber(n ast.Node) string {
+	i, ok := n.(*ast.IntegerNode)
+	if !ok {
+		return ""
+	}
+	s := fmt.Sprint(i.Value)
+	for _, p := range packetNames {
+		if p == s {
+			return p
+		}
+	}
+	return ""
+}
+
+// check rejects names no packet can have (a typo like "stfd" would
+// otherwise match nothing, silently) and comparisons that can never hold.
+func check(src string) (*parser.Tree, error) {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("filter %q: %w", src, err)
+	}
+	v := nameCollector{known: map[string]bool{}}
+	for _, n := range envNames {
+		v.known[n] = true
+	}
+	ast.Walk(&tree.Node, &v)
+	if v.err != nil {
+		return nil, fmt.Errorf("filter %q: %w", src, v.err)
+	}
+	for _, n := range v.idents {
+		if !v.known[n] && !v.callees[n] {
+			return nil, fmt.Errorf("filter %q: unknown name %q (see pmdump read --help for the names)", src, n)
+		}
+	}
+	if _, ok := tree.Node.(*ast.IntegerNode); ok && packetNumber(tree.Node) == "" {
+		return nil, fmt.Errorf("filter %q: a number is not a condition (did you mean frame == %s?)", src, src)
+	}
+	return tree, nil
 }
 
 type nameCollector struct {
+	known   map[string]bool
 	idents  []string
 	callees map[string]bool
+	err     error // the first comparison that can never hold
 }
+
+// comparisons are the operators that compare their two sides.
+var comparisons = map[string]bool{"==": true, "!=": true, "<": true, ">": true, "<=": true, ">=": true,
+	"in": true, "matches": true, "contains": true, "startsWith": true, "endsWith": true}
+
+// logical are the operators whose operands are conditions.
+var logical = map[string]bool{"and": true, "or": true, "&&": true, "||": true}
 
 func (c *nameCollector) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
@@ -97,7 +205,115 @@ func (c *nameCollector) Visit(node *ast.Node) {
 			}
 			c.callees[id.Value] = true
 		}
+	case *ast.BinaryNode:
+		if c.err == nil && comparisons[n.Operator] {
+			c.err = mismatch(n)
+		}
+		if c.err == nil && logical[n.Operator] {
+			c.err = notCondition(n.Left)
+			if c.err == nil {
+				c.err = notCondition(n.Right)
+			}
+		}
+	case *ast.UnaryNode:
+		if c.err == nil && (n.Operator == "not" || n.Operator == "!") {
+			c.err = notCondition(n.Node)
+		}
 	}
+}
+
+// notCondition rejects a number used as a condition, unless it is a
+// packet name (1234 or 5678).
+func notCondition(n ast.Node) error {
+	switch x := n.(type) {
+	case *ast.IntegerNode:
+		if packetNumber(n) == "" {
+			return fmt.Errorf("%d is a number, not a condition (did you mean frame == %d?)", x.Value, x.Value)
+		}
+	case *ast.FloatNode:
+		return fmt.Errorf("%v is a number, not a condition", x.Value)
+	}
+	return nil
+}
+
+// mismatch rejects a comparison of a condition with text (type == stdf)
+// or of text with a number (type == 1234): it could never hold.
+func mismatch(b *ast.BinaryNode) error {
+	name := func(n ast.Node) string {
+		if id, ok := n.(*ast.IdentifierNode); ok {
+			return id.Value
+		}
+		return ""
+	}
+	for _, sides := range [2][2]ast.Node{{b.Left, b.Right}, {b.Right, b.Left}} {
+		x, y := sides[0], sides[1]
+		xn, yn := name(x), name(y)
+		_, yText := y.(*ast.StringNode)
+		switch {
+		case boolNames[xn] && (textNames[yn] || yText):
+			packet := strings.TrimPrefix(xn, "_")
+			if yn == "type" {
+				return fmt.Errorf("%s is a condition (true for %s packets), not the text %q: write type %s %q, or %s alone", xn, packet, packet, b.Operator, packet, xn)
+			}
+			return fmt.Errorf("%s is a condition (true or false), not text: it can never be %s %s", xn, b.Operator, exprText(y))
+		case textNames[xn]:
+			switch v := y.(type) {
+			case *ast.IntegerNode:
+				return fmt.Errorf("%s is text, not a number: write %s %s \"%d\"", xn, xn, b.Operator, v.Value)
+			case *ast.FloatNode:
+				return fmt.Errorf("%s is text, not a number: write %s %s \"%v\"", xn, xn, b.Operator, v.Value)
+			}
+		}
+	}
+	return nil
+}
+
+func exprText(n ast.Node) string {
+	if s, ok := n.(*ast.StringNode); ok {
+		return fmt.Sprintf("%q", s.Value)
+	}
+	return n.String()
+}
+
+// packetNumbers turns a number used as a condition into the packet name it
+// stands for: "1234 or 5678" is "_1234 or _5678".
+type packetNumbers struct{}
+
+func (packetNumbers) Visit(node *ast.Node) {
+	fix := func(n *ast.Node) {
+		if p := packetNumber(*n); p != "" {
+			ast.Patch(n, &ast.IdentifierNode{Value: boolName(p)})
+		}
+	}
+	switch n := (*node).(type) {
+	case *ast.BinaryNode:
+		if logical[n.Operator] {
+			fix(&n.Left)
+			fix(&n.Right)
+		}
+	case *ast.UnaryNode:
+		if n.Operator == "not" || n.Operator == "!" {
+			fix(&n.Node)
+		}
+	}
+}
+
+// notBindsLoosely makes "not x == y" mean not (x == y), as it reads, not
+// (not x) == y (expr binds not tighter than comparisons, which makes
+// "not frame == 5" an error on a number and so never true). For conditions
+// both readings agree.
+type notBindsLoosely struct{}
+
+func (notBindsLoosely) Visit(node *ast.Node) {
+	b, ok := (*node).(*ast.BinaryNode)
+	if !ok || !comparisons[b.Operator] {
+		return
+	}
+	u, ok := b.Left.(*ast.UnaryNode)
+	if !ok || (u.Operator != "not" && u.Operator != "!") {
+		return
+	}
+	ast.Patch(node, &ast.UnaryNode{Operator: u.Operator, Node: &ast.BinaryNode{Operator: b.Operator, Left: u.Node, Right: b.Right}})
 }
 
 // nilSafe makes a != b false when either side is nil (a field the packet
@@ -122,7 +338,9 @@ func (nilSafe) Visit(node *ast.Node) {
 var envNames = func() []string {
 	names := []string{"type", "dir", "c2s", "s2c", "era", "player", "client", "conv", "num", "len", "malformed",
 		"unknown", "sport", "dport", "saddr", "daddr", "frame"}
-	names = append(names, packetNames...)
+	for _, n := range packetNames {
+		names = append(names, boolName(n))
+	}
 	for _, e := range decode.Eras {
 		for _, l := range decode.Layouts(e) {
 			for _, f := range l.Fields {
@@ -140,16 +358,25 @@ func Compile(src string) (*Filter, error) {
 		return nil, fmt.Errorf("empty filter")
 	}
 	f := &Filter{src: src, env: map[string]any{}}
-	if err := checkNames(src); err != nil {
+	tree, err := check(src)
+	if err != nil {
 		return nil, err
 	}
-	opts := []expr.Option{expr.AllowUndefinedVariables(), expr.AsBool(), expr.Patch(nilSafe{})}
+	var uses usesName
+	ast.Walk(&tree.Node, &uses)
+	f.entries = uses["entries"]
+	code := src
+	if p := packetNumber(tree.Node); p != "" {
+		code = boolName(p) // the whole filter is "1234"
+	}
+	opts := []expr.Option{expr.AllowUndefinedVariables(), expr.AsBool(),
+		expr.Patch(packetNumbers{}), expr.Patch(notBindsLoosely{}), expr.Patch(nilSafe{})}
 	// The expression language has built-in functions named like some of
 	// ours (len, type, count): ours win.
 	for _, n := range envNames {
 		opts = append(opts, expr.DisableBuiltin(n))
 	}
-	prog, err := expr.Compile(src, opts...)
+	prog, err := expr.Compile(code, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("filter %q: %w", src, err)
 	}
@@ -168,7 +395,7 @@ func (f *Filter) Match(r *session.Record) bool {
 	p := &r.Packet
 	name := p.NameString()
 	for _, n := range packetNames {
-		env[n] = n == name
+		env[boolName(n)] = n == name
 	}
 	env["type"] = name
 	env["dir"] = r.Dir.String()
@@ -207,6 +434,10 @@ func (f *Filter) Match(r *session.Record) bool {
 				env[fd.Name] = v.Text()
 			case decode.Data, decode.Rest:
 				env[fd.Name+"_len"] = len(v.Bytes)
+			case decode.Group:
+				if f.entries {
+					env[fd.Name] = entryList(fd, p.Entries)
+				}
 			default:
 				m, differs := fd.Meant(v.Int)
 				env[fd.Name] = m
@@ -222,4 +453,31 @@ func (f *Filter) Match(r *session.Record) bool {
 	}
 	b, _ := out.(bool)
 	return b
+}
+
+// entryList is a Group field's entries as a list of maps, one per entry,
+// keyed by the entry fields' names (meant values).
+func entryList(fd *decode.Field, flat []decode.Value) []any {
+	per := len(fd.Sub)
+	if per == 0 {
+		return nil
+	}
+	out := make([]any, 0, len(flat)/per)
+	for i := 0; i+per <= len(flat); i += per {
+		e := make(map[string]any, per)
+		for j := range fd.Sub {
+			sf := &fd.Sub[j]
+			v := flat[i+j]
+			switch sf.Type {
+			case decode.F64:
+				e[sf.Name] = v.Float
+			case decode.Str16:
+				e[sf.Name] = v.Text()
+			default:
+				e[sf.Name], _ = sf.Meant(v.Int)
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +65,152 @@ func TestMatch(t *testing.T) {
 	for _, bad := range []string{"", "serr and (", "frame ==", "1 +", "stfd", "serr and fram == 900"} {
 		if _, err := Compile(bad); err == nil {
 			t.Errorf("%q compiled", bad)
+		}
+	}
+}
+
+// TestEntries: a legacy sdat's entries are a list of moves.
+func TestEntries(t *testing.T) {
+	tr := session.NewTracker(decode.Legacy)
+	const cli, srv = "10.0.0.2:24785", "10.0.0.1:40000"
+	sdat := decode.MustNew(decode.Legacy, "sdat").Set("frame", 900).Set("start_entry", 7).
+		AddEntry(898, 5, 1, 17).AddEntry(899, 1, 2, 71)
+	r := record(t, tr, 1, srv, cli, sdat)
+	cases := []struct {
+		expr string
+		want bool
+	}{
+		{"any(entries, .data2 == 71)", true},
+		{"any(entries, .type == 1 and .data1 == 2 and .data2 in [70, 71])", true},
+		{"any(entries, .type == 1 and .data1 == 1)", false},
+		{"all(entries, .frame >= 898)", true},
+		{"none(entries, .data2 == 64)", true},
+		{"one(entries, .type == 5)", true},
+		{"n == 2 and start_entry == 7", true},
+		{"any(entries, .frame == frame)", false},
+	}
+	for _, c := range cases {
+		f, err := Compile(c.expr)
+		if err != nil {
+			t.Errorf("%s: %v", c.expr, err)
+			continue
+		}
+		if got := f.Match(r); got != c.want {
+			t.Errorf("%s: %v, want %v", c.expr, got, c.want)
+		}
+	}
+	// A packet without entries matches no condition on them, negated or
+	// not: all() is not vacuously true for a cdat.
+	cdat := record(t, tr, 2, cli, srv, decode.MustNew(decode.Legacy, "cdat").Set("player", 1).Set("frame", 5))
+	for _, e := range []string{"any(entries, .data2 == 71)", "not any(entries, .data2 == 71)", "all(entries, .type == 5)", "none(entries, .type == 5)"} {
+		f, err := Compile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Match(cdat) {
+			t.Errorf("%s matches a cdat", e)
+		}
+	}
+}
+
+// TestPacketNumbers: the names that start with a digit, in every form.
+func TestPacketNumbers(t *testing.T) {
+	tr := session.NewTracker(decode.Legacy)
+	hs := record(t, tr, 1, "10.0.0.2:24785", "10.0.0.1:24785", decode.MustNew(decode.Legacy, "1234"))
+	cases := []struct {
+		expr string
+		want bool
+	}{
+		{"1234", true},
+		{"5678", false},
+		{"1234 or 5678", true},
+		{"5678 or 1234", true},
+		{"_1234 and c2s", true},
+		{"not 1234", false},
+		{"!5678", true},
+		{"(1234 || 5678) && dport == 24785", true},
+		{`type == "1234"`, true},
+		{`type != "5678"`, true},
+	}
+	for _, c := range cases {
+		f, err := Compile(c.expr)
+		if err != nil {
+			t.Errorf("%s: %v", c.expr, err)
+			continue
+		}
+		if got := f.Match(hs); got != c.want {
+			t.Errorf("%s: %v, want %v", c.expr, got, c.want)
+		}
+	}
+}
+
+// TestNotBindsLoosely: "not x == y" is not (x == y).
+func TestNotBindsLoosely(t *testing.T) {
+	tr := session.NewTracker(decode.Legacy)
+	stak := record(t, tr, 1, "10.0.0.2:24785", "10.0.0.1:40000", decode.MustNew(decode.Legacy, "stak").Set("player", 1).Set("frame", 700))
+	for _, c := range []struct {
+		expr string
+		want bool
+	}{
+		{"not frame == 700", false},
+		{"not frame == 701", true},
+		{"! frame == 701", true},
+		{"not frame in 0..100", true},
+		{"not frame > 600 or stak", true},
+		{"not stak == true", false},
+		{"not stdf == false", false},
+		{"not player != 1", true},
+	} {
+		f, err := Compile(c.expr)
+		if err != nil {
+			t.Errorf("%s: %v", c.expr, err)
+			continue
+		}
+		if got := f.Match(stak); got != c.want {
+			t.Errorf("%s: %v, want %v", c.expr, got, c.want)
+		}
+	}
+}
+
+// TestMismatchErrors: comparisons that could never hold are errors that
+// say what to write instead.
+func TestMismatchErrors(t *testing.T) {
+	for _, c := range []struct{ expr, says string }{
+		{"type == stdf", `write type == "stdf"`},
+		{"stdf == type", `write type == "stdf"`},
+		{"type != _1234", `write type != "1234"`},
+		{"type == 1234", `write type == "1234"`},
+		{`dir == c2s`, "c2s is a condition"},
+		{`stdf == "stdf"`, "stdf is a condition"},
+		{`hostname == 5`, `write hostname == "5"`},
+		{"stdf or 5", "5 is a number, not a condition"},
+		{"not 17", "17 is a number, not a condition"},
+		{"42", "a number is not a condition"},
+		{"stfd", `unknown name "stfd"`},
+	} {
+		_, err := Compile(c.expr)
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: error %v, want one that says %q", c.expr, err, c.says)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	h := Help()
+	for _, line := range strings.Split(strings.TrimSuffix(h, "\n"), "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("help line of %d columns: %s", n, line)
+		}
+	}
+	// Every example in the help compiles.
+	for _, e := range []string{`type == "stdf"`, "_1234", "1234 or 5678", "any(entries, .type == 1 and .data2 == 71)", "x in 100..200"} {
+		if !strings.Contains(h, e) && !strings.Contains(h, strings.TrimPrefix(e, "x in ")) {
+			t.Errorf("help does not show %s", e)
+		}
+	}
+	for _, e := range []string{`type == "stdf"`, "_1234", "1234 or 5678", "any(entries, .type == 1 and .data2 == 71)", "frame in 100..200"} {
+		if _, err := Compile(e); err != nil {
+			t.Errorf("%s: %v", e, err)
 		}
 	}
 }

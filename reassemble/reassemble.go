@@ -20,13 +20,32 @@ import (
 	"time"
 )
 
+// Line identifies the chain of states one client is sent in one
+// conversation: a client endpoint that joins again (or that two games read
+// together share) starts a new conversation, and its frames start afresh.
+type Line struct {
+	Conv   int            // the conversation's number (session.Conversation.ID), 0 when not known
+	Client netip.AddrPort // the client the difs are sent to
+}
+
+func (l Line) String() string {
+	if l.Conv == 0 {
+		return l.Client.String()
+	}
+	return fmt.Sprintf("%s (conversation %d)", l.Client, l.Conv)
+}
+
 // Key identifies one dif message.
 type Key struct {
 	Client netip.AddrPort // the client the dif is sent to
+	Conv   int            // its conversation (see Line), 0 when not known
 	SLSN   int            // level-sequence number (the modern stdf byte; 0 in the legacy era)
 	Src    int32          // base frame, 0 for a keyframe
 	Dst    int32          // frame of the state the dif produces
 }
+
+// Line is the chain the message belongs to.
+func (k Key) Line() Line { return Line{k.Conv, k.Client} }
 
 func (k Key) String() string {
 	return fmt.Sprintf("%s slsn %d [%d to %d]", k.Client, k.SLSN, k.Src, k.Dst)
@@ -38,6 +57,7 @@ type Piece struct {
 	Seq, Count int
 	Start      int
 	Data       []byte // the piece's bytes; the Assembler copies them
+	Truncated  bool   // the capture cut the piece (snap length): Data is not whole
 	N          int    // frame number in the capture
 	TS         time.Time
 }
@@ -53,10 +73,13 @@ const (
 	// Corrupt: inconsistent piece headers, or a stream that does not
 	// inflate to the state.
 	Corrupt
+	// Truncated: every piece arrived, but the capture cut some of them
+	// (snap length), so the dif cannot be rebuilt.
+	Truncated
 )
 
 func (s Status) String() string {
-	return [...]string{"complete", "incomplete", "corrupt"}[s]
+	return [...]string{"complete", "incomplete", "corrupt", "truncated"}[s]
 }
 
 // Message is one dif as reassembled.
@@ -67,7 +90,9 @@ type Message struct {
 	Pieces     int       // distinct pieces received
 	Missing    []int     // seqs of the missing pieces (Incomplete)
 	Duplicates int       // pieces received more than once, with the same bytes
+	Truncated  int       // pieces the capture cut (see Piece.Truncated)
 	Compressed []byte    // the zlib stream (Complete)
+	Bytes      int       // compressed bytes received (all of them when Complete)
 	Err        error     // why it is Incomplete or Corrupt
 	FirstN     int       // capture frame number of the first piece received
 	LastN      int       // and of the last
@@ -88,6 +113,9 @@ type Limits struct {
 	// AbandonAfter abandons an unfinished message when the client's newest
 	// piece is this much later (capture time) than its last piece.
 	AbandonAfter time.Duration
+	// PendingBytes bounds the piece bytes held for unfinished messages
+	// over all clients; beyond it the oldest message is abandoned.
+	PendingBytes int
 }
 
 // DefaultLimits suit the game: a state is about 110 KB, so its dif never
@@ -98,12 +126,36 @@ var DefaultLimits = Limits{
 	PendingPerClient: 64,
 	PendingTotal:     1024,
 	AbandonAfter:     2 * time.Second,
+	PendingBytes:     64 << 20,
+}
+
+// Outcome says what became of one piece given to Add.
+type Outcome uint8
+
+const (
+	// Accepted: a new piece of an unfinished message.
+	Accepted Outcome = iota
+	// Duplicate: a piece the message already had, with the same bytes.
+	Duplicate
+	// LateDuplicate: a piece of a message that had already completed (it
+	// can only be a copy of a piece it had).
+	LateDuplicate
+	// Late: a piece of a message that had already been abandoned or found
+	// corrupt; it is dropped.
+	Late
+	// Rejected: the piece made its message Corrupt.
+	Rejected
+)
+
+func (o Outcome) String() string {
+	return [...]string{"accepted", "duplicate", "late duplicate", "late", "rejected"}[o]
 }
 
 type piece struct {
-	have  bool
-	start int
-	data  []byte
+	have      bool
+	truncated bool
+	start     int
+	data      []byte
 }
 
 type message struct {
@@ -117,8 +169,13 @@ type message struct {
 
 type client struct {
 	pending []*message
-	done    []Key // recently finished keys, so late pieces are not new messages
+	done    []doneKey // recently finished keys, so late pieces are not new messages
 	newest  time.Time
+}
+
+type doneKey struct {
+	Key
+	complete bool
 }
 
 // Assembler reassembles messages. It is not safe for concurrent use.
@@ -126,13 +183,19 @@ type Assembler struct {
 	limits  Limits
 	emit    func(*Message)
 	msgs    map[Key]*message
-	clients map[netip.AddrPort]*client
+	clients map[Line]*client
 	total   int
+	bytes   int // piece bytes held for unfinished messages
 	// head and tail of the unfinished messages in arrival order
 	head, tail *message
 	// LatePieces counts pieces of messages that had already ended.
 	LatePieces int
 }
+
+// maxClients bounds the clients an Assembler remembers: each holds the keys
+// of its recently finished messages. Past it, the clients without
+// unfinished messages are forgotten.
+const maxClients = 4096
 
 // New returns an Assembler that calls emit once for every message that
 // ends. The Message is the caller's to keep.
@@ -149,31 +212,43 @@ func New(limits Limits, emit func(*Message)) *Assembler {
 	if limits.AbandonAfter <= 0 {
 		limits.AbandonAfter = DefaultLimits.AbandonAfter
 	}
-	return &Assembler{limits: limits, emit: emit, msgs: map[Key]*message{}, clients: map[netip.AddrPort]*client{}}
+	if limits.PendingBytes <= 0 {
+		limits.PendingBytes = DefaultLimits.PendingBytes
+	}
+	return &Assembler{limits: limits, emit: emit, msgs: map[Key]*message{}, clients: map[Line]*client{}}
 }
 
 // Pending is the number of unfinished messages held.
 func (a *Assembler) Pending() int { return a.total }
 
-func (c *client) finished(k Key) bool {
-	return slices.Contains(c.done, k)
+// finished reports whether k ended recently, and whether it completed.
+func (c *client) finished(k Key) (done, complete bool) {
+	for _, d := range c.done {
+		if d.Key == k {
+			return true, d.complete
+		}
+	}
+	return false, false
 }
 
-func (c *client) remember(k Key) {
+func (c *client) remember(k Key, complete bool) {
 	const keep = 64
 	if len(c.done) >= keep {
 		copy(c.done, c.done[1:])
 		c.done = c.done[:keep-1]
 	}
-	c.done = append(c.done, k)
+	c.done = append(c.done, doneKey{k, complete})
 }
 
-// Add adds one piece.
-func (a *Assembler) Add(p Piece) {
-	c := a.clients[p.Client]
+// Add adds one piece and says what became of it.
+func (a *Assembler) Add(p Piece) Outcome {
+	c := a.clients[p.Line()]
 	if c == nil {
+		if len(a.clients) >= maxClients {
+			a.forgetIdle()
+		}
 		c = &client{}
-		a.clients[p.Client] = c
+		a.clients[p.Line()] = c
 	}
 	if p.TS.After(c.newest) {
 		c.newest = p.TS
@@ -181,25 +256,47 @@ func (a *Assembler) Add(p Piece) {
 	}
 	m := a.msgs[p.Key]
 	if m == nil {
-		if c.finished(p.Key) {
+		if done, complete := c.finished(p.Key); done {
 			a.LatePieces++
-			return
+			if complete {
+				return LateDuplicate
+			}
+			return Late
 		}
 		m = a.start(c, p)
 		if m.Status == Corrupt {
 			a.finish(c, m)
-			return
+			return Rejected
 		}
 	}
 	m.LastN, m.Last, m.lastTS = p.N, p.TS, p.TS
-	if err := a.place(m, p); err != nil {
+	dup, err := a.place(m, p)
+	if err != nil {
 		m.Status, m.Err = Corrupt, err
 		a.finish(c, m)
-		return
+		return Rejected
+	}
+	if dup {
+		return Duplicate
 	}
 	if m.Pieces == m.Count {
 		a.complete(m)
 		a.finish(c, m)
+		return Accepted
+	}
+	for a.bytes > a.limits.PendingBytes && a.head != nil && a.head != m {
+		o := a.oldest()
+		a.abandon(a.clientOf(o), o, "too many bytes held for unfinished difs")
+	}
+	return Accepted
+}
+
+// forgetIdle forgets the clients that have no unfinished message.
+func (a *Assembler) forgetIdle() {
+	for l, c := range a.clients {
+		if len(c.pending) == 0 {
+			delete(a.clients, l)
+		}
 	}
 }
 
@@ -231,39 +328,69 @@ func (a *Assembler) start(c *client, p Piece) *message {
 	return m
 }
 
-func (a *Assembler) clientOf(m *message) *client { return a.clients[m.Client] }
+func (a *Assembler) clientOf(m *message) *client { return a.clients[m.Line()] }
 
 // oldest is the unfinished message that started first, nil if none.
 func (a *Assembler) oldest() *message { return a.head }
 
-// place checks p against the message's other pieces and stores it.
-func (a *Assembler) place(m *message, p Piece) error {
+// place checks p against the message's other pieces and stores it. It
+// reports whether p duplicates a piece the message has.
+func (a *Assembler) place(m *message, p Piece) (dup bool, err error) {
 	switch {
 	case p.Count != m.Count:
-		return fmt.Errorf("piece %d says %d pieces, piece headers before it said %d", p.Seq, p.Count, m.Count)
+		return false, fmt.Errorf("piece %d says %d pieces, piece headers before it said %d", p.Seq, p.Count, m.Count)
 	case p.Seq < 0 || p.Seq >= m.Count:
-		return fmt.Errorf("piece seq %d not below piece count %d", p.Seq, m.Count)
+		return false, fmt.Errorf("piece seq %d not below piece count %d", p.Seq, m.Count)
 	case p.Start < 0 || p.Start+len(p.Data) > a.limits.MaxCompressed:
-		return fmt.Errorf("piece %d: bytes %d..%d beyond the largest dif (%d bytes)", p.Seq, p.Start, p.Start+len(p.Data), a.limits.MaxCompressed)
+		return false, fmt.Errorf("piece %d: bytes %d..%d beyond the largest dif (%d bytes)", p.Seq, p.Start, p.Start+len(p.Data), a.limits.MaxCompressed)
 	}
 	pc := &m.pieces[p.Seq]
+	if p.Truncated {
+		// What is left of a cut piece is not kept: the dif cannot be
+		// rebuilt, but its headers still count.
+		if pc.have {
+			m.Duplicates++
+			return true, nil
+		}
+		*pc = piece{have: true, start: p.Start, truncated: true}
+		m.Pieces++
+		m.Truncated++
+		return false, nil
+	}
+	if pc.have && pc.truncated {
+		// A whole copy of a piece that was cut before.
+		*pc = piece{}
+		m.Pieces--
+		m.Truncated--
+	}
 	if pc.have {
 		if pc.start != p.Start || !bytes.Equal(pc.data, p.Data) {
-			return fmt.Errorf("piece %d received twice with different contents", p.Seq)
+			return false, fmt.Errorf("piece %d received twice with different contents", p.Seq)
 		}
 		m.Duplicates++
-		return nil
+		return true, nil
+	}
+	if m.Bytes+len(p.Data) > a.limits.MaxCompressed {
+		// Pieces that overlap (all at start 0, say) cannot hold more
+		// than the largest dif.
+		return false, fmt.Errorf("piece %d: the pieces hold %d bytes, more than the largest dif (%d bytes)", p.Seq, m.Bytes+len(p.Data), a.limits.MaxCompressed)
 	}
 	*pc = piece{have: true, start: p.Start, data: bytes.Clone(p.Data)}
 	if pc.data == nil {
 		pc.data = []byte{}
 	}
 	m.Pieces++
-	return nil
+	m.Bytes += len(p.Data)
+	a.bytes += len(p.Data)
+	return false, nil
 }
 
 // complete joins the pieces, checking that they tile the dif from byte 0.
 func (a *Assembler) complete(m *message) {
+	if m.Truncated > 0 {
+		m.Status, m.Err = Truncated, fmt.Errorf("%d of %d pieces cut by the capture's snap length", m.Truncated, m.Count)
+		return
+	}
 	size := 0
 	for i := range m.pieces {
 		pc := &m.pieces[i]
@@ -319,10 +446,11 @@ func (a *Assembler) finish(c *client, m *message) {
 		if i := slices.Index(c.pending, m); i >= 0 {
 			c.pending = slices.Delete(c.pending, i, i+1)
 			a.total--
+			a.bytes -= m.Bytes
 			a.unlink(m)
 		}
 	}
-	c.remember(m.Key)
+	c.remember(m.Key, m.Status == Complete)
 	m.pieces = nil
 	out := m.Message
 	a.emit(&out)
@@ -343,17 +471,47 @@ func (a *Assembler) unlink(m *message) {
 	m.prev, m.next = nil, nil
 }
 
-// FlushClient ends a client's unfinished messages as Incomplete (its
-// session ended), oldest first.
-func (a *Assembler) FlushClient(client netip.AddrPort) {
-	c := a.clients[client]
+// FlushClient ends the unfinished messages of a client's line (see Line;
+// conversation 0) as Incomplete, oldest first: its session ended.
+func (a *Assembler) FlushClient(client netip.AddrPort) { a.FlushLine(Line{Client: client}) }
+
+// FlushLine ends a line's unfinished messages as Incomplete (its
+// conversation ended), oldest first, and forgets the line.
+func (a *Assembler) FlushLine(l Line) {
+	c := a.clients[l]
 	if c == nil {
 		return
 	}
 	for len(c.pending) > 0 {
 		a.abandon(c, c.pending[0], "session ended")
 	}
-	c.done = c.done[:0]
+	delete(a.clients, l)
+}
+
+// Tick abandons, as AbandonAfter says, the unfinished messages that have
+// been quiet since before now minus AbandonAfter: a live capture that goes
+// silent still ends its difs.
+func (a *Assembler) Tick(now time.Time) {
+	for m := a.head; m != nil; {
+		next := m.next
+		if now.Sub(m.lastTS) > a.limits.AbandonAfter {
+			a.abandon(a.clientOf(m), m, "abandoned")
+		}
+		m = next
+	}
+}
+
+// OldestPendingN is the smallest capture frame number of the last piece of
+// an unfinished message, or -1 when none is unfinished: every message that
+// ends from now on has its LastN at or after it.
+func (a *Assembler) OldestPendingN() int {
+	n := -1
+	for m := a.head; m != nil; m = m.next {
+		if n < 0 || m.LastN < n {
+			n = m.LastN
+		}
+	}
+	return n
 }
 
 // Flush ends every unfinished message as Incomplete (at the end of a

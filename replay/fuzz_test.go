@@ -234,7 +234,7 @@ func checkBuilder(t *testing.T, opt replay.Options, msgs []*reassemble.Message) 
 			t.Fatalf("state %d: timeline: %v", i, err)
 		}
 	}
-	for _, c := range tl.Clients() {
+	for _, c := range tl.Lines() {
 		var dst []byte
 		for i, e := range tl.Entries(c) {
 			if e.Status != replay.OK {

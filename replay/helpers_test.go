@@ -115,3 +115,6 @@ func rebuild(opt replay.Options, msgs ...*reassemble.Message) []*replay.State {
 	b.Close()
 	return out
 }
+
+// ln is a client's line in conversation 0.
+func ln(c netip.AddrPort) reassemble.Line { return reassemble.Line{Client: c} }

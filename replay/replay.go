@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zlib"
@@ -34,15 +35,17 @@ const (
 	Incomplete
 	// Corrupt: the dif's pieces disagree or it does not inflate to a state.
 	Corrupt
+	// Truncated: the capture cut pieces of the dif (snap length).
+	Truncated
 )
 
 func (s Status) String() string {
-	return [...]string{"ok", "missing-base", "incomplete", "corrupt"}[s]
+	return [...]string{"ok", "missing-base", "incomplete", "corrupt", "truncated"}[s]
 }
 
 // ParseStatus parses a Status name as String gives it.
 func ParseStatus(s string) (Status, error) {
-	for st := OK; st <= Corrupt; st++ {
+	for st := OK; st <= Truncated; st++ {
 		if st.String() == s {
 			return st, nil
 		}
@@ -61,6 +64,8 @@ type Frame struct {
 type State struct {
 	Seq        int            // order in which its dif ended in the capture, from 0
 	Client     netip.AddrPort // the client it was sent to
+	Conv       int            // the conversation (see reassemble.Line), 0 when not known
+	BaseSeq    int            // Seq of the state it was rebuilt on (OK, src ≠ 0); -1 for none
 	Player     int            // the client's player number, -1 if unknown
 	SLSN       int            // level sequence (inferred for the legacy era)
 	Src, Dst   int32
@@ -81,6 +86,9 @@ type State struct {
 
 // Keyframe reports whether the state was sent against an all-zero base.
 func (s *State) Keyframe() bool { return s.Src == 0 }
+
+// Line is the chain the state belongs to.
+func (s *State) Line() reassemble.Line { return reassemble.Line{Conv: s.Conv, Client: s.Client} }
 
 // Sub sets dst = base − dif bytewise (mod 256). dst may alias base. All
 // three must have the same length.
@@ -115,35 +123,56 @@ type Options struct {
 	CheckpointEvery int
 	// History is how many recent states per client are kept as bases.
 	History int
-	// MaxClients bounds the clients rebuilt (each holds History states);
-	// the difs of further clients end Corrupt. 0 means 256.
+	// MaxClients bounds the clients rebuilt at once; the difs of further
+	// clients end Corrupt. 0 means 256.
 	MaxClients int
+	// MaxMemory bounds the bytes of the states all chains keep as bases
+	// (History recent ones and the newest acknowledged ones per client).
+	// When it is reached, a chain reuses its own oldest state instead of
+	// keeping one more. 0 means DefaultMaxMemory.
+	MaxMemory int
 	// Inspect, when set, is called for every OK state on the goroutine that
 	// rebuilt it, with the inflated dif and the new state (both valid only
 	// during the call); it may set State.Extra.
 	Inspect func(s *State, dif, state []byte)
 }
 
+// DefaultMaxMemory is the default bound on the states kept as bases: eight
+// clients of a 110 KB state keep about 20 MB.
+const DefaultMaxMemory = 64 << 20
+
+// MaxStateSize is the largest state a Builder rebuilds: no version of the
+// game has a state anywhere near it (they are about 110 KB), and a hostile
+// capture must not make each client cost megabytes.
+const MaxStateSize = 512 << 10
+
+// keptAcked is how many of a client's newest acknowledged states are kept
+// as bases, whatever their age: a server bases each dif on the newest state
+// the client acknowledged, however old.
+const keptAcked = 4
+
 // Builder rebuilds states from messages. A message whose SLSN is negative
-// (the legacy era has none on the wire) gets an inferred one.
+// (the legacy era has none on the wire) gets an inferred one (see
+// LevelInference).
 //
 // With reordering on the network, the dif that makes a base can complete
 // after a dif that uses it: a dif whose base is not rebuilt yet waits (up to
 // maxWait later difs of its client) and is rebuilt as soon as its base is.
 // Its State is still emitted at its own place in the order, so a consumer can
-// see a state before the state it is based on (Timeline links them). Add and Close must be called from
-// one goroutine; emit is called from that same goroutine, in the order the
-// messages were added.
+// see a state before the state it is based on (State.BaseSeq links them). Add,
+// Ack, Flush and Close must be called from one goroutine; emit is called
+// from that same goroutine, in the order the messages were added.
 type Builder struct {
 	opt     Options
 	emit    func(*State)
-	clients map[netip.AddrPort]*chain
+	clients map[reassemble.Line]*chain
 	next    int // sequence number of the next message added
 	out     int // sequence number of the next state to emit
 	results chan *State
 	pending map[int]*State
 	wg      sync.WaitGroup
-	players map[netip.AddrPort]int
+	players map[reassemble.Line]int
+	mem     *atomic.Int64 // bytes of states kept by all chains
 }
 
 // New returns a Builder that calls emit for every state, in order.
@@ -154,12 +183,16 @@ func New(opt Options, emit func(*State)) *Builder {
 	if opt.MaxClients <= 0 {
 		opt.MaxClients = 256
 	}
+	if opt.MaxMemory <= 0 {
+		opt.MaxMemory = DefaultMaxMemory
+	}
 	return &Builder{
 		opt: opt, emit: emit,
-		clients: map[netip.AddrPort]*chain{},
+		clients: map[reassemble.Line]*chain{},
 		results: make(chan *State, 256),
 		pending: map[int]*State{},
-		players: map[netip.AddrPort]int{},
+		players: map[reassemble.Line]int{},
+		mem:     new(atomic.Int64),
 	}
 }
 
@@ -167,34 +200,63 @@ func New(opt Options, emit func(*State)) *Builder {
 // Added messages carry the Seq numbers 0 to Added-1.
 func (b *Builder) Added() int { return b.next }
 
-// SetPlayer records a client's player number for the states that follow.
-func (b *Builder) SetPlayer(client netip.AddrPort, player int) { b.players[client] = player }
+// Emitted is the number of states emitted so far.
+func (b *Builder) Emitted() int { return b.out }
+
+// SetPlayer records a client's player number for the states that follow
+// (conversation 0; see SetLinePlayer).
+func (b *Builder) SetPlayer(client netip.AddrPort, player int) {
+	b.SetLinePlayer(reassemble.Line{Client: client}, player)
+}
+
+// SetLinePlayer records the player number of a line's client for the
+// states that follow.
+func (b *Builder) SetLinePlayer(l reassemble.Line, player int) {
+	if _, ok := b.players[l]; !ok && len(b.players) >= 4*b.opt.MaxClients {
+		clear(b.players)
+	}
+	b.players[l] = player
+}
+
+// received is the compressed bytes a message got: all of them when it is
+// complete, what arrived of them when not.
+func received(m *reassemble.Message) int { return max(m.Bytes, len(m.Compressed)) }
+
+func (b *Builder) stateOf(m *reassemble.Message, player int) *State {
+	return &State{Seq: b.next, Client: m.Client, Conv: m.Conv, Player: player, SLSN: max(m.SLSN, 0), Src: m.Src, Dst: m.Dst,
+		TS: m.Last, N: m.LastN, Compressed: received(m), Pieces: m.Pieces, Count: m.Count, BaseSeq: -1}
+}
 
 // Add hands one reassembled message to its client's chain.
 func (b *Builder) Add(m *reassemble.Message) {
-	c := b.clients[m.Client]
+	l := m.Line()
+	c := b.clients[l]
+	pl, ok := b.players[l]
+	if !ok {
+		pl = -1
+	}
 	if c == nil && len(b.clients) >= b.opt.MaxClients {
-		s := &State{Seq: b.next, Client: m.Client, Player: -1, SLSN: max(m.SLSN, 0), Src: m.Src, Dst: m.Dst,
-			TS: m.Last, N: m.LastN, Compressed: len(m.Compressed), Pieces: m.Pieces, Count: m.Count, Status: Corrupt,
-			Err: fmt.Errorf("not rebuilt: more than %d clients", b.opt.MaxClients)}
+		s := b.stateOf(m, pl)
+		s.Status, s.Err = Corrupt, fmt.Errorf("not rebuilt: more than %d clients", b.opt.MaxClients)
 		b.next++
 		b.collect(s)
 		return
 	}
 	if c == nil {
-		c = &chain{opt: b.opt, in: make(chan job, 64), out: b.results}
+		c = &chain{opt: b.opt, in: make(chan job, 64), out: b.results, mem: b.mem}
 		c.states = map[Frame]int{}
 		c.depth = map[Frame]int{}
-		b.clients[m.Client] = c
+		b.clients[l] = c
 		b.wg.Add(1)
 		go func() { defer b.wg.Done(); c.run() }()
 	}
-	pl, ok := b.players[m.Client]
-	if !ok {
-		pl = -1
-	}
 	j := job{seq: b.next, msg: m, player: pl}
 	b.next++
+	b.send(c, j)
+}
+
+// send hands a job to a chain, collecting results while the chain is busy.
+func (b *Builder) send(c *chain, j job) {
 	for {
 		select {
 		case c.in <- j:
@@ -204,6 +266,26 @@ func (b *Builder) Add(m *reassemble.Message) {
 			b.collect(s)
 		}
 	}
+}
+
+// Ack tells a line's chain that the client acknowledged its state of frame
+// n (a stak): that state is kept as a base, however old it grows, until
+// newer acknowledged ones replace it. A stak does not say the level
+// sequence: the state meant is the newest rebuilt one of frame n.
+func (b *Builder) Ack(l reassemble.Line, n int32) {
+	if c := b.clients[l]; c != nil {
+		b.send(c, job{ack: true, ackN: n})
+	}
+}
+
+// Flush ends the wait of every dif waiting for its base (as MissingBase)
+// and emits every state of the messages added so far: a live capture that
+// goes quiet still shows its last states.
+func (b *Builder) Flush() {
+	for _, c := range b.clients {
+		b.send(c, job{flush: true})
+	}
+	b.drain(true)
 }
 
 func (b *Builder) collect(s *State) {
@@ -237,20 +319,24 @@ func (b *Builder) drain(block bool) {
 	}
 }
 
-// Restart ends a client's chain: the states of its next messages are
-// rebuilt afresh (a new session: frames, level sequences and the state size
-// start over), after the ones already added.
-func (b *Builder) Restart(client netip.AddrPort) {
-	if c := b.clients[client]; c != nil {
+// Restart ends a client's chain (conversation 0; see EndLine).
+func (b *Builder) Restart(client netip.AddrPort) { b.EndLine(reassemble.Line{Client: client}) }
+
+// EndLine ends a line's chain: its conversation is over. The states of
+// messages added for it later are rebuilt afresh (frames, level sequences
+// and the state size start over), after the ones already added.
+func (b *Builder) EndLine(l reassemble.Line) {
+	if c := b.clients[l]; c != nil {
 		close(c.in)
-		delete(b.clients, client)
+		delete(b.clients, l)
 	}
 }
 
 // Close waits for every state to be rebuilt and emitted.
 func (b *Builder) Close() {
-	for _, c := range b.clients {
+	for l, c := range b.clients {
 		close(c.in)
+		delete(b.clients, l)
 	}
 	b.drain(true)
 	b.wg.Wait()
@@ -260,6 +346,44 @@ func (b *Builder) Close() {
 // the newest one for the legacy era's frames to count as restarted: delay
 // and reordering move dsts by far less.
 const restartGap = 200
+
+// MaxFrame is the largest game frame taken at its word: 2^24 frames are
+// almost five days of play at 40 frames a second. A dif with a larger
+// frame does not move the level-sequence inference (a hostile dst of 2^31
+// must not make every later keyframe look like a level restart).
+const MaxFrame = 1 << 24
+
+// LevelInference infers the level sequence of one line's legacy difs,
+// which do not carry it: it is 0, then +1 whenever the client's frames
+// restart with a keyframe. Only whole difs move it (an abandoned one ends
+// seconds late), in the order the difs ended.
+type LevelInference struct {
+	slsn   int
+	maxDst int32
+	// Implausible counts complete difs whose frames are beyond MaxFrame.
+	Implausible int
+}
+
+// Current is the level sequence of the newest dif.
+func (x *LevelInference) Current() int { return x.slsn }
+
+// Infer returns the level sequence of message m.
+func (x *LevelInference) Infer(m *reassemble.Message) int {
+	if m.Status == reassemble.Complete {
+		if m.Dst > MaxFrame || m.Src > MaxFrame || m.Dst < 0 || m.Src < 0 {
+			x.Implausible++
+			return x.slsn
+		}
+		if m.Src == 0 && m.Dst+restartGap < x.maxDst {
+			x.slsn++
+			x.maxDst = 0
+		}
+		if m.Dst > x.maxDst {
+			x.maxDst = m.Dst
+		}
+	}
+	return x.slsn
+}
 
 type job struct {
 	seq    int
@@ -272,6 +396,11 @@ type job struct {
 	slsn   int
 	waited int
 	final  bool
+	// Not a message: an acknowledgement of frame ackN, or a flush of the
+	// parked jobs.
+	ack   bool
+	ackN  int32
+	flush bool
 }
 
 // maxWait is how many later difs of the same client a dif whose base is
@@ -279,24 +408,34 @@ type job struct {
 // base can complete after the dif that uses it.
 const maxWait = 64
 
+// kept is a state a chain keeps as a possible base.
+type kept struct {
+	f    Frame
+	seq  int
+	data []byte
+}
+
 // chain rebuilds one client's states in order.
 type chain struct {
-	opt    Options
-	in     chan job
-	out    chan<- *State
-	inf    reassemble.Inflater
-	dif    []byte
-	size   int
-	slsn   int   // legacy: inferred level sequence
-	maxDst int32 // legacy: newest dst of this level sequence
-	// ring of recent states, and their index by frame
-	ring   [][]byte
-	frames []Frame
+	opt   Options
+	in    chan job
+	out   chan<- *State
+	mem   *atomic.Int64
+	inf   reassemble.Inflater
+	dif   []byte
+	size  int
+	level LevelInference
+	// ring of recent states, and their index by frame (the newest state of
+	// each frame)
+	ring   []kept
 	states map[Frame]int
 	next   int
-	depth  map[Frame]int // difs from the nearest keyframe or checkpoint
-	zw     *zlib.Writer
-	zbuf   bytes.Buffer
+	// the newest acknowledged states, newest last, kept whatever their age
+	acked   []kept
+	depth   map[Frame]int // difs from the nearest keyframe or checkpoint
+	scratch []byte
+	zw      *zlib.Writer
+	zbuf    bytes.Buffer
 	// jobs waiting for their base, in arrival order
 	waiting []job
 }
@@ -315,7 +454,16 @@ func (c *chain) compress(state []byte) []byte {
 }
 
 func (c *chain) run() {
+	defer c.release()
 	for j := range c.in {
+		switch {
+		case j.ack:
+			c.keepAcked(j.ackN)
+			continue
+		case j.flush:
+			c.endWaiting()
+			continue
+		}
 		// Age the parked jobs; those that waited long enough end now.
 		kept := c.waiting[:0]
 		for _, w := range c.waiting {
@@ -326,55 +474,104 @@ func (c *chain) run() {
 			}
 			kept = append(kept, w)
 		}
+		clear(c.waiting[len(kept):])
 		c.waiting = kept
 		if s := c.build(j); s != nil {
 			c.out <- s
 		}
 	}
-	for _, w := range c.waiting {
-		w.final = true
-		c.out <- c.build(w)
-	}
-	c.waiting = nil
+	c.endWaiting()
 }
 
-// release builds the parked jobs whose base is frame f, now rebuilt.
-func (c *chain) release(f Frame) {
-	for i := 0; i < len(c.waiting); i++ {
-		w := c.waiting[i]
-		if w.slsn != f.SLSN || w.msg.Src != f.N {
-			continue
-		}
-		c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
-		i--
-		if s := c.build(w); s != nil {
-			c.out <- s
+// endWaiting ends every parked job as MissingBase.
+func (c *chain) endWaiting() {
+	w := c.waiting
+	c.waiting = nil
+	for _, j := range w {
+		j.final = true
+		c.out <- c.build(j)
+	}
+}
+
+// release returns the chain's memory to the builder's budget.
+func (c *chain) release() {
+	for _, k := range c.ring {
+		c.mem.Add(-int64(cap(k.data)))
+	}
+	for _, k := range c.acked {
+		c.mem.Add(-int64(cap(k.data)))
+	}
+	c.ring, c.acked = nil, nil
+}
+
+// keepAcked keeps the newest rebuilt state of frame n as an acknowledged
+// base.
+func (c *chain) keepAcked(n int32) {
+	var src *kept
+	for i := range c.ring {
+		k := &c.ring[i]
+		if k.data != nil && k.f.N == n && (src == nil || k.seq > src.seq) {
+			src = k
 		}
 	}
+	if src == nil {
+		return
+	}
+	for _, a := range c.acked {
+		if a.seq == src.seq {
+			return
+		}
+	}
+	var buf []byte
+	if len(c.acked) >= keptAcked {
+		buf = c.acked[0].data
+		c.acked = append(c.acked[:0], c.acked[1:]...)
+	}
+	if len(buf) != len(src.data) {
+		if buf != nil {
+			c.mem.Add(-int64(cap(buf)))
+		}
+		if !c.reserve(len(src.data)) {
+			return
+		}
+		buf = make([]byte, len(src.data))
+	}
+	copy(buf, src.data)
+	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf})
+}
+
+// reserve takes n bytes from the builder's budget, if it has them.
+func (c *chain) reserve(n int) bool {
+	if c.mem.Add(int64(n)) > int64(c.opt.MaxMemory) {
+		c.mem.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// base finds the state of frame f: a recent one, or an acknowledged one.
+func (c *chain) base(f Frame) (kept, bool) {
+	if i, ok := c.states[f]; ok {
+		return c.ring[i], true
+	}
+	for i := len(c.acked) - 1; i >= 0; i-- {
+		if c.acked[i].f == f {
+			return c.acked[i], true
+		}
+	}
+	return kept{}, false
 }
 
 func (c *chain) build(j job) *State {
 	m := j.msg
 	s := &State{
-		Seq: j.seq, Client: m.Client, Player: j.player, SLSN: m.SLSN, Src: m.Src, Dst: m.Dst,
-		TS: m.Last, N: m.LastN, Compressed: len(m.Compressed), Pieces: m.Pieces, Count: m.Count,
+		Seq: j.seq, Client: m.Client, Conv: m.Conv, Player: j.player, SLSN: m.SLSN, Src: m.Src, Dst: m.Dst,
+		TS: m.Last, N: m.LastN, Compressed: received(m), Pieces: m.Pieces, Count: m.Count, BaseSeq: -1,
 	}
 	if j.parked {
 		s.SLSN = j.slsn
 	} else if m.SLSN < 0 {
-		// The legacy era does not send the level sequence: infer it. It is
-		// 0, then +1 whenever the client's frames restart with a keyframe.
-		// Only whole difs count: an abandoned one ends seconds late.
-		if m.Status == reassemble.Complete {
-			if m.Src == 0 && m.Dst+restartGap < c.maxDst {
-				c.slsn++
-				c.maxDst = 0
-			}
-			if m.Dst > c.maxDst {
-				c.maxDst = m.Dst
-			}
-		}
-		s.SLSN = c.slsn
+		s.SLSN = c.level.Infer(m)
 	}
 	switch m.Status {
 	case reassemble.Incomplete:
@@ -383,12 +580,22 @@ func (c *chain) build(j job) *State {
 	case reassemble.Corrupt:
 		s.Status, s.Err = Corrupt, m.Err
 		return s
+	case reassemble.Truncated:
+		s.Status, s.Err = Truncated, m.Err
+		return s
+	}
+	if m.Src == m.Dst && m.Src != 0 {
+		s.Status, s.Err = Corrupt, fmt.Errorf("dif from frame %d to itself", m.Src)
+		return s
 	}
 	size := c.size
 	if c.opt.StateSize > 0 {
 		size = c.opt.StateSize
 	}
-	dif, err := c.inf.Inflate(c.dif, m.Compressed, size)
+	dif, err := c.inf.Inflate(c.dif, m.Compressed, min(size, MaxStateSize))
+	if size == 0 && err == nil && len(dif) > MaxStateSize {
+		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
+	}
 	c.dif = dif
 	if err != nil {
 		s.Status, s.Err = Corrupt, err
@@ -405,9 +612,10 @@ func (c *chain) build(j job) *State {
 		c.size = len(dif)
 	}
 	s.Size = len(dif)
-	var base []byte
+	var base kept
 	if m.Src != 0 {
-		i, ok := c.states[Frame{s.SLSN, m.Src}]
+		var ok bool
+		base, ok = c.base(Frame{s.SLSN, m.Src})
 		if !ok {
 			if !j.final && len(c.waiting) < 4*maxWait {
 				j.parked, j.slsn = true, s.SLSN
@@ -418,24 +626,29 @@ func (c *chain) build(j job) *State {
 			s.Err = fmt.Errorf("base state %d (slsn %d) was never rebuilt", m.Src, s.SLSN)
 			return s
 		}
-		base = c.ring[i]
-		if len(base) != len(dif) { // cannot happen once the size is fixed; never index past a base
-			s.Status, s.Err = Corrupt, fmt.Errorf("inflates to %d bytes, its base has %d: %w", len(dif), len(base), reassemble.ErrSize)
+		if len(base.data) != len(dif) { // cannot happen once the size is fixed; never index past a base
+			s.Status, s.Err = Corrupt, fmt.Errorf("inflates to %d bytes, its base has %d: %w", len(dif), len(base.data), reassemble.ErrSize)
 			return s
 		}
+		s.BaseSeq = base.seq
 	}
-	// The base's depth, read before slot can evict the base (it may be
-	// the slot the new state reuses).
+	// The base's depth, read before slot can evict the base.
 	depth := 0
-	if base != nil {
+	if base.data != nil {
 		depth = c.depth[Frame{s.SLSN, m.Src}] + 1
 	}
-	dst := c.slot(Frame{s.SLSN, m.Dst}, len(dif))
-	if base == nil {
+	f := Frame{s.SLSN, m.Dst}
+	// The new state goes to scratch first: the base may be the ring slot
+	// the new state takes.
+	if cap(c.scratch) < len(dif) {
+		c.scratch = make([]byte, len(dif))
+	}
+	dst := c.scratch[:len(dif)]
+	if base.data == nil {
 		clear(dst)
 		Sub(dst, dst, dif)
 	} else {
-		Sub(dst, base, dif)
+		Sub(dst, base.data, dif)
 	}
 	s.Sum = sha256.Sum256(dst)
 	s.Dif = m.Compressed
@@ -443,40 +656,74 @@ func (c *chain) build(j job) *State {
 		s.Checkpoint = c.compress(dst)
 		depth = 0
 	}
-	c.depth[Frame{s.SLSN, m.Dst}] = depth
 	if c.opt.Inspect != nil {
 		c.opt.Inspect(s, dif, dst)
 	}
 	if c.opt.Keep {
 		s.Data = append([]byte(nil), dst...)
 	}
+	if _, held := c.states[f]; !held {
+		// A frame already held keeps its state: a second dif to the same
+		// frame never overwrites a base.
+		if c.keep(f, j.seq, dst) {
+			c.depth[f] = depth
+		}
+	}
 	if len(c.waiting) > 0 {
-		c.release(Frame{s.SLSN, m.Dst})
+		c.releaseWaiting(f)
 	}
 	return s
 }
 
-// slot returns the ring buffer to hold frame f's state, reusing the oldest
-// one (or f's own, if f was rebuilt before). The base being read is never
-// the slot returned: a dif's dst differs from its src.
-func (c *chain) slot(f Frame, size int) []byte {
-	if i, ok := c.states[f]; ok {
-		return c.ring[i]
+// releaseWaiting builds the parked jobs whose base is frame f, now rebuilt.
+// Each is built once: one whose base is gone again (evicted by the others)
+// ends as MissingBase rather than waiting again.
+func (c *chain) releaseWaiting(f Frame) {
+	var ready []job
+	kept := c.waiting[:0]
+	for _, w := range c.waiting {
+		if w.slsn == f.SLSN && w.msg.Src == f.N {
+			ready = append(ready, w)
+			continue
+		}
+		kept = append(kept, w)
 	}
-	if len(c.ring) < c.opt.History {
-		c.ring = append(c.ring, make([]byte, size))
-		c.frames = append(c.frames, f)
+	clear(c.waiting[len(kept):])
+	c.waiting = kept
+	for _, w := range ready {
+		w.final = true
+		if s := c.build(w); s != nil {
+			c.out <- s
+		}
+	}
+}
+
+// keep stores state as frame f's in the ring, reusing the oldest slot when
+// the ring is full or the memory budget is spent. It reports whether the
+// state was kept.
+func (c *chain) keep(f Frame, seq int, state []byte) bool {
+	if len(c.ring) < c.opt.History && c.reserve(len(state)) {
+		data := make([]byte, len(state))
+		copy(data, state)
+		c.ring = append(c.ring, kept{f: f, seq: seq, data: data})
 		c.states[f] = len(c.ring) - 1
-		return c.ring[len(c.ring)-1]
+		return true
+	}
+	if len(c.ring) == 0 {
+		return false
 	}
 	i := c.next
 	c.next = (c.next + 1) % len(c.ring)
-	delete(c.states, c.frames[i])
-	delete(c.depth, c.frames[i])
-	c.frames[i] = f
-	c.states[f] = i
-	if len(c.ring[i]) != size {
-		c.ring[i] = make([]byte, size)
+	old := &c.ring[i]
+	if c.states[old.f] == i {
+		delete(c.states, old.f)
+		delete(c.depth, old.f)
 	}
-	return c.ring[i]
+	if len(old.data) != len(state) {
+		return false // the size never changes within a chain
+	}
+	copy(old.data, state)
+	old.f, old.seq = f, seq
+	c.states[f] = i
+	return true
 }

@@ -3,9 +3,7 @@ package replay
 import (
 	"crypto/sha256"
 	"fmt"
-	"net/netip"
 	"os"
-	"slices"
 	"sort"
 	"time"
 
@@ -24,6 +22,7 @@ type Entry struct {
 	Size       int32
 	Compressed int32
 	CaptureN   int32 // capture frame number of the dif's last piece
+	Seq        int32 // the state's Seq (see State)
 	Sum        [32]byte
 	ts, ackTS  int64 // unix nanoseconds
 	dif        blob  // the compressed dif (OK states)
@@ -47,35 +46,45 @@ func (e *Entry) AckTime() time.Time {
 // Acked reports whether the client acknowledged the state.
 func (e *Entry) Acked() bool { return e.acked }
 
-// Timeline indexes every state of every client for random access. It keeps
-// no states: only an entry per state, each OK state's compressed dif, and a
-// compressed checkpoint every few difs, all in a store that spills to a
-// temporary file past a memory budget. State rebuilds any state from its
-// nearest checkpoint or keyframe.
+// Keyframe reports whether the state was sent against an all-zero base.
+func (e *Entry) Keyframe() bool { return e.Src == 0 }
+
+// Timeline indexes every state of every line (a client in one
+// conversation) for random access. It keeps no states: only an entry per
+// state, each OK state's compressed dif, and a compressed checkpoint every
+// few difs, all in a store that spills to a temporary file past a memory
+// budget. State rebuilds any state from its nearest checkpoint or keyframe,
+// through the bases the rebuild really used. A Timeline is not safe for
+// concurrent use.
 type Timeline struct {
-	clients map[netip.AddrPort]*line
-	past    map[netip.AddrPort][]*line // earlier sessions, see Restart
-	order   []netip.AddrPort
-	store   *store
-	inf     reassemble.Inflater
-	dif     []byte
+	lines map[reassemble.Line]*line
+	order []reassemble.Line
+	store *store
+	inf   reassemble.Inflater
+	dif   []byte
 }
 
 type line struct {
 	entries []Entry
-	latest  map[Frame]int // newest OK entry of each recent frame
-	recent  []Frame       // the frames in latest, oldest first
-	slsns   []int         // level sequences seen
-	forward []int         // entries whose base comes later
-	ckpts   map[int]blob  // checkpoints, by entry (one in CheckpointEvery)
+	latest  map[Frame]int     // newest OK entry of each recent frame
+	recent  []Frame           // the frames in latest, oldest first
+	slsns   []int             // the last level sequences seen, newest last
+	forward map[int32][]int32 // entries waiting for the base of that Seq
+	ckpts   map[int]blob      // checkpoints, by entry (one in CheckpointEvery)
 }
 
 // unresolved marks an entry whose base state has not been added yet.
 const unresolved = -2
 
-// recentFrames bounds latest: bases and acks are always of recent states
-// (the server bases difs on one of the last 8 states it sent).
+// recentFrames bounds latest: acks are of recent states.
 const recentFrames = 4096
+
+// recentSLSNs is how many level sequences an ack looks in: around a level
+// change a frame exists in two.
+const recentSLSNs = 4
+
+// maxForward bounds the entries waiting for a base that comes later.
+const maxForward = 4096
 
 func (l *line) remember(f Frame, i int) {
 	if _, ok := l.latest[f]; !ok {
@@ -88,62 +97,64 @@ func (l *line) remember(f Frame, i int) {
 		}
 	}
 	l.latest[f] = i
+	if n := len(l.slsns); n == 0 || l.slsns[n-1] != f.SLSN {
+		l.slsns = append(l.slsns, f.SLSN)
+		if len(l.slsns) > recentSLSNs {
+			l.slsns = append(l.slsns[:0], l.slsns[len(l.slsns)-recentSLSNs:]...)
+		}
+	}
 }
 
 // NewTimeline returns an empty timeline. memBudget bounds the bytes of difs
 // and checkpoints held in memory before they spill to a temporary file in
 // dir ("" for the system's).
 func NewTimeline(memBudget int, dir string) *Timeline {
-	return &Timeline{clients: map[netip.AddrPort]*line{}, past: map[netip.AddrPort][]*line{}, store: &store{budget: memBudget, dir: dir}}
-}
-
-// Restart begins a new session of a client: the states added for it from
-// now on form a new line (their frames start over), and Entries, Find and
-// State see that one. Earlier sessions are kept in Sessions.
-func (t *Timeline) Restart(client netip.AddrPort) {
-	if l := t.clients[client]; l != nil {
-		t.past[client] = append(t.past[client], l)
-		delete(t.clients, client)
-	}
-}
-
-// Sessions is the number of sessions of a client the timeline holds.
-func (t *Timeline) Sessions(client netip.AddrPort) int {
-	n := len(t.past[client])
-	if t.clients[client] != nil {
-		n++
-	}
-	return n
+	return &Timeline{lines: map[reassemble.Line]*line{}, store: &store{budget: memBudget, dir: dir}}
 }
 
 // Close releases the timeline's temporary file.
 func (t *Timeline) Close() error { return t.store.close() }
 
-// Clients returns the clients in order of their first state.
-func (t *Timeline) Clients() []netip.AddrPort { return t.order }
+// Lines returns the lines in order of their first state.
+func (t *Timeline) Lines() []reassemble.Line { return t.order }
 
-// Entries returns a client's entries in the order their difs ended.
-func (t *Timeline) Entries(client netip.AddrPort) []Entry {
-	if l := t.clients[client]; l != nil {
-		return l.entries
+// Entries returns a line's entries in the order their difs ended.
+func (t *Timeline) Entries(l reassemble.Line) []Entry {
+	if x := t.lines[l]; x != nil {
+		return x.entries
 	}
 	return nil
 }
 
+// Len is the number of entries of every line.
+func (t *Timeline) Len() int {
+	n := 0
+	for _, l := range t.lines {
+		n += len(l.entries)
+	}
+	return n
+}
+
+// StoreBytes is the bytes of difs and checkpoints the timeline holds in
+// memory and in its temporary file.
+func (t *Timeline) StoreBytes() (mem, file int64) { return int64(len(t.store.mem)), t.store.size }
+
 // Add records a state emitted by a Builder made with CheckpointEvery set.
+// States must be added in the order the Builder emits them.
 func (t *Timeline) Add(s *State) error {
-	l := t.clients[s.Client]
+	key := s.Line()
+	l := t.lines[key]
 	if l == nil {
-		l = &line{latest: map[Frame]int{}, ckpts: map[int]blob{}}
-		t.clients[s.Client] = l
-		if !slices.Contains(t.order, s.Client) {
-			t.order = append(t.order, s.Client)
-		}
+		l = &line{latest: map[Frame]int{}, ckpts: map[int]blob{}, forward: map[int32][]int32{}}
+		t.lines[key] = l
+		t.order = append(t.order, key)
 	}
 	e := Entry{
 		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, ts: s.TS.UnixNano(), CaptureN: int32(s.N), Size: int32(s.Size),
-		Compressed: int32(s.Compressed), Pieces: uint8(s.Pieces), Count: uint8(s.Count), Sum: s.Sum, Player: int8(s.Player), base: -1,
+		Compressed: int32(s.Compressed), Pieces: uint8(min(s.Pieces, 255)), Count: uint8(min(s.Count, 255)), Sum: s.Sum,
+		Player: int8(max(min(s.Player, 127), -1)), base: -1, Seq: int32(s.Seq),
 	}
+	i := int32(len(l.entries))
 	if s.Status == OK {
 		var err error
 		if e.dif, err = t.store.put(s.Dif); err != nil {
@@ -155,53 +166,49 @@ func (t *Timeline) Add(s *State) error {
 				return err
 			}
 			e.ckpt = true
-			l.ckpts[len(l.entries)] = b
+			l.ckpts[int(i)] = b
 		}
 		if s.Src != 0 {
-			if b, ok := l.latest[Frame{s.SLSN, s.Src}]; ok {
+			if b := l.bySeq(s.BaseSeq); b >= 0 {
 				e.base = int32(b)
 			} else {
 				// Its dif waited for the base, which is rebuilt from a dif
 				// that ended later: it is linked when that state comes.
 				e.base = unresolved
-				l.forward = append(l.forward, len(l.entries))
+				if len(l.forward) < maxForward {
+					l.forward[int32(s.BaseSeq)] = append(l.forward[int32(s.BaseSeq)], i)
+				}
 			}
 		}
-
-		if !slices.Contains(l.slsns, e.SLSN) {
-			l.slsns = append(l.slsns, e.SLSN)
-		}
-		l.remember(e.Frame, len(l.entries))
+		l.remember(e.Frame, int(i))
 	}
 	l.entries = append(l.entries, e)
 	if e.Status == OK {
-		l.link(len(l.entries) - 1)
+		if w, ok := l.forward[e.Seq]; ok {
+			for _, j := range w {
+				l.entries[j].base = i
+			}
+			delete(l.forward, e.Seq)
+		}
 	}
 	return nil
 }
 
-// link makes entry i the base of the entries that were waiting for it.
-func (l *line) link(i int) {
-	e := &l.entries[i]
-	for k := 0; k < len(l.forward); k++ {
-		j := l.forward[k]
-		if w := &l.entries[j]; j != i && w.SLSN == e.SLSN && w.Src == e.Frame.N {
-			w.base = int32(i)
-			l.forward = append(l.forward[:k], l.forward[k+1:]...)
-			k--
-		}
+// bySeq finds the entry of the state with Seq seq, or -1.
+func (l *line) bySeq(seq int) int {
+	i := sort.Search(len(l.entries), func(i int) bool { return int(l.entries[i].Seq) >= seq })
+	if i < len(l.entries) && int(l.entries[i].Seq) == seq {
+		return i
 	}
-	if len(l.forward) > 1024 {
-		l.forward = l.forward[1:] // never linked: State reports it
-	}
+	return -1
 }
 
-// Ack records that a client acknowledged frame n at ts. A stak does not say
-// which level sequence it means; around a level change the frame can exist
-// in two, so the state acknowledged is the one whose dif ended last before
-// the ack.
-func (t *Timeline) Ack(client netip.AddrPort, n int32, ts time.Time) {
-	l := t.clients[client]
+// Ack records that a line's client acknowledged frame n at ts. A stak does
+// not say which level sequence it means; around a level change the frame
+// can exist in two, so the state acknowledged is the one whose dif ended
+// last before the ack.
+func (t *Timeline) Ack(key reassemble.Line, n int32, ts time.Time) {
+	l := t.lines[key]
 	if l == nil {
 		return
 	}
@@ -220,12 +227,12 @@ func (t *Timeline) Ack(client netip.AddrPort, n int32, ts time.Time) {
 	}
 }
 
-// Find returns the index of the newest OK state of client at or before
+// Find returns the index of the newest OK state of a line at or before
 // frame n of level sequence slsn, or -1. With held, only states the client
 // acknowledged count: a client acknowledges every dif it applies, so those
 // are the states it held.
-func (t *Timeline) Find(client netip.AddrPort, slsn int, n int32, held bool) int {
-	l := t.clients[client]
+func (t *Timeline) Find(key reassemble.Line, slsn int, n int32, held bool) int {
+	l := t.lines[key]
 	if l == nil {
 		return -1
 	}
@@ -242,11 +249,11 @@ func (t *Timeline) Find(client netip.AddrPort, slsn int, n int32, held bool) int
 	return best
 }
 
-// SLSNs returns, in order, the level sequences whose rebuilt states of
-// client span frame n (from their first frame to their last); when none
+// SLSNs returns, in order, the level sequences whose rebuilt states of a
+// line span frame n (from their first frame to their last); when none
 // does, the one whose states end last before n.
-func (t *Timeline) SLSNs(client netip.AddrPort, n int32) []int {
-	l := t.clients[client]
+func (t *Timeline) SLSNs(key reassemble.Line, n int32) []int {
+	l := t.lines[key]
 	if l == nil {
 		return nil
 	}
@@ -290,14 +297,19 @@ func (t *Timeline) SLSNs(client netip.AddrPort, n int32) []int {
 // State rebuilds the state of entry i of client into dst (reusing its
 // capacity) and checks it against the sha256 recorded when it was first
 // rebuilt.
-func (t *Timeline) State(dst []byte, client netip.AddrPort, i int) ([]byte, error) {
-	l := t.clients[client]
+func (t *Timeline) State(dst []byte, key reassemble.Line, i int) ([]byte, error) {
+	l := t.lines[key]
 	if l == nil || i < 0 || i >= len(l.entries) || l.entries[i].Status != OK {
-		return nil, fmt.Errorf("no rebuilt state %d for %s", i, client)
+		return nil, fmt.Errorf("no rebuilt state %d for %s", i, key)
 	}
-	// Walk back to the nearest checkpoint or keyframe, then forward.
+	// Walk back to the nearest checkpoint or keyframe, then forward. The
+	// bases are the ones the rebuild used, so the walk ends; it is bounded
+	// all the same.
 	var path []int
 	for j := i; ; j = int(l.entries[j].base) {
+		if len(path) > len(l.entries) {
+			return nil, fmt.Errorf("state %v: its chain of bases does not end", l.entries[i].Frame)
+		}
 		path = append(path, j)
 		e := &l.entries[j]
 		if e.base == unresolved {
@@ -328,7 +340,7 @@ func (t *Timeline) State(dst []byte, client netip.AddrPort, i int) ([]byte, erro
 		}
 	}
 	if sha256.Sum256(dst) != l.entries[i].Sum {
-		return nil, fmt.Errorf("state %v rebuilt from the index differs from the first pass", l.entries[i].Frame)
+		return nil, fmt.Errorf("state of frame %d (slsn %d) rebuilt from the index differs from the first pass", l.entries[i].Frame.N, l.entries[i].Frame.SLSN)
 	}
 	return dst, nil
 }

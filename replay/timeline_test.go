@@ -102,18 +102,18 @@ func TestTimeline(t *testing.T) {
 			}
 			index[s.Client] = append(index[s.Client], s.Seq)
 		}
-		if got := tl.Clients(); !slices.Equal(got, []netip.AddrPort{client1, client2}) {
+		if got := tl.Lines(); !slices.Equal(got, []reassemble.Line{ln(client1), ln(client2)}) {
 			t.Errorf("clients %v", got)
 		}
 		var dst []byte
 		ok := 0
-		for _, c := range tl.Clients() {
+		for _, c := range tl.Lines() {
 			entries := tl.Entries(c)
-			if len(entries) != len(index[c]) {
-				t.Fatalf("budget %d: %s has %d entries, %d states added", budget, c, len(entries), len(index[c]))
+			if len(entries) != len(index[c.Client]) {
+				t.Fatalf("budget %d: %s has %d entries, %d states added", budget, c, len(entries), len(index[c.Client]))
 			}
 			for i, e := range entries {
-				s := states[index[c][i]]
+				s := states[index[c.Client][i]]
 				if e.Frame != (replay.Frame{SLSN: s.SLSN, N: s.Dst}) || e.Src != s.Src || e.Status != s.Status || e.Sum != s.Sum || !e.Time().Equal(s.TS) || int(e.Size) != s.Size || e.Acked() {
 					t.Errorf("entry %d of %s: %+v does not match its state", i, c, e)
 				}
@@ -126,21 +126,21 @@ func TestTimeline(t *testing.T) {
 					continue
 				}
 				ok++
-				if err != nil || !bytes.Equal(dst, want[index[c][i]]) {
-					t.Fatalf("budget %d: %s entry %d (%v %d→%d): %v, bytes equal %v", budget, c, i, e.SLSN, e.Src, e.N, err, bytes.Equal(dst, want[index[c][i]]))
+				if err != nil || !bytes.Equal(dst, want[index[c.Client][i]]) {
+					t.Fatalf("budget %d: %s entry %d (%v %d→%d): %v, bytes equal %v", budget, c, i, e.SLSN, e.Src, e.N, err, bytes.Equal(dst, want[index[c.Client][i]]))
 				}
 			}
 		}
 		if ok != len(want) {
 			t.Errorf("budget %d: %d states rebuilt, want %d", budget, ok, len(want))
 		}
-		if _, err := tl.State(nil, client3, 0); err == nil {
+		if _, err := tl.State(nil, ln(client3), 0); err == nil {
 			t.Error("a state of an unknown client")
 		}
-		if _, err := tl.State(nil, client1, len(tl.Entries(client1))); err == nil {
+		if _, err := tl.State(nil, ln(client1), len(tl.Entries(ln(client1)))); err == nil {
 			t.Error("a state past the last entry")
 		}
-		if _, err := tl.State(nil, client1, -1); err == nil {
+		if _, err := tl.State(nil, ln(client1), -1); err == nil {
 			t.Error("state -1")
 		}
 		if err := tl.Close(); err != nil {
@@ -166,14 +166,14 @@ func TestTimelineForwardBase(t *testing.T) {
 	if err := tl.Add(out[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tl.State(nil, client1, 0); err == nil {
+	if _, err := tl.State(nil, ln(client1), 0); err == nil {
 		t.Error("a state was rebuilt before its base was added")
 	}
 	if err := tl.Add(out[1]); err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range [][]byte{st[2], st[1]} {
-		if got, err := tl.State(nil, client1, i); err != nil || !bytes.Equal(got, want) {
+		if got, err := tl.State(nil, ln(client1), i); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("entry %d: %v, bytes equal %v", i, err, bytes.Equal(got, want))
 		}
 	}
@@ -237,9 +237,9 @@ func TestTimelineAck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tl := ackTimeline(t)
-			tl.Ack(client1, tt.frame, tt.ts)
-			tl.Ack(client2, tt.frame, tt.ts) // unknown client: nothing
-			for i, e := range tl.Entries(client1) {
+			tl.Ack(ln(client1), tt.frame, tt.ts)
+			tl.Ack(ln(client2), tt.frame, tt.ts) // unknown client: nothing
+			for i, e := range tl.Entries(ln(client1)) {
 				if e.Acked() != (i == tt.acked) {
 					t.Errorf("entry %d acked %v", i, e.Acked())
 				}
@@ -251,9 +251,9 @@ func TestTimelineAck(t *testing.T) {
 	}
 	// The first ack counts.
 	tl := ackTimeline(t)
-	tl.Ack(client1, 15, at(2.5))
-	tl.Ack(client1, 15, at(3))
-	if e := tl.Entries(client1)[1]; !e.AckTime().Equal(at(2.5)) {
+	tl.Ack(ln(client1), 15, at(2.5))
+	tl.Ack(ln(client1), 15, at(3))
+	if e := tl.Entries(ln(client1))[1]; !e.AckTime().Equal(at(2.5)) {
 		t.Errorf("acked at %v after two acks, want the first, %v", e.AckTime(), at(2.5))
 	}
 }
@@ -261,8 +261,8 @@ func TestTimelineAck(t *testing.T) {
 // TestTimelineFind checks Find with and without held.
 func TestTimelineFind(t *testing.T) {
 	tl := ackTimeline(t)
-	tl.Ack(client1, 15, t0.Add(3*time.Second)) // entry 1
-	tl.Ack(client1, 5, t0.Add(9*time.Second))  // entry 4
+	tl.Ack(ln(client1), 15, t0.Add(3*time.Second)) // entry 1
+	tl.Ack(ln(client1), 5, t0.Add(9*time.Second))  // entry 4
 	tests := []struct {
 		client netip.AddrPort
 		slsn   int
@@ -284,7 +284,7 @@ func TestTimelineFind(t *testing.T) {
 		{client1, 1, 1000, true, 4},
 	}
 	for _, tt := range tests {
-		if got := tl.Find(tt.client, tt.slsn, tt.n, tt.held); got != tt.want {
+		if got := tl.Find(ln(tt.client), tt.slsn, tt.n, tt.held); got != tt.want {
 			t.Errorf("Find(%s, slsn %d, %d, held %v) = %d, want %d", tt.client, tt.slsn, tt.n, tt.held, got, tt.want)
 		}
 	}
@@ -305,7 +305,7 @@ func TestTimelineFindNewest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := tl.Find(client1, 0, 20, false); got != 2 {
+	if got := tl.Find(ln(client1), 0, 20, false); got != 2 {
 		t.Errorf("Find = %d, want 2", got)
 	}
 }
@@ -319,11 +319,11 @@ func TestTimelineSLSNs(t *testing.T) {
 	}{
 		{10, []int{0, 1}}, {5, []int{1}}, {12, []int{0}}, {25, []int{0}}, {15, []int{0}}, {4, nil}, {26, []int{0}}, // past the end: the sequence that ended last
 	} {
-		if got := tl.SLSNs(client1, tt.n); !slices.Equal(got, tt.want) {
+		if got := tl.SLSNs(ln(client1), tt.n); !slices.Equal(got, tt.want) {
 			t.Errorf("SLSNs(%d) = %v, want %v", tt.n, got, tt.want)
 		}
 	}
-	if got := tl.SLSNs(client2, 10); got != nil {
+	if got := tl.SLSNs(ln(client2), 10); got != nil {
 		t.Errorf("unknown client: %v", got)
 	}
 }

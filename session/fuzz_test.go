@@ -81,6 +81,14 @@ func FuzzTracker(f *testing.F) {
 			}
 			r := tr.Process(d)
 			kinds[r.Kind]++
+			if r.Kind == session.Game || r.Kind == session.Malformed {
+				if want := map[decode.Dir]netip.AddrPort{decode.C2S: d.Src, decode.S2C: d.Dst}[r.Dir]; r.Client != want {
+					t.Fatalf("datagram %d (%s): client %v, want %v", i+1, r.Dir, r.Client, want)
+				}
+			}
+			if r.Conv != nil && r.Conv.ID != 0 && r.Client != r.Conv.Client {
+				t.Fatalf("datagram %d: client %v on conversation of %v", i+1, r.Client, r.Conv.Client)
+			}
 			switch r.Kind {
 			case session.NonGame:
 				if r.Conv != nil || r.Err() != nil {
@@ -114,7 +122,7 @@ func FuzzTracker(f *testing.F) {
 			st.Unknown.Packets != kinds[session.Unknown] || st.NonGame.Packets != kinds[session.NonGame] {
 			t.Fatalf("stats %+v, records %v", st, kinds)
 		}
-		byName := 0
+		byName := st.Untracked.Names.Packets
 		for _, c := range st.ByName {
 			byName += c.Packets
 		}

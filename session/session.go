@@ -17,9 +17,6 @@ import (
 	"github.com/pmdump/pmdump/source"
 )
 
-// ListenPort is the port a game server listens on by default.
-const ListenPort = 24785
-
 // Kind says what a datagram turned out to be.
 type Kind uint8
 
@@ -49,7 +46,11 @@ type Record struct {
 	Era      decode.Era
 	Dir      decode.Dir
 	Conv     *Conversation // nil for NonGame
-	Player   int           // -1 when not known
+	// Client is the client endpoint of the datagram (Src or Dst, by its
+	// direction), also when Conv is the shared overflow conversation;
+	// invalid for NonGame and for an unknown name off any conversation.
+	Client netip.AddrPort
+	Player int // -1 when not known
 }
 
 // Err is the reason a Malformed or Unknown record is not a clean packet.
@@ -58,8 +59,9 @@ func (r *Record) Err() error { return r.Packet.Err }
 // Conversation is one client's conversation with the server. It is keyed by
 // the client's endpoint.
 type Conversation struct {
-	ID       int            // 1-based, in order of first appearance
-	Client   netip.AddrPort // the client's endpoint
+	ID       int            // 1-based, in order of first appearance; 0 for the overflow conversation
+	Client   netip.AddrPort // the client's endpoint (invalid for the overflow conversation)
+	Session  int            // 1 for the endpoint's first conversation, 2 after it rejoined once, …
 	Server   netip.AddrPort // the server endpoint that talks to this client (its per-client port)
 	Listen   netip.AddrPort // where the client's 1234 went (the server's listening port), if seen
 	Era      decode.Era     // the conversation's era, once evidence was seen
@@ -77,6 +79,11 @@ type Conversation struct {
 }
 
 // Tracker recognises game packets and follows conversations.
+//
+// Everything it keeps is bounded, whatever the input: at most
+// MaxConversations conversations, MaxSessions of them per client endpoint,
+// MaxServers server endpoints and MaxNames per-name counts. What goes past
+// a bound is counted in Stats.Untracked.
 type Tracker struct {
 	force decode.Era
 	convs map[netip.AddrPort]*Conversation
@@ -88,7 +95,10 @@ type Tracker struct {
 	scratch  decode.Packet
 	last     *Conversation // the conversation found last
 	overflow *Conversation // shared by clients beyond MaxConversations
-	Stats    Stats
+	// Distinct values past the bounds, counted exactly up to MaxUntracked.
+	lostClients distinct[netip.AddrPort]
+	lostServers distinct[netip.AddrPort]
+	Stats       Stats
 }
 
 // NewTracker returns a tracker. A forced era (not EraUnknown) overrides
@@ -102,10 +112,30 @@ func NewTracker(force decode.Era) *Tracker {
 	}
 }
 
-// MaxConversations bounds the conversations a Tracker follows one by one;
-// clients beyond it share one overflow conversation with ID 0 and no
-// client endpoint.
-const MaxConversations = 4096
+// Bounds of what a Tracker keeps, so that a hostile capture (a million
+// client or server endpoints, endless rejoins) costs bounded memory and
+// output. A game has one server endpoint per client and at most
+// decode.MaxPlayer clients, so real captures stay far below them.
+const (
+	// MaxConversations bounds the conversations a Tracker follows one by
+	// one; the packets of clients beyond it go to one overflow conversation
+	// with ID 0 and no client endpoint (each Record still names its client).
+	MaxConversations = 1024
+	// MaxSessions bounds the conversations of one client endpoint: a
+	// handshake past it does not start a new conversation but goes on with
+	// the endpoint's last one.
+	MaxSessions = 64
+	// MaxServers bounds the server endpoints a Tracker remembers.
+	MaxServers = 1024
+	// MaxNames bounds the pairs of an unknown name and a direction counted
+	// one by one in Stats.ByName (known names are always counted); packets
+	// of further unknown names are counted together in
+	// Stats.Untracked.Names.
+	MaxNames = 256
+	// MaxUntracked bounds the distinct values Untracked counts exactly;
+	// past it the counts are lower bounds (Untracked.AtLeast).
+	MaxUntracked = 1 << 14
+)
 
 // Conversations returns every conversation seen, in order of appearance,
 // and last the overflow conversation if there was one.
@@ -116,7 +146,7 @@ func (t *Tracker) Conversations() []*Conversation {
 	return t.order
 }
 
-func (t *Tracker) conv(client netip.AddrPort, ts time.Time) *Conversation {
+func (t *Tracker) conv(client netip.AddrPort, ts time.Time, session int) *Conversation {
 	c := t.lookup(client)
 	if c == nil && len(t.order) >= MaxConversations {
 		// A capture with endless distinct clients (hostile or not a game)
@@ -124,16 +154,55 @@ func (t *Tracker) conv(client netip.AddrPort, ts time.Time) *Conversation {
 		if t.overflow == nil {
 			t.overflow = &Conversation{ID: 0, Player: -1, First: ts}
 		}
+		t.lostClients.add(client)
+		t.Stats.Untracked.Conversations = t.lostClients.n
+		t.Stats.Untracked.AtLeast = t.Stats.Untracked.AtLeast || t.lostClients.full()
 		return t.overflow
 	}
 	if c == nil {
-		c = &Conversation{ID: len(t.order) + 1, Client: client, Player: -1, First: ts}
+		c = &Conversation{ID: len(t.order) + 1, Client: client, Session: session, Player: -1, First: ts}
 		t.convs[client] = c
 		t.order = append(t.order, c)
 		t.last = c
 	}
 	return c
 }
+
+// addServer remembers a server endpoint, within MaxServers.
+func (t *Tracker) addServer(server netip.AddrPort) {
+	if t.servers[server] {
+		return
+	}
+	if len(t.servers) >= MaxServers {
+		t.lostServers.add(server)
+		t.Stats.Untracked.Servers = t.lostServers.n
+		t.Stats.Untracked.AtLeast = t.Stats.Untracked.AtLeast || t.lostServers.full()
+		return
+	}
+	t.servers[server] = true
+}
+
+// distinct counts distinct values, keeping at most MaxUntracked of them.
+type distinct[K comparable] struct {
+	seen map[K]struct{}
+	n    int
+}
+
+func (d *distinct[K]) add(k K) {
+	if _, ok := d.seen[k]; ok {
+		return
+	}
+	if d.full() {
+		return
+	}
+	if d.seen == nil {
+		d.seen = map[K]struct{}{}
+	}
+	d.seen[k] = struct{}{}
+	d.n++
+}
+
+func (d *distinct[K]) full() bool { return d.n >= MaxUntracked }
 
 // lookup finds a client's conversation; consecutive packets are mostly of
 // the same one, so the last one found is checked first.
@@ -171,7 +240,7 @@ func allDigits(name []byte) bool {
 func (t *Tracker) Process(d *source.Datagram) *Record {
 	r := &t.rec
 	r.N, r.TS, r.Src, r.Dst = d.N, d.TS, d.Src, d.Dst
-	r.Kind, r.Era, r.Dir, r.Conv, r.Player = NonGame, decode.EraUnknown, decode.DirUnknown, nil, -1
+	r.Kind, r.Era, r.Dir, r.Conv, r.Client, r.Player = NonGame, decode.EraUnknown, decode.DirUnknown, nil, netip.AddrPort{}, -1
 	p := d.Payload
 	if len(p) < 4 {
 		return t.nonGame(r, p)
@@ -190,7 +259,7 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		}
 		r.Conv = c
 		if c != nil {
-			r.Era, r.Player = c.Era, c.Player
+			r.Era, r.Player, r.Client = c.Era, c.Player, c.Client
 			if c.Client == d.Src {
 				r.Dir = decode.C2S
 			} else {
@@ -206,26 +275,34 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		client, server = d.Dst, d.Src
 	}
 	existing := t.lookup(client)
-	if existing != nil && existing.ID != 0 && existing.joined && len(p) >= 4 && string(p[:4]) == "1234" && dir == decode.C2S {
+	session := 1
+	if existing != nil && existing.joined && string(p[:4]) == "1234" && dir == decode.C2S {
 		// A new handshake from a client that had joined: a new session
 		// (it rejoined, or the next input file is another game). Its era,
-		// player and frames start afresh.
-		delete(t.convs, client)
-		if t.last == existing {
-			t.last = nil
+		// player and frames start afresh, in a new conversation while the
+		// bounds allow; past them the last conversation goes on.
+		existing.joined = false
+		if existing.Session < MaxSessions && len(t.order) < MaxConversations {
+			delete(t.convs, client)
+			if t.last == existing {
+				t.last = nil
+			}
+			session = existing.Session + 1
+			existing = nil
+		} else {
+			t.Stats.Untracked.Rejoins++
 		}
-		existing = nil
 	}
 	era, strong := t.decode(&r.Packet, existing, p)
-	if r.Packet.Err != nil && generic(p) && existing == nil && !t.servers[server] && server.Port() != ListenPort {
+	if r.Packet.Err != nil && generic(p) && existing == nil && !t.servers[server] && server.Port() != decode.ListenPort {
 		// A common word or number that does not fit, outside any game
 		// conversation and off the game's port: other traffic ("1234…",
 		// a "ping"), not a malformed game packet. Names like stdf or cdat
 		// are the game's wherever they are.
 		return t.nonGame(r, p)
 	}
-	c := t.conv(client, d.TS)
-	r.Conv, r.Dir, r.Era = c, dir, era
+	c := t.conv(client, d.TS, session)
+	r.Conv, r.Dir, r.Era, r.Client = c, dir, era, client
 	r.Kind = Game
 	if d.Truncated() {
 		r.Packet.Err = fmt.Errorf("truncated by the capture's snap length: %d of %d payload bytes captured", len(p), d.Length)
@@ -290,7 +367,7 @@ func (t *Tracker) onGameEndpoint(d *source.Datagram) bool {
 	if pair(d.Src, d.Dst) || pair(d.Dst, d.Src) {
 		return true
 	}
-	return d.Dst.Port() == ListenPort
+	return d.Dst.Port() == decode.ListenPort
 }
 
 // generic reports whether a packet name is also a common word or number.
@@ -334,9 +411,12 @@ func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte) (decode.E
 		return c.Era, false
 	}
 	var fits []decode.Era
+	var frames [3]int64 // the game frame each fitting era reads, if any
+	var hasFrame [3]bool
 	for _, e := range decode.Eras {
 		if decode.Lookup(e, p) != nil && decode.Decode(&t.scratch, p, e) == nil {
 			fits = append(fits, e)
+			frames[e], hasFrame[e] = t.scratch.Frame()
 		}
 	}
 	var era decode.Era
@@ -357,22 +437,18 @@ func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte) (decode.E
 		// Both eras fit (1234, cdat): the capture decides, then the values.
 		era = t.global
 	default:
-		era = plausibleEra(p)
+		era = plausibleEra(frames, hasFrame)
 	}
 	decode.Decode(pk, p, era)
 	return era, false
 }
 
-// plausibleEra guesses the era of a packet that fits both eras from its
-// frame number: game frames are small positive numbers, so the byte order
-// that reads a smaller one is the right one.
-func plausibleEra(p []byte) decode.Era {
-	if len(p) >= 9 {
-		be := uint32(p[5])<<24 | uint32(p[6])<<16 | uint32(p[7])<<8 | uint32(p[8])
-		le := uint32(p[8])<<24 | uint32(p[7])<<16 | uint32(p[6])<<8 | uint32(p[5])
-		if be < le {
-			return decode.Legacy
-		}
+// plausibleEra guesses the era of a packet that fits both eras (a cdat)
+// from the game frame each era reads in it: game frames are small positive
+// numbers, so the byte order that reads a smaller one is the right one.
+func plausibleEra(frames [3]int64, has [3]bool) decode.Era {
+	if has[decode.Legacy] && has[decode.Modern] && uint32(frames[decode.Legacy]) < uint32(frames[decode.Modern]) {
+		return decode.Legacy
 	}
 	return decode.Modern
 }
@@ -386,39 +462,54 @@ func (t *Tracker) learn(c *Conversation, r *Record, server netip.AddrPort) {
 	}
 	if name == "1234" {
 		c.Listen = server
-		t.servers[server] = true
+		t.addServer(server)
 		return
 	}
 	if name != "5678" {
 		c.joined = true
 	}
-	if c.Server != server && name != "1234" {
+	if c.Server != server {
 		c.Server = server
-		t.servers[server] = true
+		t.addServer(server)
 	}
 	if r.Kind != Game {
 		return
 	}
-	switch name {
-	case "CJON", "cjon":
-		c.Hostname = pk.Values[1].Text()
-		if c.Color == 0 {
-			c.Color = int(pk.Int("color"))
+	if host, ok := joinHostname.Text(pk); ok {
+		// A join request.
+		c.Hostname = host
+		if col, _ := joinColor.Int(pk); c.Color == 0 {
+			c.Color = int(col)
 		}
-	case "SJON", "sjon":
-		if pl := int(pk.Int("player")); pl != 99 {
+		return
+	}
+	if pl, ok := joinPlayer.Int(pk); ok {
+		// A join reply.
+		if pl != decode.PlayerServerFull {
+			c.Player = int(pl)
+			col, _ := joinColor.Int(pk)
+			c.Color = int(col)
+		}
+		lv, _ := joinLevel.Int(pk)
+		c.Level = int(lv)
+		if slsn, ok := joinSLSN.Int(pk); ok {
+			c.SLSN = int(slsn)
+		}
+		return
+	}
+	if r.Dir == decode.C2S {
+		if pl, ok := pk.Player(); ok && decode.ClientPlayer(pl) {
 			c.Player = pl
-			c.Color = int(pk.Int("color"))
-		}
-		c.Level = int(pk.Int("level"))
-		if pk.Has("slsn") {
-			c.SLSN = int(pk.Int("slsn"))
-		}
-	default:
-		if r.Dir == decode.C2S {
-			if pl, ok := pk.Player(); ok && pl >= 1 && pl <= 7 {
-				c.Player = pl
-			}
 		}
 	}
 }
+
+// The join packets' fields, resolved once: a name the layouts lack stops
+// the program (and every test) at start-up.
+var (
+	joinHostname = decode.MustRef(decode.EraUnknown, "hostname", "CJON", "cjon")
+	joinColor    = decode.MustRef(decode.EraUnknown, "color", "CJON", "cjon", "SJON", "sjon")
+	joinPlayer   = decode.MustRef(decode.EraUnknown, "player", "SJON", "sjon")
+	joinLevel    = decode.MustRef(decode.EraUnknown, "level", "SJON", "sjon")
+	joinSLSN     = decode.MustRef(decode.Modern, "slsn", "sjon")
+)

@@ -26,10 +26,64 @@ type Stats struct {
 	Malformed Count
 	Unknown   Count
 	NonGame   Count // UDP datagrams that are not game traffic
-	ByName    map[NameDir]*Count
-	Eras      [3]int // game packets per era, indexed by decode.Era
+	// ByName counts game, malformed and unknown packets per name and
+	// direction: every known name, and at most MaxNames pairs of names no
+	// era knows; the packets of further unknown names are in
+	// Untracked.Names.
+	ByName map[NameDir]*Count
+	Eras   [3]int // game packets per era, indexed by decode.Era
+	// Untracked counts what went past the Tracker's bounds.
+	Untracked Untracked
 
-	byLayout []*Count // ByName's entries of known layouts, by Layout.ID
+	byLayout    []*Count // ByName's entries of known layouts, by Layout.ID
+	unknownKeys int      // ByName's keys of names no era knows
+	lostNames   distinct[NameDir]
+}
+
+// Untracked counts what a Tracker saw but did not keep track of one by
+// one, because it went past a bound (MaxConversations, MaxSessions,
+// MaxServers, MaxNames). A front end says so ("N more conversations not
+// tracked") rather than pretend the list it prints is complete.
+type Untracked struct {
+	// Conversations is the number of client endpoints past
+	// MaxConversations; their packets went to the overflow conversation.
+	Conversations int `json:"conversations"`
+	// Rejoins is the number of handshakes that would have started a new
+	// conversation past MaxSessions (or MaxConversations) and went on with
+	// the endpoint's last conversation instead.
+	Rejoins int `json:"rejoins"`
+	// Servers is the number of server endpoints past MaxServers that were
+	// not remembered as servers.
+	Servers int `json:"servers"`
+	// NameKeys is the number of unknown name and direction pairs past
+	// MaxNames, and Names the packets and bytes they had.
+	NameKeys int   `json:"name_keys"`
+	Names    Count `json:"names"`
+	// AtLeast is set when a count of distinct values (Conversations,
+	// Servers, NameKeys) reached MaxUntracked: the true number is larger.
+	AtLeast bool `json:"at_least"`
+}
+
+// Any reports whether anything went untracked.
+func (u *Untracked) Any() bool {
+	return u.Conversations > 0 || u.Rejoins > 0 || u.Servers > 0 || u.NameKeys > 0
+}
+
+// AddName adds one packet of n bytes to m's count for key k, creating the
+// count unless m already holds MaxNames keys (plus room for every known
+// name); it reports whether the packet was counted. Front ends that count
+// names per conversation use it to stay within a bound like Stats.ByName's.
+func AddName(m map[NameDir]*Count, k NameDir, n int) bool {
+	c := m[k]
+	if c == nil {
+		if len(m) >= MaxNames+2*decode.NumLayouts() && !decode.Known([]byte(k.Name)) {
+			return false
+		}
+		c = &Count{}
+		m[k] = c
+	}
+	c.add(n)
+	return true
 }
 
 func newStats() Stats {
@@ -56,6 +110,17 @@ func (s *Stats) add(r *Record, n int) {
 	if c == nil {
 		k := NameDir{Name: r.Packet.NameString(), Dir: r.Dir}
 		c = s.ByName[k]
+		if c == nil && !decode.Known(r.Packet.Name[:]) {
+			// Names no era knows are the only unbounded keys.
+			if s.unknownKeys >= MaxNames {
+				s.lostNames.add(k)
+				s.Untracked.NameKeys = s.lostNames.n
+				s.Untracked.AtLeast = s.Untracked.AtLeast || s.lostNames.full()
+				s.Untracked.Names.add(n)
+				return
+			}
+			s.unknownKeys++
+		}
 		if c == nil {
 			c = &Count{}
 			s.ByName[k] = c

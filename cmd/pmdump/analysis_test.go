@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pmdump/pmdump/engine"
 )
 
 func multiCapture(t *testing.T) string {
@@ -111,7 +113,7 @@ func TestHealthReport(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
-		var rep report
+		var rep engine.Stats
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -142,10 +144,10 @@ func TestHealthReport(t *testing.T) {
 			if counts["serr"] > 0 && late != counts["serr"] {
 				t.Errorf("%s: %d late inputs, %d serr", h.Client, late, counts["serr"])
 			}
-			if difs != rep.Difs[i].OK {
-				t.Errorf("%s: %d difs over the seconds, %d ok", h.Client, difs, rep.Difs[i].OK)
+			if difs != *rep.Difs[i].OK {
+				t.Errorf("%s: %d difs over the seconds, %d ok", h.Client, difs, *rep.Difs[i].OK)
 			}
-			if counts["ping"] > 0 && h.Summary["mean_pong_pang_ms"].(float64) <= 0 {
+			if counts["ping"] > 0 && (h.Summary.MeanPongPangMs == nil || *h.Summary.MeanPongPangMs <= 0) {
 				t.Errorf("%s: no round-trip time from %d pings", h.Client, counts["ping"])
 			}
 		}

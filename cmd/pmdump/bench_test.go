@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
@@ -84,29 +84,26 @@ func BenchmarkReadReal(b *testing.B) {
 func BenchmarkTimelineRandomAccess(b *testing.B) {
 	path := filepath.Join(sharedCaptures, "modern", "multi", "multi.pcap")
 	realMulti(b)
-	tl, err := buildTimeline([]string{path}, decode.EraUnknown, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tl.Close()
+	e := indexed(b, path)
 	type ref struct {
-		c netip.AddrPort
+		c reassemble.Line
 		i int
 	}
 	var refs []ref
-	for _, c := range tl.Clients() {
-		for i, e := range tl.Entries(c) {
-			if e.Status == replay.OK {
+	for _, c := range e.Lines() {
+		for i, en := range e.Entries(nil, c, 0, -1) {
+			if en.Status == replay.OK {
 				refs = append(refs, ref{c, i})
 			}
 		}
 	}
+	var err error
 	r := rand.New(rand.NewPCG(1, 1))
 	var buf []byte
 	b.ResetTimer()
 	for b.Loop() {
 		x := refs[r.IntN(len(refs))]
-		if buf, err = tl.State(buf[:0], x.c, x.i); err != nil {
+		if buf, err = e.State(buf[:0], x.c, x.i); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/engine"
 )
 
 // datagram is one UDP datagram for a test capture.
@@ -124,7 +125,7 @@ func TestReadDecodesAndReportsBadPackets(t *testing.T) {
 	}
 
 	out, _, _ = pmdump("stats", "--json", path)
-	var rep report
+	var rep engine.Stats
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestExitStatus(t *testing.T) {
 	}{
 		{"ok", []string{"read", good}, 0, ""},
 		{"no args", []string{"read"}, 1, "no capture to read"},
-		{"no args stats", []string{"stats"}, 1, "requires at least 1 arg"},
+		{"no args stats", []string{"stats"}, 1, "no capture to read"},
 		{"bad flag", []string{"read", "--bogus", good}, 1, "unknown flag"},
 		{"bad filter", []string{"read", "-Y", "stdf and (", good}, 1, "filter"},
 		{"bad era", []string{"read", "--era", "future", good}, 1, "unknown era"},

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/schema"
 )
 
@@ -72,11 +74,8 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 		if fb, err = strconv.Atoi(frames[1]); err != nil {
 			return usagef("frame B %q is not a number", frames[1])
 		}
-		if o.player < 0 && o.client == "" {
-			return usagef("--player or --client is required")
-		}
 	}
-	cf, err := newClientFilter(o.player, o.client)
+	sel, err := o.selector(!o.allPlayers)
 	if err != nil {
 		return err
 	}
@@ -84,37 +83,42 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 	if err != nil {
 		return err
 	}
-	tl, runErr := buildTimeline([]string{file}, era, cmd.ErrOrStderr())
-	if tl == nil {
+	last := max(fa, fb)
+	e, runErr := indexStates(cmd, []string{file}, era, sel, o.slsn, last)
+	if e == nil {
 		return runErr
 	}
-	defer tl.Close()
+	defer e.Close()
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	defer out.Flush()
 
 	type side struct {
 		label string
-		pick  picked
+		pick  engine.Pick
 		data  []byte
 	}
-	load := func(cf clientFilter, frame int) (side, error) {
-		p, err := pickState(tl, cf, frame, o.slsn, o.sent)
+	load := func(l reassemble.Line, frame int) (side, error) {
+		p, err := e.Pick(l, frame, o.slsn, o.sent)
+		if err != nil {
+			return side{}, pickError(err)
+		}
+		d, err := e.State(nil, p.Line, p.Index)
 		if err != nil {
 			return side{}, err
 		}
-		d, err := tl.State(nil, p.client, p.index)
-		if err != nil {
-			return side{}, err
-		}
-		e := tl.Entries(p.client)[p.index]
-		fmt.Fprintln(cmd.ErrOrStderr(), p.describe(e, frame, len(d)))
-		return side{fmt.Sprintf("%s (player %d) frame %d", p.client, e.Player, e.Frame.N), p, d}, nil
+		fmt.Fprintln(cmd.ErrOrStderr(), p.Describe(len(d)))
+		return side{fmt.Sprintf("%s (player %d) frame %d", p.Line.Client, p.Entry.Player, p.Entry.Frame.N), p, d}, nil
 	}
 	var pairs [][2]side
 	if o.allPlayers {
 		var sides []side
-		for _, c := range tl.Clients() {
-			s, err := load(clientFilter{player: -1, client: c}, fa)
+		for _, l := range e.Lines() {
+			n := e.EntryCount(l)
+			es := e.Entries(nil, l, n-1, n)
+			if len(es) == 0 || !sel.Match(l, int(es[0].Player)) {
+				continue
+			}
+			s, err := load(l, fa)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "pmdump:", err)
 				continue
@@ -126,20 +130,24 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 		}
 		frames := map[int32]bool{}
 		for _, s := range sides {
-			frames[tl.Entries(s.pick.client)[s.pick.index].Frame.N] = true
+			frames[s.pick.Entry.Frame.N] = true
 		}
-		if len(frames) > 1 {
+		if len(frames) > 1 && !o.sent {
 			fmt.Fprintf(cmd.ErrOrStderr(), "pmdump: note: the clients last held different frames at frame %d, so the differences include the game's progress; --sent compares the states the server sent each of them for frame %d\n", fa, fa)
 		}
 		for _, s := range sides[1:] {
 			pairs = append(pairs, [2]side{sides[0], s})
 		}
 	} else {
-		a, err := load(cf, fa)
+		l, err := e.LineOf(sel)
+		if err != nil {
+			return pickError(err)
+		}
+		a, err := load(l, fa)
 		if err != nil {
 			return err
 		}
-		b, err := load(cf, fb)
+		b, err := load(l, fb)
 		if err != nil {
 			return err
 		}
@@ -151,6 +159,9 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 			return fmt.Errorf("states of %d and %d bytes cannot be compared", len(a.data), len(b.data))
 		}
 		sch := schema.For(len(a.data), user)
+		if user != nil && sch != user {
+			return usagef("--schema %s describes %d-byte states; these states have %d bytes", user.Name, user.Size, len(a.data))
+		}
 		if o.region != "" && sch.Region(o.region) == nil {
 			return usagef("schema %s has no region %q", sch.Name, o.region)
 		}
@@ -168,8 +179,12 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 			changes = kept
 		}
 		if o.json {
+			var pair *[2]engine.Pick
+			if o.allPlayers {
+				pair = &[2]engine.Pick{a.pick, b.pick}
+			}
 			for i := range changes {
-				writeChangeJSON(out, &changes[i])
+				writeChangeJSON(out, &changes[i], pair)
 			}
 			continue
 		}
@@ -214,8 +229,17 @@ func changeValue(c *schema.Change, new bool) string {
 	return num(c.Old)
 }
 
-func writeChangeJSON(w io.Writer, c *schema.Change) {
-	b := []byte(`{"region":`)
+// writeChangeJSON prints one change as a JSON line; with pair (diff
+// --all-players), it names the two clients compared.
+func writeChangeJSON(w io.Writer, c *schema.Change, pair *[2]engine.Pick) {
+	b := []byte(`{`)
+	if pair != nil {
+		for i, k := range []string{"a", "b"} {
+			p := pair[i]
+			b = fmt.Appendf(b, `"%s":{"client":"%s","conv":%d,"player":%d,"frame":%d},`, k, p.Line.Client, p.Line.Conv, p.Entry.Player, p.Entry.Frame.N)
+		}
+	}
+	b = append(b, `"region":`...)
 	b = decode.AppendJSONString(b, c.Region)
 	b = append(b, `,"index":[`...)
 	for i, x := range c.Index {

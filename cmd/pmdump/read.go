@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/filter"
+	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/synth"
 )
@@ -46,16 +48,7 @@ stream from stdin; sample:legacy and sample:modern are the bundled samples.
 Several files are read one after the other as one capture (frames numbered
 on); a client that shakes hands again starts a new conversation.
 
-Display filter (-Y) names: type, dir (c2s/s2c), era, player, client, conv (the
-conversation's number in pmdump stats), num (the frame number in the capture),
-len (payload bytes), frame (the game frame a packet refers to), malformed,
-unknown, sport, dport, saddr, daddr, every packet name as a boolean (stdf, cdat,
-…) and every decoded field by its name (src, dst, seq, count, slsn, move, c_sync
-…; name_raw is a legacy field's raw value). Operators: == != < <= > >= and or
-not (&& || !), "x in 100..200", matches, parentheses. A name a packet does not
-have is nil: comparisons with it are false (!= too); a name no packet has is an
-error. Write "not (src == 0)", with the parentheses.
-
+` + filter.Help() + `
 JSON output (--json) is one object per line with the keys
   n       frame number in the capture
   ts      capture time, RFC 3339 with all nine digits of nanoseconds
@@ -106,10 +99,11 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	if o.count < 0 {
 		return usagef("-c must not be negative")
 	}
-	switch o.time {
-	case "a", "ad", "r", "d", "e":
-	default:
-		return usagef("unknown time format %q (want a, ad, r, d or e)", o.time)
+	if _, err := timefmt.ParseFormat(o.time); err != nil {
+		return usageError{err}
+	}
+	if o.json && (o.verbose || o.write != "") {
+		return usagef("--json prints its own form of each packet: -V and -w do not go with it")
 	}
 	var flt *filter.Filter
 	if o.filter != "" {
@@ -122,26 +116,43 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
-	p := newPipeline(args, era, cmd.ErrOrStderr())
-	p.idle = func() { out.Flush() } // a live stream shows its packets as they come
 	pr := printer{o: o, out: out}
 	shown := 0
-	err = p.run(func(r *session.Record) error {
-		if flt != nil && !flt.Match(r) {
-			return nil
-		}
-		if pr.t0.IsZero() {
-			pr.t0 = p.first
-		}
-		if err := pr.print(r); err != nil {
-			return err
-		}
-		shown++
-		if o.count > 0 && shown >= o.count {
-			return errStop
-		}
-		return nil
-	})
+	var printErr error
+	var e *engine.Engine
+	cfg := engine.Config{
+		Era:  era,
+		Idle: func() { out.Flush() }, // a live stream shows its packets as they come
+		OnEvent: func(ev engine.Event) {
+			pe, ok := ev.(engine.PacketEvent)
+			if !ok || printErr != nil {
+				return
+			}
+			r := pe.Record
+			if flt != nil && !flt.Match(r) {
+				return
+			}
+			if pr.t0.IsZero() {
+				pr.t0 = pe.First
+			}
+			if err := pr.print(r); err != nil {
+				printErr = err
+				e.Stop()
+				return
+			}
+			shown++
+			if o.count > 0 && shown >= o.count {
+				e.Stop()
+			}
+		},
+	}
+	e, err = driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	if e != nil {
+		e.Close()
+	}
+	if printErr != nil {
+		return printErr
+	}
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
@@ -162,25 +173,39 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 		f.Close()
 		return err
 	}
-	p := newPipeline(args, era, cmd.ErrOrStderr())
 	written, skipped := 0, 0
-	err = p.run(func(r *session.Record) error {
+	var writeErr error
+	var e *engine.Engine
+	cfg := engine.Config{Era: era, OnEvent: func(ev engine.Event) {
+		pe, ok := ev.(engine.PacketEvent)
+		if !ok || writeErr != nil {
+			return
+		}
+		r := pe.Record
 		if flt != nil && !flt.Match(r) {
-			return nil
+			return
 		}
 		if !r.Src.Addr().Is4() || !r.Dst.Addr().Is4() {
 			skipped++ // the writer makes IPv4 frames only
-			return nil
+			return
 		}
 		if err := w.WriteDatagram(r.TS, r.Src, r.Dst, r.Packet.Raw); err != nil {
-			return err
+			writeErr = err
+			e.Stop()
+			return
 		}
 		written++
 		if o.count > 0 && written >= o.count {
-			return errStop
+			e.Stop()
 		}
-		return nil
-	})
+	}}
+	e, err = driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	if e != nil {
+		e.Close()
+	}
+	if writeErr != nil {
+		err = writeErr
+	}
 	if ferr := w.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
@@ -205,10 +230,8 @@ type printer struct {
 	buf []byte
 	t0  time.Time
 
-	prev    time.Time // the previous packet shown (-t d)
-	addrs   addrCache
-	sec     int64  // the second secText shows
-	secText []byte // "15:04:05." of sec
+	tf    *timefmt.Formatter
+	addrs addrCache
 }
 
 func (pr *printer) print(r *session.Record) error {
@@ -231,36 +254,12 @@ func (pr *printer) print(r *session.Record) error {
 }
 
 func (pr *printer) appendTime(b []byte, ts time.Time) []byte {
-	switch pr.o.time {
-	case "r":
-		return strconv.AppendFloat(b, ts.Sub(pr.t0).Seconds(), 'f', 6, 64)
-	case "d":
-		prev := pr.prev
-		if prev.IsZero() {
-			prev = ts
-		}
-		pr.prev = ts
-		return strconv.AppendFloat(b, ts.Sub(prev).Seconds(), 'f', 6, 64)
-	case "e":
-		return strconv.AppendFloat(b, float64(ts.UnixNano())/1e9, 'f', 6, 64)
-	case "ad":
-		return ts.UTC().AppendFormat(b, "2006-01-02 15:04:05.000000")
+	if pr.tf == nil {
+		f, _ := timefmt.ParseFormat(pr.o.time)
+		pr.tf = timefmt.New(f, 6)
+		pr.tf.SetFirst(pr.t0)
 	}
-	// Time of day: formatting the seconds once per second is what makes
-	// this cheap enough for millions of lines.
-	sec := ts.Unix()
-	if sec != pr.sec || pr.secText == nil {
-		pr.sec = sec
-		pr.secText = ts.UTC().AppendFormat(pr.secText[:0], "15:04:05.")
-	}
-	b = append(b, pr.secText...)
-	us := ts.Nanosecond() / 1000
-	var d [6]byte
-	for i := 5; i >= 0; i-- {
-		d[i] = byte('0' + us%10)
-		us /= 10
-	}
-	return append(b, d[:]...)
+	return pr.tf.Append(b, ts)
 }
 
 // addrCache keeps the text of the few endpoints a capture's packets go
@@ -385,7 +384,7 @@ func appendTreeHeader(b []byte, r *session.Record) []byte {
 		b = append(b, ", conversation "...)
 		b = strconv.AppendInt(b, int64(c.ID), 10)
 		b = append(b, " (client "...)
-		b = c.Client.AppendTo(b)
+		b = r.Client.AppendTo(b)
 		if c.Player >= 0 {
 			b = append(b, " player "...)
 			b = strconv.AppendInt(b, int64(c.Player), 10)
@@ -438,9 +437,9 @@ func appendJSON(b []byte, r *session.Record, withRaw bool) []byte {
 	b = append(b, `,"era":"`...)
 	b = append(b, r.Era.String()...)
 	b = append(b, '"')
-	if r.Conv != nil {
+	if r.Client.IsValid() {
 		b = append(b, `,"client":"`...)
-		b = r.Conv.Client.AppendTo(b)
+		b = r.Client.AppendTo(b)
 		b = append(b, '"')
 	}
 	if r.Player >= 0 {

@@ -3,13 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/reassemble"
 )
 
 // sharedCaptures is where the real captures of the game live, read-only,
@@ -111,7 +117,7 @@ func TestRealCapturesDecodeCompletely(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
-			var rep report
+			var rep engine.Stats
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("stats --json: %v", err)
 			}
@@ -240,4 +246,36 @@ func TestJSONKeysOnRealCapture(t *testing.T) {
 			t.Errorf("-c 200 printed %d lines", n)
 		}
 	}
+}
+
+// indexedEngines caches one engine with a state timeline per capture: many
+// tests look states up in the same capture.
+var indexedEngines sync.Map
+
+// indexed returns the cached engine that indexed the states of path.
+func indexed(t testing.TB, path string) *engine.Engine {
+	type result struct {
+		once sync.Once
+		e    *engine.Engine
+		err  error
+	}
+	v, _ := indexedEngines.LoadOrStore(path, &result{})
+	r := v.(*result)
+	r.once.Do(func() {
+		r.e = engine.New(engine.Config{Work: engine.Timeline})
+		r.err = r.e.Run(context.Background(), path)
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.e
+}
+
+// lineOf is the line of a client endpoint in an indexed capture.
+func lineOf(t testing.TB, e *engine.Engine, client netip.AddrPort) reassemble.Line {
+	l, err := e.LineOf(engine.Selector{Client: client, Player: -1})
+	if err != nil {
+		t.Fatalf("%s: %v", client, err)
+	}
+	return l
 }

@@ -3,9 +3,8 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"math"
 	"net/netip"
 	"os"
 	"runtime/debug"
@@ -15,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pmdump/pmdump/decode"
-	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/schema"
 )
 
@@ -25,6 +24,7 @@ type pickFlags struct {
 	era    string
 	player int
 	client string
+	conv   int
 	slsn   int
 	sent   bool
 	schema string
@@ -34,6 +34,7 @@ func (p *pickFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&p.era, "era", "auto", "protocol era: auto, legacy or modern")
 	f.IntVar(&p.player, "player", -1, "the client with player number `P`")
 	f.StringVar(&p.client, "client", "", "the client at `IP:PORT`")
+	f.IntVar(&p.conv, "conv", 0, "the client of conversation `N` (the numbers pmdump stats prints)")
 	f.IntVar(&p.slsn, "slsn", -1, "level sequence `K`")
 	f.BoolVar(&p.sent, "sent", false, "consider every state the server sent, not only those the client acknowledged")
 	f.StringVar(&p.schema, "schema", "", "state layout `FILE` (JSON) for a state size the built-in schemas do not know")
@@ -93,38 +94,39 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 	if o.frame < 0 {
 		return usagef("--frame N is required (a game frame, 0 or more)")
 	}
-	if o.player < 0 && o.client == "" {
-		return usagef("--player or --client is required")
-	}
-	if o.player >= 0 && o.client != "" {
-		return usagef("give --player or --client, not both")
+	sel, err := o.selector(true)
+	if err != nil {
+		return err
 	}
 	if o.out != "" && (o.json || o.region != "") {
 		return usagef("-o writes the raw state; --json and --region print it: choose one")
 	}
-	cf, err := newClientFilter(o.player, o.client)
-	if err != nil {
-		return err
+	if o.out != "" && o.schema != "" {
+		return usagef("-o writes the raw state: --schema has no effect on it")
 	}
 	user, err := loadSchema(o.schema)
 	if err != nil {
 		return err
 	}
-	tl, runErr := buildTimeline(args, era, cmd.ErrOrStderr())
-	if tl == nil {
+	e, runErr := indexStates(cmd, args, era, sel, o.slsn, o.frame)
+	if e == nil {
 		return runErr
 	}
-	defer tl.Close()
-	pick, err := pickState(tl, cf, o.frame, o.slsn, o.sent)
+	defer e.Close()
+	l, err := e.LineOf(sel)
+	if err != nil {
+		return pickError(err)
+	}
+	pick, err := e.Pick(l, o.frame, o.slsn, o.sent)
+	if err != nil {
+		return pickError(err)
+	}
+	data, err := e.State(nil, pick.Line, pick.Index)
 	if err != nil {
 		return err
 	}
-	data, err := tl.State(nil, pick.client, pick.index)
-	if err != nil {
-		return err
-	}
-	e := tl.Entries(pick.client)[pick.index]
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", pick.describe(e, o.frame, len(data)))
+	en := pick.Entry
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", pick.Describe(len(data)))
 	if o.out != "" {
 		if o.out == "-" {
 			_, err = cmd.OutOrStdout().Write(data)
@@ -137,6 +139,9 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		return runErr
 	}
 	sch := schema.For(len(data), user)
+	if user != nil && sch != user {
+		return usagef("--schema %s describes %d-byte states; this state has %d bytes", user.Name, user.Size, len(data))
+	}
 	if o.region != "" && sch.Region(o.region) == nil {
 		var names []string
 		for _, r := range sch.Regions {
@@ -147,8 +152,8 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 	w := cmd.OutOrStdout()
 	if o.json {
 		obj := map[string]any{
-			"client": pick.client.String(), "player": e.Player, "slsn": pick.slsn, "frame": e.Frame.N,
-			"src": e.Src, "schema": sch.Name, "size": len(data), "sha256": hex.EncodeToString(e.Sum[:]),
+			"client": pick.Line.Client.String(), "conv": pick.Line.Conv, "player": en.Player, "slsn": pick.SLSN, "frame": en.Frame.N,
+			"src": en.Src, "schema": sch.Name, "size": len(data), "sha256": hex.EncodeToString(en.Sum[:]),
 			"regions": stateJSON(sch, data, o.region),
 		}
 		enc := json.NewEncoder(w)
@@ -157,7 +162,7 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		}
 		return runErr
 	}
-	fmt.Fprintf(w, "State of %s (player %d), level sequence %d, frame %d; schema %s\n", pick.client, e.Player, pick.slsn, e.Frame.N, sch.Name)
+	fmt.Fprintf(w, "State of %s (player %d), level sequence %d, frame %d; schema %s\n", pick.Line.Client, en.Player, pick.SLSN, en.Frame.N, sch.Name)
 	if o.region != "" {
 		renderRegion(w, sch.Region(o.region), data)
 	} else {
@@ -166,129 +171,63 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 	return runErr
 }
 
-// picked is the state a user asked for.
-type picked struct {
-	client netip.AddrPort
-	slsn   int
-	index  int
-	sent   bool
+// selector parses --player, --client and --conv; with need, one of them is
+// required.
+func (p *pickFlags) selector(need bool) (engine.Selector, error) {
+	sel := engine.Selector{Player: p.player, Conv: p.conv}
+	if p.player < -1 || p.player > decodeMaxPlayer {
+		return sel, usagef("--player %d: players are numbered 0 to %d", p.player, decodeMaxPlayer)
+	}
+	if p.conv < 0 {
+		return sel, usagef("--conv %d: conversations are numbered from 1", p.conv)
+	}
+	if p.client != "" {
+		var err error
+		if sel.Client, err = netip.ParseAddrPort(p.client); err != nil {
+			return sel, usagef("--client %q: %v", p.client, err)
+		}
+	}
+	if need && sel.Any() {
+		return sel, usagef("--player, --client or --conv is required")
+	}
+	return sel, nil
 }
 
-func (p picked) describe(e replay.Entry, frame, size int) string {
-	acked := "never acknowledged"
-	if e.Acked() {
-		acked = "acknowledged " + e.AckTime().UTC().Format("15:04:05.000000")
+// decodeMaxPlayer is the highest player number: the game has 8 players.
+const decodeMaxPlayer = 7
+
+// pickError makes the user's errors among the engine's usage errors.
+func pickError(err error) error {
+	var amb *engine.AmbiguousError
+	var nf *engine.NotFoundError
+	var sc *engine.SLSNChoiceError
+	if errors.As(err, &amb) || errors.As(err, &nf) || errors.As(err, &sc) {
+		return usageError{err}
 	}
-	return fmt.Sprintf("%s slsn %d frame %d: the state of frame %d (dif %d → %d, capture frame %d, %s), %d bytes, sha256 %s",
-		p.client, p.slsn, frame, e.Frame.N, e.Src, e.Frame.N, e.CaptureN, acked, size, hex.EncodeToString(e.Sum[:]))
+	return err
 }
 
-// pickState finds the client and the state it held at a frame: the latest
-// acknowledged (or, with sent, rebuilt) state at or before it, in the given
-// level sequence or the only one that spans the frame.
-func pickState(tl *replay.Timeline, cf clientFilter, frame, slsn int, sent bool) (picked, error) {
-	p := picked{slsn: slsn, sent: sent}
-	found := false
-	for _, c := range tl.Clients() {
-		es := tl.Entries(c)
-		if (cf.client.IsValid() && c == cf.client) || (!cf.client.IsValid() && len(es) > 0 && int(es[len(es)-1].Player) == cf.player) {
-			p.client, found = c, true
-			break
-		}
-	}
-	if !found {
-		if cf.client.IsValid() {
-			return p, usagef("no states of client %s in the capture", cf.client)
-		}
-		return p, usagef("no states of player %d in the capture", cf.player)
-	}
-	if p.slsn < 0 {
-		ks := tl.SLSNs(p.client, int32(frame))
-		switch len(ks) {
-		case 0:
-			return p, fmt.Errorf("frame %d: no state of %s rebuilt at or around it", frame, p.client)
-		case 1:
-			p.slsn = ks[0]
-		default:
-			s := make([]string, len(ks))
-			for i, k := range ks {
-				s[i] = fmt.Sprint(k)
-			}
-			return p, usagef("frame %d exists in level sequences %s: choose one with --slsn", frame, strings.Join(s, ", "))
-		}
-	}
-	p.index = tl.Find(p.client, p.slsn, int32(frame), !sent)
-	if p.index < 0 {
-		what := "acknowledged"
-		if sent {
-			what = "rebuilt"
-		}
-		return p, fmt.Errorf("no state of %s %s at or before frame %d of level sequence %d", p.client, what, frame, p.slsn)
-	}
-	return p, nil
-}
-
-// buildTimeline rebuilds every state of the inputs into a timeline index.
-func buildTimeline(args []string, era decode.Era, stderr io.Writer) (*replay.Timeline, error) {
+// indexStates rebuilds every state of the inputs into the engine's
+// timeline. When the selector names one conversation and slsn one level
+// sequence, it stops once that level has moved 10 s past frame: nothing
+// later changes which state the client held then.
+func indexStates(cmd *cobra.Command, args []string, era decode.Era, sel engine.Selector, slsn, frame int) (*engine.Engine, error) {
 	// The index of a long capture is large: ask the garbage collector to
 	// keep the heap near what is live rather than let it double.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
-	p := newPipeline(args, era, stderr)
-	tl := replay.NewTimeline(16<<20, "")
-	var addErr error
-	// A stak is read before the state it acknowledges reaches the timeline
-	// (states are rebuilt on other goroutines): hold each ack until the
-	// states of every dif that ended before it are in.
-	type heldAck struct {
-		ack
-		after int // states with Seq < after must be in first
-	}
-	var acks []heldAck
-	// A new session of a client starts a new line once the states of the
-	// old one are in (their acks, read before, are applied by then).
-	type restart struct {
-		client netip.AddrPort
-		from   int // the first Seq of the new session
-	}
-	var restarts []restart
-	var rb *rebuilder
-	apply := func(upTo int) {
-		k := 0
-		for ; k < len(acks) && acks[k].after <= upTo; k++ {
-			a := acks[k]
-			tl.Ack(a.client, a.frame, a.ts)
+	var e *engine.Engine
+	cfg := engine.Config{Era: era, Work: engine.Timeline}
+	if sel.Conv != 0 && slsn >= 0 && frame >= 0 {
+		cfg.OnEvent = func(ev engine.Event) {
+			if s, ok := ev.(engine.StateEvent); ok && s.State.Conv == sel.Conv &&
+				(s.State.SLSN > slsn || s.State.SLSN == slsn && int(s.State.Dst) > frame+400) {
+				e.Stop()
+			}
 		}
-		acks = append(acks[:0], acks[k:]...)
 	}
-	rb = newRebuilder(p, replay.Options{CheckpointEvery: checkpointEvery}, func(s *replay.State) {
-		for len(restarts) > 0 && restarts[0].from <= s.Seq {
-			tl.Restart(restarts[0].client)
-			restarts = restarts[1:]
-		}
-		if err := tl.Add(s); err != nil && addErr == nil {
-			addErr = err
-		}
-		apply(s.Seq + 1)
-	})
-	rb.onAck = func(a ack) { acks = append(acks, heldAck{a, rb.b.Added()}) }
-	rb.onRestart = func(c netip.AddrPort) { restarts = append(restarts, restart{c, rb.b.Added()}) }
-	runErr := rb.run()
-	apply(math.MaxInt)
-	if len(p.unreadable) == len(args) {
-		tl.Close()
-		return nil, runErr
-	}
-	if addErr != nil {
-		tl.Close()
-		return nil, addErr
-	}
-	return tl, runErr
+	return driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
 }
 
 // timelineMemory is the soft memory limit while indexing: the index of a
 // one-hour 8-player game is about 120 MB.
 const timelineMemory = 224 << 20
-
-// checkpointEvery bounds the difs applied to rebuild any state: 32 inflates
-// of a 112 KB state take a few milliseconds.
-const checkpointEvery = 32

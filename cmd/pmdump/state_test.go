@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/replay"
 )
 
@@ -55,18 +53,15 @@ func TestRealStateDumps(t *testing.T) {
 	}
 	for c, ds := range byCapture {
 		t.Run(c[len(sharedCaptures)+1:], func(t *testing.T) {
-			tl, err := buildTimeline([]string{c}, decode.EraUnknown, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tl.Close()
+			e := indexed(t, c)
 			for _, d := range ds {
-				i := tl.Find(d.client, d.slsn, d.frame, false)
-				if i < 0 || tl.Entries(d.client)[i].Frame.N != d.frame {
+				l := lineOf(t, e, d.client)
+				i := e.Find(l, d.slsn, d.frame, false)
+				if i < 0 || e.Entries(nil, l, i, i+1)[0].Frame.N != d.frame {
 					t.Errorf("%s: state not in the timeline", d.path)
 					continue
 				}
-				got, err := tl.State(nil, d.client, i)
+				got, err := e.State(nil, l, i)
 				if err != nil {
 					t.Errorf("%s: %v", d.path, err)
 					continue
@@ -116,18 +111,9 @@ func TestRealAcksAreAppliedStates(t *testing.T) {
 	if len(gts) == 0 {
 		t.Skip("real captures not available")
 	}
-	timelines := map[string]*replay.Timeline{}
 	for _, gt := range gts {
 		c := captureFiles(filepath.Dir(gt))[0]
-		tl := timelines[c]
-		if tl == nil {
-			var err error
-			if tl, err = buildTimeline([]string{c}, decode.EraUnknown, io.Discard); err != nil {
-				t.Fatal(err)
-			}
-			defer tl.Close()
-			timelines[c] = tl
-		}
+		e := indexed(t, c)
 		n, _ := strconv.Atoi(filepath.Base(gt)[1:2])
 		client := netip.MustParseAddrPort(fmt.Sprintf("127.0.0.1:%d", 24785+n))
 		want := map[replay.Frame]bool{}
@@ -137,9 +123,9 @@ func TestRealAcksAreAppliedStates(t *testing.T) {
 			want[replay.Frame{SLSN: slsn, N: int32(dst)}] = true
 		}
 		got := map[replay.Frame]bool{}
-		for _, e := range tl.Entries(client) {
-			if e.Acked() {
-				got[e.Frame] = true
+		for _, en := range e.Entries(nil, lineOf(t, e, client), 0, -1) {
+			if en.Acked() {
+				got[en.Frame] = true
 			}
 		}
 		for f := range want {

@@ -2,13 +2,9 @@ package main
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/netip"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,19 +12,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/schema"
 )
 
 type statesOpts struct {
+	pickFlags
 	json    bool
-	era     string
-	player  int
-	client  string
 	frames  string
 	verify  string
 	explain bool
-	schema  string
 }
 
 // frameRange is an inclusive range of frames; the zero value is everything.
@@ -95,26 +90,13 @@ anatomy (with --explain: region, bytes, values, fields).`,
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
 	f.IntVar(&o.player, "player", -1, "only the client with player number `P`")
 	f.StringVar(&o.client, "client", "", "only the client at `IP:PORT`")
+	f.IntVar(&o.conv, "conv", 0, "only the client of conversation `N` (the numbers pmdump stats prints)")
 	f.StringVar(&o.frames, "frames", "", "only dst frames in `A-B`")
 	f.StringVar(&o.verify, "verify", "", "compare with the ground-truth `CSV` file")
 	f.BoolVar(&o.explain, "explain", false, "say for each dif how many bytes and values it changes per region, and in which fields")
 	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON) for --explain")
+	o.slsn, o.player = -1, -1
 	return c
-}
-
-// newClientFilter parses --player and --client.
-func newClientFilter(player int, client string) (clientFilter, error) {
-	cf := clientFilter{player: player}
-	if player >= 0 && client != "" {
-		return cf, usagef("give --player or --client, not both")
-	}
-	if client != "" {
-		var err error
-		if cf.client, err = netip.ParseAddrPort(client); err != nil {
-			return cf, usagef("--client %q: %v", client, err)
-		}
-	}
-	return cf, nil
 }
 
 // loadSchema loads a --schema file; "" is none.
@@ -129,19 +111,6 @@ func loadSchema(path string) (*schema.Schema, error) {
 	return s, nil
 }
 
-// clientFilter selects states by player number or client endpoint.
-type clientFilter struct {
-	player int
-	client netip.AddrPort
-}
-
-func (c clientFilter) match(s *replay.State) bool {
-	if c.client.IsValid() && s.Client != c.client {
-		return false
-	}
-	return c.player < 0 || s.Player == c.player
-}
-
 func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	era, err := decode.ParseEra(o.era)
 	if err != nil {
@@ -151,44 +120,60 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	if err != nil {
 		return usageError{err}
 	}
-	cf, err := newClientFilter(o.player, o.client)
+	sel, err := o.pickFlags.selector(false)
 	if err != nil {
 		return err
 	}
-	var truth []truthRow
+	if o.schema != "" && !o.explain {
+		return usagef("--schema is read only with --explain")
+	}
+	if o.explain && o.verify != "" {
+		return usagef("--verify prints no states: --explain has no effect with it")
+	}
+	var ver *engine.Verifier
 	if o.verify != "" {
-		if truth, err = readTruth(o.verify); err != nil {
+		truth, err := engine.ReadTruth(o.verify)
+		if err != nil {
 			return inputError{err}
 		}
+		ver = engine.NewVerifier(truth, fr.set, fr.from, fr.to)
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
-	p := newPipeline(args, era, cmd.ErrOrStderr())
 	var buf []byte
 	shown := 0
-	got := map[netip.AddrPort]map[replay.Frame][]([32]byte){}
-	opt := replay.Options{}
+	cfg := engine.Config{Era: era, Work: engine.States}
 	if o.explain {
 		user, err := loadSchema(o.schema)
 		if err != nil {
 			return err
 		}
-		opt.Inspect = explainer(user)
+		cfg.Inspect = engine.Explainer(user)
 	}
-	rb := newRebuilder(p, opt, func(s *replay.State) {
-		if !cf.match(s) || !fr.has(s.Dst) {
+	matched := map[reassemble.Line]bool{}
+	var ambiguous []reassemble.Line
+	var e *engine.Engine
+	cfg.OnEvent = func(ev engine.Event) {
+		se, ok := ev.(engine.StateEvent)
+		if !ok {
 			return
 		}
-		if truth != nil {
-			if s.Status == replay.OK {
-				m := got[s.Client]
-				if m == nil {
-					m = map[replay.Frame][][32]byte{}
-					got[s.Client] = m
+		s := se.State
+		if !sel.Match(s.Line(), s.Player) || !fr.has(s.Dst) {
+			return
+		}
+		if !sel.Any() && sel.Conv == 0 && !matched[s.Line()] {
+			matched[s.Line()] = true
+			if len(matched) > 1 && ver == nil {
+				for l := range matched {
+					ambiguous = append(ambiguous, l)
 				}
-				k := replay.Frame{SLSN: s.SLSN, N: s.Dst}
-				m[k] = append(m[k], s.Sum)
+				e.Stop()
+				return
 			}
+		}
+		if ver != nil {
+			ver.Add(s)
 			return
 		}
 		shown++
@@ -196,27 +181,48 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 			buf = appendStateJSON(buf[:0], s)
 		} else {
 			buf = appendStateLine(buf[:0], s)
-			if an, ok := s.Extra.([]regionAnatomy); ok {
+			if an, ok := s.Extra.([]engine.RegionAnatomy); ok {
 				buf = appendAnatomy(buf, an)
 			}
 		}
 		out.Write(buf)
-	})
-	runErr := rb.run()
-	if len(p.unreadable) == len(args) {
+	}
+	e, runErr := driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
+	if e == nil {
 		return runErr
 	}
-	if shown == 0 && truth == nil && (cf.player >= 0 || cf.client.IsValid() || fr.set) {
-		fmt.Fprintln(cmd.ErrOrStderr(), "pmdump: no state matched --player, --client or --frames")
+	defer e.Close()
+	if ambiguous != nil {
+		out.Flush()
+		sort.Slice(ambiguous, func(i, j int) bool { return ambiguous[i].Conv < ambiguous[j].Conv })
+		return usageError{&engine.AmbiguousError{Sel: sel, Candidates: ambiguous}}
 	}
-	if truth != nil {
-		if err := verify(out, truth, got, o); err != nil {
+	if shown == 0 && ver == nil && (!sel.Any() || fr.set) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "pmdump: no state matched --player, --client, --conv or --frames")
+	}
+	if ver != nil {
+		res, err := ver.Result()
+		if err != nil {
+			return usageError{err}
+		}
+		for _, l := range res.Problems {
+			fmt.Fprintln(out, l)
+		}
+		fmt.Fprintf(out, "verify %s: %d rows: %d matched, %d mismatched, %d missing", o.verify, res.Rows, res.Matched, res.Mismatched, res.Missing)
+		if res.Lost && res.Missing > 0 {
+			fmt.Fprint(out, " (a server's file lists the difs the network lost too: missing rows are not a failure)")
+		}
+		fmt.Fprintln(out)
+		if !res.OK() {
 			out.Flush()
-			return err
+			return verifyError{fmt.Errorf("%d of %d states differ from the ground truth, %d were not rebuilt", res.Mismatched, res.Rows, res.Missing)}
 		}
 	}
 	return runErr
 }
+
+// verifyError is a failed verification: exit status 1.
+type verifyError struct{ error }
 
 func appendStateLine(b []byte, s *replay.State) []byte {
 	b = appendPad(b, int64(s.N), 6)
@@ -288,7 +294,7 @@ func appendStateJSON(b []byte, s *replay.State) []byte {
 		b = append(b, `,"sha256":"`...)
 		b = hex.AppendEncode(b, s.Sum[:])
 		b = append(b, '"')
-		if an, ok := s.Extra.([]regionAnatomy); ok {
+		if an, ok := s.Extra.([]engine.RegionAnatomy); ok {
 			b = append(b, `,"anatomy":`...)
 			j, _ := json.Marshal(an)
 			b = append(b, j...)
@@ -298,158 +304,4 @@ func appendStateJSON(b []byte, s *replay.State) []byte {
 		b = decode.AppendJSONString(b, s.Err.Error())
 	}
 	return append(b, "}\n"...)
-}
-
-// truthRow is one row of a ground-truth CSV: a state the client applied.
-type truthRow struct {
-	line     int
-	dst, src int32
-	sum      [32]byte
-	slsn     int // -1 when the CSV has no slsn column (legacy)
-}
-
-// readTruth reads a ground-truth CSV of either era: header
-// dst_frame,src_frame,sha256[,slsn,level].
-func readTruth(path string) (rows []truthRow, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1
-	head, err := r.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s: empty file, want a header dst_frame,src_frame,sha256[,slsn,level]", path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, need := range []string{"dst_frame", "sha256"} {
-		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("%s: header %v has no %s column (want dst_frame,src_frame,sha256[,slsn,level])", path, head, need)
-		}
-	}
-	defer func() {
-		if len(rows) == 0 && err == nil {
-			err = fmt.Errorf("%s: no rows to verify", path)
-		}
-	}()
-	for line := 2; ; line++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		get := func(name string) string {
-			if i, ok := col[name]; ok && i < len(rec) {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
-		row := truthRow{line: line, slsn: -1}
-		dst, err := strconv.ParseInt(get("dst_frame"), 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d: dst_frame: %w", path, line, err)
-		}
-		row.dst = int32(dst)
-		if v := get("src_frame"); v != "" {
-			src, _ := strconv.ParseInt(v, 10, 32)
-			row.src = int32(src)
-		}
-		if v := get("slsn"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return nil, fmt.Errorf("%s line %d: slsn: %w", path, line, err)
-			}
-			row.slsn = n
-		}
-		sum, err := hex.DecodeString(get("sha256"))
-		if err != nil || len(sum) != 32 {
-			return nil, fmt.Errorf("%s line %d: sha256 %q is not 64 hex digits", path, line, get("sha256"))
-		}
-		copy(row.sum[:], sum)
-		rows = append(rows, row)
-	}
-	return rows, nil
-}
-
-// verify compares the ground truth with the rebuilt states of one client.
-func verify(w io.Writer, truth []truthRow, got map[netip.AddrPort]map[replay.Frame][][32]byte, o *statesOpts) error {
-	if len(got) > 1 {
-		var cs []string
-		for c := range got {
-			cs = append(cs, c.String())
-		}
-		sort.Strings(cs)
-		return usagef("--verify: states of %d clients (%s); choose one with --player or --client", len(got), strings.Join(cs, ", "))
-	}
-	if len(got) == 0 {
-		return verifyError{fmt.Errorf("--verify: no state of that client was rebuilt, none of the %d rows can match", len(truth))}
-	}
-	var states map[replay.Frame][][32]byte
-	for _, m := range got {
-		states = m
-	}
-	matched, mismatched, missing := 0, 0, 0
-	var firstBad []string
-	for _, row := range truth {
-		var sums [][32]byte
-		if row.slsn >= 0 {
-			sums = states[replay.Frame{SLSN: row.slsn, N: row.dst}]
-		} else {
-			for f, s := range states {
-				if f.N == row.dst {
-					sums = append(sums, s...)
-				}
-			}
-		}
-		switch {
-		case len(sums) == 0:
-			missing++
-			if len(firstBad) < 10 {
-				firstBad = append(firstBad, fmt.Sprintf("line %d: state %d%s was not rebuilt for this client", row.line, row.dst, slsnNote(row.slsn)))
-			}
-		case containsSum(sums, row.sum):
-			matched++
-		default:
-			mismatched++
-			if len(firstBad) < 10 {
-				firstBad = append(firstBad, fmt.Sprintf("line %d: state %d%s: sha256 %x, ground truth %x", row.line, row.dst, slsnNote(row.slsn), sums[0], row.sum))
-			}
-		}
-	}
-	for _, l := range firstBad {
-		fmt.Fprintln(w, l)
-	}
-	fmt.Fprintf(w, "verify %s: %d rows: %d matched, %d mismatched, %d missing\n", o.verify, len(truth), matched, mismatched, missing)
-	if mismatched > 0 || missing > 0 {
-		return verifyError{fmt.Errorf("%d of %d states differ from the ground truth, %d were not rebuilt", mismatched, len(truth), missing)}
-	}
-	return nil
-}
-
-func slsnNote(slsn int) string {
-	if slsn < 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (slsn %d)", slsn)
-}
-
-// verifyError is a failed verification: exit status 1.
-type verifyError struct{ error }
-
-func containsSum(sums [][32]byte, s [32]byte) bool {
-	for _, x := range sums {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pmdump/pmdump/engine"
 )
 
 // groundTruth is one client's ground-truth CSV in a real capture's folder.
@@ -181,22 +183,34 @@ func TestSessionsOfOneEndpoint(t *testing.T) {
 	if _, err := os.Stat(modern); err != nil {
 		t.Skipf("real captures not available: %v", err)
 	}
-	out, errs, code := pmdump("stats", "--json", legacy, modern)
+	out, errs, code := pmdump("stats", "--states", "--json", legacy, modern)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var rep report
+	var rep engine.Stats
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Convs) != 2 || rep.Convs[0].Era != "legacy" || rep.Convs[1].Era != "modern" || rep.Convs[0].Client != rep.Convs[1].Client {
 		t.Fatalf("conversations %+v, want a legacy then a modern session of one client", rep.Convs)
 	}
-	if d := rep.Difs[0]; d.OK != 472+2169 || d.Corrupt+d.MissingBase+d.Incomplete != 0 {
-		t.Errorf("difs %+v, want all 2641 ok", d)
+	// Each conversation has its own dif figures.
+	if len(rep.Difs) != 2 {
+		t.Fatalf("dif figures of %d conversations, want 2", len(rep.Difs))
 	}
-	res, errs, code := pmdump("states", legacy, modern, "--verify", filepath.Join(sharedCaptures, "modern", "basic", "c1_client_gt.csv"))
+	for i, want := range []int{472, 2169} {
+		if d := rep.Difs[i]; d.Conv != i+1 || *d.OK != want || d.Corrupt+*d.MissingBase+d.Incomplete != 0 {
+			t.Errorf("conversation %d: difs %+v, want all %d ok", i+1, d, want)
+		}
+	}
+	gt := filepath.Join(sharedCaptures, "modern", "basic", "c1_client_gt.csv")
+	res, errs, code := pmdump("states", legacy, modern, "--verify", gt, "--conv", "2")
 	if code != 0 || !strings.Contains(res, "1275 matched, 0 mismatched, 0 missing") {
 		t.Errorf("verify: exit %d %s\n%s", code, errs, res)
+	}
+	// --player 1 is the client of both: refused, listing them.
+	_, errs, code = pmdump("state", legacy, modern, "--player", "1", "--frame", "300")
+	if code != 1 || !strings.Contains(errs, "matches 2 conversations: 1 (127.0.0.1:24786), 2 (127.0.0.1:24786)") {
+		t.Errorf("ambiguous --player: exit %d %s", code, errs)
 	}
 }

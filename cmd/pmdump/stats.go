@@ -7,19 +7,19 @@ import (
 	"sort"
 	"strconv"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pmdump/pmdump/decode"
-	"github.com/pmdump/pmdump/reassemble"
-	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/schema"
 	"github.com/pmdump/pmdump/session"
 )
 
 func newStatsCmd() *cobra.Command {
-	var jsonOut, withHealth bool
+	var jsonOut, withHealth, withStates bool
 	var eraFlag, schemaFile string
+	var files []string
 	c := &cobra.Command{
 		Use:   "stats [flags] FILE...",
 		Short: "Summarise the conversations, players and packets of captures",
@@ -27,83 +27,67 @@ func newStatsCmd() *cobra.Command {
 time span, link types), every conversation (client and server endpoints, era,
 player, hostname, color), packets and bytes per packet name and direction,
 malformed and unknown packets, and what was skipped (non-game UDP, non-UDP
-frames), and per client the state difs: ok, incomplete, corrupt and missing-base
-counts, keyframes and base resets, lost pieces, compression ratio, ack latency.
+frames), and per conversation the state difs.
+
+Dif figures come from the stdf piece headers, without inflating anything:
+difs (a dif is counted when at least one of its pieces is in the capture),
+complete, incomplete (abandoned with pieces missing), corrupt (pieces that
+disagree), truncated (every piece came but the snap length cut some),
+keyframes (src 0) and base resets (keyframes after the first of their level
+sequence), lost pieces (pieces of the counted difs that never arrived: a dif
+none of whose pieces were captured is invisible), duplicate pieces (copies of
+a piece that had arrived, before or after its dif completed), late pieces
+(after their dif was abandoned), compressed bytes and ack latency (the last
+piece of a dif → the first stak of its frame). --states also inflates every
+dif and rebuilds its state: ok and missing-base counts, state bytes and the
+compression ratio (without it they show as -). --health implies --states.
 --json prints the same as one JSON object.
 
---health adds the netgame health report, per client and per second: inputs
-(cdat), late inputs (legacy serr; modern late_cdats counted in the rebuilt
-states), difs and their bytes, base resets, incomplete difs, acks and ack
-latency, ping→pong and pong→pang times at the capture point, the client-reported
-values of stak (chase fps, dsync, player corrections, cpu), and the largest move
-of the client's player between consecutive rebuilt states (moves over 12 px per
-frame are counted as position jumps: corrections or respawns).`,
+--health adds the netgame health report, per conversation and per second:
+inputs (cdat), late inputs (legacy serr; modern late_cdats counted in the
+rebuilt states), difs and their bytes, base resets, incomplete difs, acks and
+ack latency, ping→pong and pong→pang times at the capture point, the
+client-reported values (modern stak: chase fps, dsync, player corrections, cpu;
+legacy sdak: chase fps, late stdf, skipped frames; legacy stak: dif
+corrections), and the largest move of the client's player between consecutive
+rebuilt states (moves over 12 px per frame are counted as position jumps:
+corrections or respawns). A value without a sample is - (null in JSON).`,
 		Example: `  pmdump stats capture.pcap
+  pmdump stats --states capture.pcap
   pmdump stats --health capture.pcap
   pmdump stats --health --json capture.pcap | jq '.health[0].seconds[] | [.t, .ack_ms]'
   pmdump stats --json capture.pcapng | jq .packets`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = append(files, args...)
+			if len(args) == 0 {
+				return usagef("no capture to read: give FILE (or -r FILE, or - for stdin)")
+			}
 			era, err := decode.ParseEra(eraFlag)
 			if err != nil {
 				return usageError{err}
 			}
-			p := newPipeline(args, era, cmd.ErrOrStderr())
-			perConv := map[*session.Conversation]map[session.NameDir]*session.Count{}
-			difs := newDifStats()
-			var h *health
-			opt := replay.Options{}
-			emit := difs.state
+			if schemaFile != "" && !withHealth {
+				return usagef("--schema is read only with --health (it names the players' fields of the states)")
+			}
+			user, err := loadSchema(schemaFile)
+			if err != nil {
+				return err
+			}
+			cfg := engine.Config{Era: era, Work: engine.Difs, Schema: user}
+			if withStates {
+				cfg.Work |= engine.States
+			}
 			if withHealth {
-				user, err := loadSchema(schemaFile)
-				if err != nil {
-					return err
-				}
-				h = newHealth(user)
-				opt.Inspect = h.inspect
-				emit = func(s *replay.State) { difs.state(s); h.state(s) }
+				cfg.Work |= engine.Health
 			}
-			rb := newRebuilder(p, opt, emit)
-			rb.onMessage = func(m *reassemble.Message) {
-				difs.message(m)
-				if h != nil && m.Status == reassemble.Complete {
-					h.message(m.Client, max(m.SLSN, 0), m.Dst, m.Last)
-				}
-			}
-			rb.onAck = func(a ack) {
-				difs.ack(a)
-				if h != nil {
-					h.ack(a)
-				}
-			}
-			rb.onRecord = func(r *session.Record) {
-				if h != nil {
-					h.record(r)
-				}
-				if r.Conv == nil {
-					return
-				}
-				m := perConv[r.Conv]
-				if m == nil {
-					m = map[session.NameDir]*session.Count{}
-					perConv[r.Conv] = m
-				}
-				k := session.NameDir{Name: r.Packet.NameString(), Dir: r.Dir}
-				if m[k] == nil {
-					m[k] = &session.Count{}
-				}
-				m[k].Packets++
-				m[k].Bytes += len(r.Packet.Raw)
-			}
-			runErr := rb.run()
-			if len(p.unreadable) == len(args) {
+			e, runErr := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
+			if e == nil {
 				return runErr
 			}
-			rep := buildReport(p, perConv)
-			rep.Warnings = p.warnings
-			rep.Difs = difs.report(p.tracker.Conversations())
-			if h != nil {
-				rep.Health = h.report()
+			defer e.Close()
+			rep := e.Stats()
+			if err := checkSchema(user, rep.Difs); err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if jsonOut {
@@ -114,7 +98,7 @@ frame are counted as position jumps: corrections or respawns).`,
 				}
 			} else {
 				writeReport(out, rep)
-				if h != nil {
+				if withHealth {
 					writeHealth(out, rep.Health)
 				}
 			}
@@ -123,120 +107,27 @@ frame are counted as position jumps: corrections or respawns).`,
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object")
 	c.Flags().StringVar(&eraFlag, "era", "auto", "protocol era: auto, legacy or modern")
-	c.Flags().BoolVar(&withHealth, "health", false, "add the netgame health report: per client and per second")
+	c.Flags().BoolVar(&withStates, "states", false, "also inflate every dif and rebuild its state (ok, missing-base, ratio)")
+	c.Flags().BoolVar(&withHealth, "health", false, "add the netgame health report: per conversation and per second (implies --states)")
 	c.Flags().StringVar(&schemaFile, "schema", "", "state layout `FILE` (JSON) for --health")
+	c.Flags().StringArrayVarP(&files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	return c
 }
 
-// report is what stats prints; its JSON form is the --json output.
-type report struct {
-	Inputs      []string        `json:"inputs"`
-	Frames      int             `json:"frames"`
-	UDP         int             `json:"udp_datagrams"`
-	NonUDP      int             `json:"non_udp_frames"`
-	BadFrames   int             `json:"bad_frames"`
-	Fragments   int             `json:"ip_fragments"`
-	Reassembled int             `json:"reassembled_datagrams"`
-	Truncated   int             `json:"truncated_datagrams"`
-	LinkTypes   map[string]int  `json:"link_types"`
-	First       *time.Time      `json:"first,omitempty"`
-	Last        *time.Time      `json:"last,omitempty"`
-	Duration    float64         `json:"duration_s"`
-	Game        session.Count   `json:"game"`
-	Malformed   session.Count   `json:"malformed"`
-	Unknown     session.Count   `json:"unknown"`
-	NonGame     session.Count   `json:"non_game_skipped"`
-	Eras        map[string]int  `json:"eras"`
-	Convs       []convReport    `json:"conversations"`
-	Packets     []nameReport    `json:"packets"`
-	Difs        []difReport     `json:"difs"`
-	Warnings    []string        `json:"warnings,omitempty"`
-	Health      []*healthClient `json:"health,omitempty"`
-}
-
-type convReport struct {
-	ID       int          `json:"id"`
-	Client   string       `json:"client"`
-	Server   string       `json:"server,omitempty"`
-	Listen   string       `json:"listen,omitempty"`
-	Era      string       `json:"era"`
-	Player   *int         `json:"player,omitempty"`
-	Hostname string       `json:"hostname,omitempty"`
-	Color    int          `json:"color,omitempty"`
-	Level    int          `json:"level,omitempty"`
-	Packets  int          `json:"packets"`
-	Bytes    int          `json:"bytes"`
-	First    time.Time    `json:"first"`
-	Last     time.Time    `json:"last"`
-	ByName   []nameReport `json:"by_name"`
-}
-
-type nameReport struct {
-	Type    string `json:"type"`
-	Dir     string `json:"dir"`
-	Packets int    `json:"packets"`
-	Bytes   int    `json:"bytes"`
-}
-
-func nameReports(m map[session.NameDir]*session.Count) []nameReport {
-	out := make([]nameReport, 0, len(m))
-	for k, c := range m {
-		out = append(out, nameReport{Type: k.Name, Dir: k.Dir.String(), Packets: c.Packets, Bytes: c.Bytes})
+// checkSchema refuses a --schema whose size is not that of the states.
+func checkSchema(user *schema.Schema, difs []engine.DifStats) error {
+	if user == nil {
+		return nil
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Type != out[j].Type {
-			return out[i].Type < out[j].Type
-		}
-		return out[i].Dir < out[j].Dir
-	})
-	return out
-}
-
-func addrString(s fmt.Stringer, valid bool) string {
-	if !valid {
-		return ""
-	}
-	return s.String()
-}
-
-func buildReport(p *pipeline, perConv map[*session.Conversation]map[session.NameDir]*session.Count) report {
-	st := &p.tracker.Stats
-	c := p.counters
-	rep := report{
-		Inputs: p.inputs, Frames: c.Frames, UDP: c.Datagrams, NonUDP: c.NonUDP, BadFrames: c.BadFrames,
-		Fragments: c.Fragments, Reassembled: c.Reassembled, Truncated: c.Truncated, LinkTypes: c.LinkTypes,
-		Game: st.Game, Malformed: st.Malformed, Unknown: st.Unknown, NonGame: st.NonGame,
-		Eras: map[string]int{},
-	}
-	if !p.first.IsZero() {
-		f, l := p.first.UTC(), p.last.UTC()
-		rep.First, rep.Last = &f, &l
-		rep.Duration = l.Sub(f).Seconds()
-	}
-	for e, n := range st.Eras {
-		if n > 0 {
-			rep.Eras[decode.Era(e).String()] = n
+	for _, d := range difs {
+		if d.StateSize != 0 && d.StateSize != user.Size {
+			return usagef("--schema %s describes %d-byte states; the states of conversation %d have %d bytes", user.Name, user.Size, d.Conv, d.StateSize)
 		}
 	}
-	for _, cv := range p.tracker.Conversations() {
-		cr := convReport{
-			ID: cv.ID, Client: cv.Client.String(), Server: addrString(cv.Server, cv.Server.IsValid()),
-			Listen: addrString(cv.Listen, cv.Listen.IsValid()), Era: cv.Era.String(),
-			Hostname: cv.Hostname, Color: cv.Color, Level: cv.Level,
-			Packets: cv.Packets, Bytes: cv.Bytes, First: cv.First.UTC(), Last: cv.Last.UTC(),
-			ByName: nameReports(perConv[cv]),
-		}
-		if cv.Player >= 0 {
-			pl := cv.Player
-			cr.Player = &pl
-		}
-		rep.Convs = append(rep.Convs, cr)
-	}
-	rep.Packets = nameReports(st.ByName)
-	return rep
+	return nil
 }
 
-func writeReport(w io.Writer, r report) {
+func writeReport(w io.Writer, r engine.Stats) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Capture\n")
 	for _, in := range r.Inputs {
@@ -244,8 +135,8 @@ func writeReport(w io.Writer, r report) {
 	}
 	fmt.Fprintf(tw, "  frames\t%d\n", r.Frames)
 	if r.First != nil {
-		fmt.Fprintf(tw, "  first\t%s\n", r.First.Format(time.RFC3339Nano))
-		fmt.Fprintf(tw, "  last\t%s\n", r.Last.Format(time.RFC3339Nano))
+		fmt.Fprintf(tw, "  first\t%s\n", r.First.Format(rfc3339Fixed))
+		fmt.Fprintf(tw, "  last\t%s\n", r.Last.Format(rfc3339Fixed))
 		fmt.Fprintf(tw, "  duration\t%.3f s\n", r.Duration)
 	}
 	lts := make([]string, 0, len(r.LinkTypes))
@@ -296,17 +187,53 @@ func writeReport(w io.Writer, r report) {
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t\n", n.Type, n.Dir, n.Packets, n.Bytes)
 	}
 	tw.Flush()
+	if r.Dropped != (engine.DroppedStats{}) || r.Untracked.Any() {
+		u := r.Untracked
+		fmt.Fprintf(w, "\nNot tracked one by one (bounds against hostile captures)\n")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		atLeast := ""
+		if u.AtLeast {
+			atLeast = "at least "
+		}
+		if u.Conversations > 0 {
+			fmt.Fprintf(tw, "  client endpoints past %d conversations\t%s%d (%d packets in the overflow conversation 0)\n", session.MaxConversations, atLeast, u.Conversations, r.Dropped.Conversations)
+		}
+		if u.Rejoins > 0 {
+			fmt.Fprintf(tw, "  rejoins past %d conversations of one endpoint (kept in its last)\t%d\n", session.MaxSessions, u.Rejoins)
+		}
+		if u.Servers > 0 {
+			fmt.Fprintf(tw, "  server endpoints past %d\t%s%d\n", session.MaxServers, atLeast, u.Servers)
+		}
+		if u.NameKeys > 0 {
+			fmt.Fprintf(tw, "  unknown packet names past %d\t%s%d (%d packets, %d bytes)\n", session.MaxNames, atLeast, u.NameKeys, u.Names.Packets, u.Names.Bytes)
+		}
+		if r.Dropped.Names > 0 {
+			fmt.Fprintf(tw, "  packets of unknown names not counted per conversation\t%d\n", r.Dropped.Names)
+		}
+		if r.Dropped.HeaderlessPieces > 0 {
+			fmt.Fprintf(tw, "  stdf pieces cut inside their header\t%d\n", r.Dropped.HeaderlessPieces)
+		}
+		if r.Dropped.ImplausibleDifs > 0 {
+			fmt.Fprintf(tw, "  legacy difs with implausible frames (level sequence not inferred from them)\t%d\n", r.Dropped.ImplausibleDifs)
+		}
+		tw.Flush()
+	}
 	if len(r.Difs) > 0 {
-		fmt.Fprintf(w, "\nState difs per client\n")
+		what := "from the piece headers; --states rebuilds them"
+		if r.Rebuilt {
+			what = "rebuilt"
+		}
+		fmt.Fprintf(w, "\nState difs per conversation (%s)\n", what)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "  client\tplayer\tdifs\tok\tincomplete\tcorrupt\tmissing-base\tkeyframes\tbase resets\tlost pieces\tdup pieces\tratio\tack ms median\tp95\tmax\t\n")
+		fmt.Fprintf(tw, "  conv\tclient\tplayer\tdifs\tcomplete\tok\tincomplete\tcorrupt\tmissing-base\ttruncated\tkeyframes\tbase resets\tlost pieces\tdup pieces\tlate pieces\tratio\tack ms median\tp95\tmax\t\n")
 		for _, d := range r.Difs {
 			pl := "?"
 			if d.Player != nil {
 				pl = fmt.Sprint(*d.Player)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", d.Client, pl, d.Difs, d.OK, d.Incomplete,
-				d.Corrupt, d.MissingBase, d.Keyframes, d.BaseResets, d.LostPieces, d.DuplicatePieces, d.Ratio, d.AckMs.Median, d.AckMs.P95, d.AckMs.Max)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.1f\t%.1f\t%.1f\t\n", d.Conv, d.Client, pl, d.Difs, d.Complete,
+				optInt(d.OK), d.Incomplete, d.Corrupt, optInt(d.MissingBase), d.Truncated, d.Keyframes, d.BaseResets, d.LostPieces,
+				d.DuplicatePieces, d.LatePieces, opt(d.Ratio, "%.1f"), d.AckMs.Median, d.AckMs.P95, d.AckMs.Max)
 		}
 		tw.Flush()
 	}

@@ -1,0 +1,39 @@
+package decode
+
+// Protocol constants of the game, the same in both eras. Every package
+// takes them from here.
+const (
+	// ListenPort is the UDP port a game server listens on by default (a
+	// client's first packet, 1234, goes there; on a LAN the clients bind it
+	// too).
+	ListenPort = 24785
+
+	// PieceSize is the largest data payload of one stdf piece: the server
+	// cuts a compressed dif into pieces of this many bytes, the last one
+	// shorter (possibly empty), so a dif of n compressed bytes has
+	// n/PieceSize + 1 pieces.
+	PieceSize = 1000
+
+	// MaxPieces is the most pieces one stdf dif can have: the piece count
+	// is a u8 and a dif of MaxPieces pieces holds at most
+	// MaxPieces*PieceSize compressed bytes.
+	MaxPieces = 255
+
+	// MinPlayer and MaxPlayer bound a player number: the server is player
+	// MinPlayer (0), clients are 1..MaxPlayer.
+	MinPlayer = 0
+	// MaxPlayer is the highest player number (a game has at most 8 players).
+	MaxPlayer = 7
+	// ServerPlayer is the server's own player number.
+	ServerPlayer = 0
+
+	// PlayerServerFull is the player number of a join reply that refuses
+	// the client because the game is full.
+	PlayerServerFull = 99
+)
+
+// ValidPlayer reports whether n is a player number (0..MaxPlayer).
+func ValidPlayer(n int) bool { return n >= MinPlayer && n <= MaxPlayer }
+
+// ClientPlayer reports whether n is a client's player number (1..MaxPlayer).
+func ClientPlayer(n int) bool { return n > ServerPlayer && n <= MaxPlayer }

@@ -1,0 +1,161 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Ref is a handle on one field of one or more packet layouts, resolved by
+// name once (usually in a package-level variable, so a name that does not
+// resolve stops the program, and every test of the package, at start-up).
+// Reading a field through a Ref costs an index lookup by Layout.ID, not a
+// search by name.
+type Ref struct {
+	field  string
+	index  []int  // by Layout.ID: the field's index, -1 for layouts the Ref is not about
+	offset []int  // by Layout.ID: the field's byte offset in the payload, -1 when not fixed
+	typ    []Type // by Layout.ID: the field's wire type
+	lays   []*Layout
+}
+
+// NewRef resolves the field named field in the layouts of the named packets
+// (names of either era). With era EraUnknown every layout of each name (in
+// any era) must have the field; with Legacy or Modern, the layouts of that
+// era. It fails when a name has no layout there or a layout lacks the field.
+func NewRef(era Era, field string, packets ...string) (Ref, error) {
+	if len(packets) == 0 {
+		return Ref{}, fmt.Errorf("decode: ref to field %q names no packet", field)
+	}
+	r := Ref{field: field, index: make([]int, len(allLayouts)), offset: make([]int, len(allLayouts)), typ: make([]Type, len(allLayouts))}
+	for i := range r.index {
+		r.index[i], r.offset[i] = -1, -1
+	}
+	for _, name := range packets {
+		found := false
+		for _, l := range allLayouts {
+			if l.Name != name || (era != EraUnknown && l.Era != era) {
+				continue
+			}
+			found = true
+			i := l.Field(field)
+			if i < 0 {
+				return Ref{}, fmt.Errorf("decode: %s %s has no field %q (it has %s)", l.Era, l.Name, field, fieldNames(l))
+			}
+			r.index[l.ID] = i
+			r.offset[l.ID] = l.offsets[i]
+			r.typ[l.ID] = l.Fields[i].Type
+			r.lays = append(r.lays, l)
+		}
+		if !found {
+			where := "any era"
+			if era != EraUnknown {
+				where = "the " + era.String() + " era"
+			}
+			return Ref{}, fmt.Errorf("decode: no packet %q in %s", name, where)
+		}
+	}
+	return r, nil
+}
+
+// MustRef is NewRef for fields known to exist; it panics otherwise.
+func MustRef(era Era, field string, packets ...string) Ref {
+	r, err := NewRef(era, field, packets...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func fieldNames(l *Layout) string {
+	var names []string
+	for _, f := range l.Fields {
+		names = append(names, f.Name)
+	}
+	if len(names) == 0 {
+		return "no fields"
+	}
+	return strings.Join(names, ", ")
+}
+
+// Name is the field's name.
+func (r Ref) Name() string { return r.field }
+
+// Layouts returns the layouts the Ref resolves in.
+func (r Ref) Layouts() []*Layout { return r.lays }
+
+// Value returns the field's decoded value in p, and false when p's layout is
+// not one the Ref is about or the field was not decoded (a short or
+// malformed packet, an absent optional field).
+func (r Ref) Value(p *Packet) (Value, bool) {
+	if p.Layout == nil || p.Layout.ID >= len(r.index) {
+		return Value{}, false
+	}
+	i := r.index[p.Layout.ID]
+	if i < 0 || i >= len(p.Values) {
+		return Value{}, false
+	}
+	return p.Values[i], true
+}
+
+// Int returns the field's raw integer value in p; see Value.
+func (r Ref) Int(p *Packet) (int64, bool) {
+	v, ok := r.Value(p)
+	return v.Int, ok
+}
+
+// Text returns a Str16 field's text in p; see Value.
+func (r Ref) Text(p *Packet) (string, bool) {
+	v, ok := r.Value(p)
+	if !ok {
+		return "", false
+	}
+	return v.Text(), true
+}
+
+// Peek reads the field's raw integer value straight from a payload of
+// layout l, without decoding the packet: the value Decode would give. It
+// fails when l is not one of the Ref's layouts, the field is not an integer
+// at a fixed offset, or the payload is too short to hold it.
+func (r Ref) Peek(l *Layout, payload []byte) (int64, bool) {
+	if l == nil || l.ID >= len(r.index) || r.index[l.ID] < 0 {
+		return 0, false
+	}
+	off := r.offset[l.ID]
+	if off < 0 {
+		return 0, false
+	}
+	t := r.typ[l.ID]
+	if off+t.Size() > len(payload) {
+		return 0, false
+	}
+	b := payload[off:]
+	be := l.Era == Legacy
+	switch t {
+	case U8:
+		return int64(b[0]), true
+	case S8:
+		return int64(int8(b[0])), true
+	case U16:
+		if be {
+			return int64(binary.BigEndian.Uint16(b)), true
+		}
+		return int64(binary.LittleEndian.Uint16(b)), true
+	case I32:
+		if be {
+			return int64(int32(binary.BigEndian.Uint32(b))), true
+		}
+		return int64(int32(binary.LittleEndian.Uint32(b))), true
+	}
+	return 0, false
+}
+
+// missingField is called when a field is looked up by a name its layout
+// does not have. Outside tests the lookup gives the zero value; under go
+// test it panics, so a misspelt or wrong-era name cannot pass unnoticed.
+func missingField(l *Layout, name string) {
+	if testing.Testing() {
+		panic(fmt.Sprintf("decode: %s %s has no field %q (it has %s)", l.Era, l.Name, name, fieldNames(l)))
+	}
+}

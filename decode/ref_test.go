@@ -1,0 +1,163 @@
+package decode_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pmdump/pmdump/decode"
+)
+
+func TestRefResolves(t *testing.T) {
+	cases := []struct {
+		era     decode.Era
+		field   string
+		packets []string
+		layouts int    // layouts resolved
+		err     string // substring of the error, "" for none
+	}{
+		{decode.EraUnknown, "frame", []string{"cdat"}, 2, ""},
+		{decode.EraUnknown, "player", []string{"SJON", "sjon"}, 2, ""},
+		{decode.EraUnknown, "src", []string{"stdf"}, 2, ""},
+		{decode.Modern, "slsn", []string{"stdf", "sjon"}, 2, ""},
+		{decode.EraUnknown, "slsn", []string{"stdf"}, 0, `legacy stdf has no field "slsn"`},
+		{decode.Legacy, "ack_frame", []string{"stak"}, 0, `legacy stak has no field "ack_frame"`},
+		{decode.Legacy, "level", []string{"sjon"}, 0, `no packet "sjon" in the legacy era`},
+		{decode.EraUnknown, "frame", []string{"cdta"}, 0, `no packet "cdta" in any era`},
+		{decode.EraUnknown, "frame", nil, 0, "names no packet"},
+	}
+	for _, c := range cases {
+		r, err := decode.NewRef(c.era, c.field, c.packets...)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("NewRef(%s, %q, %q): error %v, want one with %q", c.era, c.field, c.packets, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("NewRef(%s, %q, %q): %v", c.era, c.field, c.packets, err)
+			continue
+		}
+		if len(r.Layouts()) != c.layouts || r.Name() != c.field {
+			t.Errorf("NewRef(%s, %q, %q): %d layouts, name %q", c.era, c.field, c.packets, len(r.Layouts()), r.Name())
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("MustRef of a missing field did not panic")
+		}
+	}()
+	decode.MustRef(decode.Legacy, "slsn", "stdf")
+}
+
+// TestRefReadsDecodedAndRaw checks, for every integer field of every
+// layout, that a Ref reads the value that was encoded, both from the
+// decoded packet and straight from the payload (Peek, at the offset the
+// layout implies).
+func TestRefReadsDecodedAndRaw(t *testing.T) {
+	for _, era := range decode.Eras {
+		for _, l := range decode.Layouts(era) {
+			p := fill(t, l)
+			payload := decode.Encode(nil, p)
+			var pk decode.Packet
+			if err := decode.Decode(&pk, payload, era); err != nil {
+				t.Fatalf("%s %s: %v", era, l.Name, err)
+			}
+			fixed := true
+			for i, f := range l.Fields {
+				r := decode.MustRef(era, f.Name, l.Name)
+				v, ok := r.Value(&pk)
+				if !ok {
+					t.Errorf("%s %s.%s: not read", era, l.Name, f.Name)
+					continue
+				}
+				want := p.Values[i]
+				if v.Int != want.Int || v.Float != want.Float || string(v.Bytes) != string(want.Bytes) && f.Type != decode.Str16 {
+					t.Errorf("%s %s.%s: %+v, encoded %+v", era, l.Name, f.Name, v, want)
+				}
+				switch f.Type {
+				case decode.U8, decode.S8, decode.U16, decode.I32:
+					got, ok := r.Peek(l, payload)
+					if fixed && (!ok || got != want.Int) {
+						t.Errorf("%s %s.%s: Peek %d %v, encoded %d", era, l.Name, f.Name, got, ok, want.Int)
+					}
+					if !fixed && ok {
+						t.Errorf("%s %s.%s after a variable field: Peek succeeded", era, l.Name, f.Name)
+					}
+					if _, ok := r.Peek(l, payload[:4]); ok {
+						t.Errorf("%s %s.%s: Peek of the name alone succeeded", era, l.Name, f.Name)
+					}
+				default:
+					if _, ok := r.Peek(l, payload); ok {
+						t.Errorf("%s %s.%s (%s): Peek succeeded", era, l.Name, f.Name, f.Type)
+					}
+				}
+				if f.Type.Size() == 0 {
+					fixed = false
+				}
+			}
+		}
+	}
+}
+
+func TestRefOtherLayout(t *testing.T) {
+	r := decode.MustRef(decode.EraUnknown, "frame", "cdat")
+	p := decode.MustNew(decode.Legacy, "stak").Set("frame", 77)
+	if v, ok := r.Int(p); ok {
+		t.Errorf("cdat frame read from a stak: %d", v)
+	}
+	if _, ok := r.Peek(p.Layout, decode.Encode(nil, p)); ok {
+		t.Error("cdat frame peeked in a stak")
+	}
+	var unknown decode.Packet
+	decode.Decode(&unknown, []byte("zzzz"), decode.Modern)
+	if _, ok := r.Int(&unknown); ok {
+		t.Error("read from an unknown packet")
+	}
+	// A short packet has no value for the fields it lacks.
+	var short decode.Packet
+	decode.Decode(&short, []byte("cdat\x01\x02"), decode.Modern)
+	if _, ok := r.Int(&short); ok {
+		t.Error("frame read from a cut cdat")
+	}
+	if n, ok := decode.MustRef(decode.EraUnknown, "player", "cdat").Int(&short); !ok || n != 1 {
+		t.Errorf("player of a cut cdat: %d %v", n, ok)
+	}
+}
+
+func TestIntOfMissingFieldPanicsInTests(t *testing.T) {
+	p := decode.MustNew(decode.Legacy, "stak").Set("frame", 9)
+	if got := p.Int("frame"); got != 9 {
+		t.Fatalf("Int(frame) = %d", got)
+	}
+	if got := decode.MustNew(decode.Legacy, "sdak").Int("fps_chase"); got != 0 {
+		t.Fatalf("absent optional field: %d", got)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), `legacy stak has no field "ack_frame"`) {
+			t.Errorf("recovered %v", r)
+		}
+	}()
+	p.Int("ack_frame")
+}
+
+// TestProtocolConstants ties the constants to the layout table and to the
+// wire facts they stand for.
+func TestProtocolConstants(t *testing.T) {
+	for _, era := range decode.Eras {
+		l := decode.Lookup(era, []byte("stdf"))
+		if l == nil {
+			t.Fatalf("%s: no stdf", era)
+		}
+		if typ := l.Fields[l.Field("count")].Type; typ != decode.U8 || decode.MaxPieces != 255 {
+			t.Errorf("%s stdf count is %s; MaxPieces %d", era, typ, decode.MaxPieces)
+		}
+	}
+	if decode.ListenPort != 24785 || decode.PieceSize != 1000 || decode.MaxPlayer != 7 || decode.PlayerServerFull != 99 {
+		t.Error("protocol constants differ from the protocol description")
+	}
+	for n, want := range map[int][2]bool{-1: {false, false}, 0: {true, false}, 1: {true, true}, 7: {true, true}, 8: {false, false}, 99: {false, false}} {
+		if decode.ValidPlayer(n) != want[0] || decode.ClientPlayer(n) != want[1] {
+			t.Errorf("player %d: valid %v client %v, want %v", n, decode.ValidPlayer(n), decode.ClientPlayer(n), want)
+		}
+	}
+}

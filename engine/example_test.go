@@ -1,0 +1,38 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pmdump/pmdump/engine"
+)
+
+// The engine on a bundled sample capture, printing the first states as they
+// are rebuilt.
+func Example() {
+	shown := 0
+	var e *engine.Engine
+	e = engine.New(engine.Config{
+		Work: engine.States,
+		OnEvent: func(ev engine.Event) {
+			if s, ok := ev.(engine.StateEvent); ok && shown < 3 {
+				shown++
+				fmt.Printf("player %d slsn %d %d → %d %s %x\n", s.State.Player, s.State.SLSN, s.State.Src, s.State.Dst, s.State.Status, s.State.Sum[:4])
+			}
+		},
+	})
+	defer e.Close()
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		fmt.Println(err)
+	}
+	st := e.Stats()
+	for _, d := range st.Difs {
+		fmt.Printf("conversation %d: %d difs, %d ok\n", d.Conv, d.Difs, *d.OK)
+	}
+	// Output:
+	// player 1 slsn 0 0 → 10 ok 89bc3c8c
+	// player 1 slsn 0 10 → 11 ok c25bbd8d
+	// player 1 slsn 0 10 → 12 ok b6f2d9ba
+	// conversation 1: 184 difs, 184 ok
+	// conversation 2: 178 difs, 177 ok
+}

@@ -1,0 +1,419 @@
+package engine
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/schema"
+	"github.com/pmdump/pmdump/session"
+)
+
+// Second is one per-second bucket of a conversation's netgame health. A
+// mean without samples in the second is nil (JSON null), as is a value the
+// client reported as not a number.
+type Second struct {
+	T                int      `json:"t"`                // seconds since the capture's first packet
+	Inputs           int      `json:"inputs"`           // cdat sent
+	LateInputs       int      `json:"late_inputs"`      // legacy serr received; modern late_cdats increase in the states
+	Difs             int      `json:"difs"`             // difs rebuilt ok whose last piece arrived
+	DifBytes         int      `json:"dif_bytes"`        // their compressed bytes
+	BaseResets       int      `json:"base_resets"`      // keyframes after the level's first state
+	Incomplete       int      `json:"incomplete"`       // difs abandoned with pieces missing
+	Acks             int      `json:"acks"`             // stak sent
+	AckMs            *float64 `json:"ack_ms"`           // mean dif → stak latency
+	PingPongMs       *float64 `json:"ping_pong_ms"`     // ping → pong at the capture point
+	PongPangMs       *float64 `json:"pong_pang_ms"`     // pong → pang at the capture point (the server's round trip)
+	ChaseFPS         *float64 `json:"chase_fps"`        // stak (modern) / sdak (legacy) chase frame rate
+	DsyncMs          *float64 `json:"dsync_ms"`         // modern stak: client's average dsync
+	LocalCorrection  *float64 `json:"local_correction"` // modern stak: local player correction (px), max
+	RemoteCorrection *float64 `json:"remote_correction"`
+	CPU              *float64 `json:"cpu"`             // modern stak: client cpu %, mean
+	DifCorrections   *int     `json:"dif_corrections"` // legacy stak: the client's simulation was overwritten
+	StdfLate         *int     `json:"stdf_late"`       // legacy sdak: the client's count of late stdf (newest)
+	FramesSkipped    *int     `json:"frames_skipped"`  // legacy sdak: frames the client skipped (newest)
+	MaxStep          *float64 `json:"max_step_px"`     // largest move of the client's player between consecutive states, px per frame
+	Jumps            int      `json:"position_jumps"`  // moves over JumpPx per frame: corrections, respawns
+	sums             [nMeans]mean
+}
+
+// JumpPx is a move per frame no player makes by running or falling.
+const JumpPx = 12
+
+type meanKind uint8
+
+const (
+	mAck meanKind = iota
+	mPingPong
+	mPongPang
+	mChase
+	mDsync
+	mCPU
+	nMeans
+)
+
+type mean struct {
+	sum float64
+	n   int
+}
+
+func (s *Second) add(k meanKind, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	s.sums[k].sum += v
+	s.sums[k].n++
+}
+
+func (s *Second) mean(k meanKind) *float64 {
+	if m := s.sums[k]; m.n > 0 {
+		v := m.sum / float64(m.n)
+		return &v
+	}
+	return nil
+}
+
+func maxOf(p **float64, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	if *p == nil || v > **p {
+		*p = &v
+	}
+}
+
+// HealthSummary sums up a conversation's health over the whole capture.
+type HealthSummary struct {
+	Seconds        int      `json:"seconds"`
+	InputsPerS     float64  `json:"inputs_per_s"`
+	LateInputs     int      `json:"late_inputs"`
+	Difs           int      `json:"difs"`
+	DifsPerS       float64  `json:"difs_per_s"`
+	MeanDifBytes   float64  `json:"mean_dif_bytes"`
+	BaseResets     int      `json:"base_resets"`
+	Incomplete     int      `json:"incomplete"`
+	Acks           int      `json:"acks"`
+	MeanAckMs      *float64 `json:"mean_ack_ms"`
+	MeanPongPangMs *float64 `json:"mean_pong_pang_ms"`
+	MeanChaseFPS   *float64 `json:"mean_chase_fps"`
+	DifCorrections *int     `json:"dif_corrections"`
+	MaxStepPx      *float64 `json:"max_step_px"`
+	PositionJumps  int      `json:"position_jumps"`
+}
+
+// ClientHealth is one conversation's health series.
+type ClientHealth struct {
+	Conv    int           `json:"conv"`
+	Client  string        `json:"client"`
+	Player  *int          `json:"player,omitempty"`
+	Era     string        `json:"era"`
+	Summary HealthSummary `json:"summary"`
+	Seconds []*Second     `json:"seconds"`
+}
+
+// lineHealth is one conversation's series while it is gathered.
+type lineHealth struct {
+	conv         int
+	client       string
+	player       int
+	era          decode.Era
+	secs         map[int]*Second
+	pings        map[float64]time.Time
+	pongs        map[float64]time.Time
+	lastLate     float64
+	haveLate     bool
+	lastX, lastY float64
+	lastDst      int32
+	lastSLSN     int
+	havePos      bool
+	levels       map[int]bool
+}
+
+// maxSeconds bounds the seconds kept per conversation (a day).
+const maxSeconds = 86400
+
+// healthCollector gathers the per-second netgame health of every
+// conversation.
+type healthCollector struct {
+	t0    time.Time
+	lines map[reassemble.Line]*lineHealth
+	order []reassemble.Line
+	user  *schema.Schema
+	sent  map[ackKey]time.Time
+}
+
+type ackKey struct {
+	line reassemble.Line
+	sentKey
+}
+
+func newHealthCollector(user *schema.Schema) *healthCollector {
+	return &healthCollector{lines: map[reassemble.Line]*lineHealth{}, user: user, sent: map[ackKey]time.Time{}}
+}
+
+func (h *healthCollector) line(l reassemble.Line) *lineHealth {
+	x := h.lines[l]
+	if x == nil {
+		x = &lineHealth{conv: l.Conv, client: l.Client.String(), player: -1, secs: map[int]*Second{}, pings: map[float64]time.Time{},
+			pongs: map[float64]time.Time{}, levels: map[int]bool{}}
+		h.lines[l] = x
+		h.order = append(h.order, l)
+	}
+	return x
+}
+
+func (h *healthCollector) at(x *lineHealth, ts time.Time) *Second {
+	t := int(math.Floor(ts.Sub(h.t0).Seconds()))
+	s := x.secs[t]
+	if s == nil {
+		if len(x.secs) >= maxSeconds {
+			t = -1 // a hostile clock: everything else goes to one bucket
+			if s = x.secs[t]; s != nil {
+				return s
+			}
+		}
+		s = &Second{T: t}
+		x.secs[t] = s
+	}
+	return s
+}
+
+// record takes every game packet, in capture order.
+func (h *healthCollector) record(r *session.Record) {
+	if h.t0.IsZero() {
+		h.t0 = r.TS
+	}
+	if r.Kind != session.Game || r.Conv == nil || r.Conv.ID == 0 {
+		return
+	}
+	x := h.line(reassemble.Line{Conv: r.Conv.ID, Client: r.Conv.Client})
+	x.player, x.era = r.Conv.Player, r.Conv.Era
+	pk := &r.Packet
+	s := h.at(x, r.TS)
+	switch pk.Layout.Name {
+	case "cdat":
+		s.Inputs++
+	case "serr":
+		s.LateInputs++
+	case "ping":
+		if len(x.pings) > 64 {
+			clear(x.pings)
+		}
+		x.pings[floatField(pk, "t0")] = r.TS
+	case "pong":
+		if t, ok := x.pings[floatField(pk, "t0")]; ok {
+			s.add(mPingPong, float64(r.TS.Sub(t))/1e6)
+			delete(x.pings, floatField(pk, "t0"))
+		}
+		if len(x.pongs) > 64 {
+			clear(x.pongs)
+		}
+		x.pongs[floatField(pk, "t1")] = r.TS
+	case "pang":
+		if t, ok := x.pongs[floatField(pk, "t1")]; ok {
+			s.add(mPongPang, float64(r.TS.Sub(t))/1e6)
+			delete(x.pongs, floatField(pk, "t1"))
+		}
+	case "sdak":
+		if pk.Has("fps_chase") {
+			s.add(mChase, float64(pk.Int("fps_chase")))
+		}
+		late, skipped := int(pk.Int("stdf_late")), int(pk.Int("frames_skipped"))
+		s.StdfLate, s.FramesSkipped = &late, &skipped
+	case "stak":
+		s.Acks++
+		if pk.Has("corr") {
+			if s.DifCorrections == nil {
+				s.DifCorrections = new(int)
+			}
+			if pk.Int("corr") != 0 {
+				*s.DifCorrections++
+			}
+		}
+		if pk.Has("chase_fps") {
+			s.add(mChase, floatField(pk, "chase_fps"))
+			s.add(mDsync, floatField(pk, "dsync")*1000)
+			s.add(mCPU, floatField(pk, "cpu"))
+			maxOf(&s.LocalCorrection, floatField(pk, "local_correction"))
+			maxOf(&s.RemoteCorrection, floatField(pk, "remote_correction"))
+		}
+	}
+}
+
+// message notes when a dif was sent, for the latency of its ack.
+func (h *healthCollector) message(l reassemble.Line, slsn int, dst int32, ts time.Time) {
+	k := ackKey{l, sentKey{slsn, dst}}
+	if _, ok := h.sent[k]; !ok {
+		if len(h.sent) > 1<<16 {
+			clear(h.sent)
+		}
+		h.sent[k] = ts
+	}
+}
+
+func (h *healthCollector) ack(a Ack) {
+	k := ackKey{a.Line, sentKey{a.SLSN, a.Frame}}
+	if t, ok := h.sent[k]; ok {
+		x := h.line(a.Line)
+		h.at(x, a.TS).add(mAck, float64(a.TS.Sub(t))/1e6)
+		delete(h.sent, k)
+	}
+}
+
+// floatField is the value of a packet's float field, NaN when it has none.
+func floatField(p *decode.Packet, name string) float64 {
+	if p.Layout == nil {
+		return math.NaN()
+	}
+	i := p.Layout.Field(name)
+	if i < 0 || i >= len(p.Values) {
+		return math.NaN()
+	}
+	return p.Values[i].Float
+}
+
+// sample is what inspect reads from a state for the health report: the
+// client's own player's position and late-input counter.
+type sample struct {
+	x, y, late   float64
+	pos, hasLate bool
+}
+
+// healthExtra carries a sample beside whatever the caller's Inspect put in
+// State.Extra.
+type healthExtra struct {
+	sample sample
+	extra  any
+}
+
+// inspect runs on the rebuilding goroutines, after the caller's Inspect.
+func (h *healthCollector) inspect(s *replay.State, st []byte) {
+	sch := schema.For(len(st), h.user)
+	v := sch.View
+	if v == nil || v.Players == nil || s.Player < 0 {
+		return
+	}
+	p := v.Players
+	var sm sample
+	var ok1, ok2 bool
+	sm.x, ok1 = sch.Get(st, p.Region, s.Player, p.X)
+	sm.y, ok2 = sch.Get(st, p.Region, s.Player, p.Y)
+	sm.pos = ok1 && ok2
+	if p.LateInputs != "" {
+		sm.late, sm.hasLate = sch.Get(st, p.Region, s.Player, p.LateInputs)
+	}
+	s.Extra = healthExtra{sm, s.Extra}
+}
+
+// state takes every rebuilt state, in the order the difs ended, and puts
+// back what the caller's Inspect set in State.Extra.
+func (h *healthCollector) state(s *replay.State) {
+	var sm sample
+	var ok bool
+	if he, is := s.Extra.(healthExtra); is {
+		sm, ok = he.sample, true
+		s.Extra = he.extra
+	}
+	x := h.line(s.Line())
+	sec := h.at(x, s.TS)
+	switch s.Status {
+	case replay.Incomplete:
+		sec.Incomplete++
+		return
+	case replay.OK:
+	default:
+		return
+	}
+	sec.Difs++
+	sec.DifBytes += s.Compressed
+	if s.Keyframe() && x.levels[s.SLSN] {
+		sec.BaseResets++
+	}
+	x.levels[s.SLSN] = true
+	if !ok {
+		return
+	}
+	if sm.hasLate {
+		if x.haveLate && sm.late > x.lastLate && x.lastSLSN == s.SLSN {
+			sec.LateInputs += int(sm.late - x.lastLate)
+		}
+		x.lastLate, x.haveLate = sm.late, true
+	}
+	if sm.pos {
+		if x.havePos && x.lastSLSN == s.SLSN && s.Dst > x.lastDst {
+			step := math.Hypot(sm.x-x.lastX, sm.y-x.lastY) / float64(s.Dst-x.lastDst)
+			maxOf(&sec.MaxStep, step)
+			if step > JumpPx {
+				sec.Jumps++
+			}
+		}
+		if !x.havePos || x.lastSLSN != s.SLSN || s.Dst > x.lastDst {
+			x.lastX, x.lastY, x.lastDst, x.havePos = sm.x, sm.y, s.Dst, true
+		}
+	}
+	x.lastSLSN = s.SLSN
+}
+
+// report returns the series as they are now: sorted seconds, means and a
+// summary. The result shares nothing with the collector.
+func (h *healthCollector) report() []*ClientHealth {
+	var out []*ClientHealth
+	for _, l := range h.order {
+		x := h.lines[l]
+		ch := &ClientHealth{Conv: x.conv, Client: x.client, Era: x.era.String()}
+		if x.player >= 0 {
+			p := x.player
+			ch.Player = &p
+		}
+		for _, s := range x.secs {
+			c := *s
+			c.AckMs = s.mean(mAck)
+			c.PingPongMs = s.mean(mPingPong)
+			c.PongPangMs = s.mean(mPongPang)
+			c.ChaseFPS = s.mean(mChase)
+			c.DsyncMs = s.mean(mDsync)
+			c.CPU = s.mean(mCPU)
+			ch.Seconds = append(ch.Seconds, &c)
+		}
+		sort.Slice(ch.Seconds, func(i, j int) bool { return ch.Seconds[i].T < ch.Seconds[j].T })
+		var tot Second
+		var corrections *int
+		var maxStep *float64
+		for _, s := range ch.Seconds {
+			tot.Inputs += s.Inputs
+			tot.LateInputs += s.LateInputs
+			tot.Difs += s.Difs
+			tot.DifBytes += s.DifBytes
+			tot.BaseResets += s.BaseResets
+			tot.Incomplete += s.Incomplete
+			tot.Acks += s.Acks
+			tot.Jumps += s.Jumps
+			if s.DifCorrections != nil {
+				if corrections == nil {
+					corrections = new(int)
+				}
+				*corrections += *s.DifCorrections
+			}
+			if s.MaxStep != nil {
+				maxOf(&maxStep, *s.MaxStep)
+			}
+			for k := range nMeans {
+				tot.sums[k].sum += s.sums[k].sum
+				tot.sums[k].n += s.sums[k].n
+			}
+		}
+		secs := float64(max(len(ch.Seconds), 1))
+		ch.Summary = HealthSummary{
+			Seconds: len(ch.Seconds), InputsPerS: float64(tot.Inputs) / secs, LateInputs: tot.LateInputs,
+			Difs: tot.Difs, DifsPerS: float64(tot.Difs) / secs, MeanDifBytes: float64(tot.DifBytes) / math.Max(float64(tot.Difs), 1),
+			BaseResets: tot.BaseResets, Incomplete: tot.Incomplete, Acks: tot.Acks, MeanAckMs: tot.mean(mAck),
+			MeanPongPangMs: tot.mean(mPongPang), MeanChaseFPS: tot.mean(mChase), DifCorrections: corrections,
+			MaxStepPx: maxStep, PositionJumps: tot.Jumps,
+		}
+		out = append(out, ch)
+	}
+	return out
+}

@@ -1,0 +1,321 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/filter"
+	"github.com/pmdump/pmdump/session"
+	"github.com/pmdump/pmdump/source"
+)
+
+// IndexEntry is what the packet index keeps in memory of one game packet:
+// 40 bytes. Its addresses and payload are in the index's spool.
+type IndexEntry struct {
+	TS     int64 // capture time, unix nanoseconds
+	off    int64 // where its record starts in the spool
+	N      int32 // frame number in the capture
+	Conv   int32 // conversation number, 0 when none
+	Frame  int32 // the game frame the packet refers to, NoFrame when none
+	Len    uint16
+	Name   [4]byte
+	Kind   session.Kind
+	Era    decode.Era
+	Dir    decode.Dir
+	Player int8 // -1 when not known
+}
+
+// NoFrame is IndexEntry.Frame for a packet that refers to no game frame.
+const NoFrame = math.MinInt32
+
+// Time is the packet's capture time.
+func (e *IndexEntry) Time() time.Time { return time.Unix(0, e.TS) }
+
+// chunkSize is the entries of one chunk: entries are never moved once
+// written, so readers can use them while the index grows.
+const chunkSize = 1 << 16
+
+// PacketIndex indexes every game packet of a capture for random access:
+// an entry per packet in memory, and the packet's addresses and payload in
+// a spool (memory up to a budget, then a temporary file), so any packet can
+// be decoded again and filtered without reading the capture again, from a
+// file, a stream or a live interface alike. It is safe for concurrent use:
+// packets can be read while it grows.
+type PacketIndex struct {
+	mu     sync.RWMutex
+	chunks [][]IndexEntry
+	n      int
+	spool  spool
+	conv   func(id int) *session.Conversation
+	rec    []byte
+}
+
+func newPacketIndex(budget int, dir string, conv func(int) *session.Conversation) *PacketIndex {
+	return &PacketIndex{spool: spool{budget: budget, dir: dir}, conv: conv}
+}
+
+// spoolHeader is a spooled record's addresses: 16-byte IP, 2-byte port and
+// a 4-in-6 flag, for the source and the destination.
+const spoolHeader = 2 * 19
+
+func appendAddr(b []byte, a netip.AddrPort) []byte {
+	ip := a.Addr().As16()
+	b = append(b, ip[:]...)
+	b = binary.BigEndian.AppendUint16(b, a.Port())
+	if a.Addr().Is4() {
+		return append(b, 4)
+	}
+	return append(b, 6)
+}
+
+func readAddr(b []byte) netip.AddrPort {
+	ip := netip.AddrFrom16([16]byte(b[:16]))
+	if b[18] == 4 {
+		ip = ip.Unmap()
+	}
+	return netip.AddrPortFrom(ip, binary.BigEndian.Uint16(b[16:18]))
+}
+
+// add indexes one game record and returns its position.
+func (x *PacketIndex) add(r *session.Record, d *source.Datagram) int {
+	e := IndexEntry{TS: r.TS.UnixNano(), N: int32(r.N), Name: r.Packet.Name, Kind: r.Kind, Era: r.Era, Dir: r.Dir,
+		Player: int8(max(min(r.Player, 127), -1)), Frame: NoFrame, Len: uint16(min(len(r.Packet.Raw), math.MaxUint16))}
+	if r.Conv != nil {
+		e.Conv = int32(r.Conv.ID)
+	}
+	if r.Kind == session.Game {
+		if f, ok := r.Packet.Frame(); ok && f >= math.MinInt32+1 && f <= math.MaxInt32 {
+			e.Frame = int32(f)
+		}
+	}
+	b := appendAddr(x.rec[:0], r.Src)
+	b = appendAddr(b, r.Dst)
+	b = append(b, r.Packet.Raw[:e.Len]...)
+	x.rec = b
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	off, err := x.spool.put(b)
+	if err != nil {
+		off = -1 // the packet is listed; decoding it again says why not
+	}
+	e.off = off
+	if x.n%chunkSize == 0 {
+		x.chunks = append(x.chunks, make([]IndexEntry, 0, chunkSize))
+	}
+	c := &x.chunks[len(x.chunks)-1]
+	*c = append(*c, e)
+	x.n++
+	return x.n - 1
+}
+
+// Len is the number of packets indexed so far.
+func (x *PacketIndex) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.n
+}
+
+// Entry returns the entry of packet i (0-based position in the index).
+func (x *PacketIndex) Entry(i int) IndexEntry {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.chunks[i/chunkSize][i%chunkSize]
+}
+
+// Entries copies the entries of positions [from, to) into dst.
+func (x *PacketIndex) Entries(dst []IndexEntry, from, to int) []IndexEntry {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	to = min(to, x.n)
+	for i := max(from, 0); i < to; i++ {
+		dst = append(dst, x.chunks[i/chunkSize][i%chunkSize])
+	}
+	return dst
+}
+
+// Search returns the position of the first packet whose capture frame
+// number is at least n (Len when none is).
+func (x *PacketIndex) Search(n int) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	lo, hi := 0, x.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(x.chunks[m/chunkSize][m%chunkSize].N) < n {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// Packet decodes packet i again.
+func (x *PacketIndex) Packet(i int) (*Packet, error) {
+	var r session.Record
+	if err := x.Record(i, &r); err != nil {
+		return nil, err
+	}
+	p := &Packet{N: r.N, TS: r.TS, Src: r.Src, Dst: r.Dst, Kind: r.Kind, Era: r.Era, Dir: r.Dir, Player: r.Player, Packet: r.Packet}
+	if r.Conv != nil {
+		p.Conv, p.Client = r.Conv.ID, r.Conv.Client
+	}
+	return p, nil
+}
+
+// Record decodes packet i again into r, as the session tracker made it
+// (its conversation as it is now). r's packet keeps its own copy of the
+// payload.
+func (x *PacketIndex) Record(i int, r *session.Record) error {
+	x.mu.RLock()
+	if i < 0 || i >= x.n {
+		x.mu.RUnlock()
+		return fmt.Errorf("packet %d: the index has %d packets", i, x.n)
+	}
+	e := x.chunks[i/chunkSize][i%chunkSize]
+	if e.off < 0 {
+		x.mu.RUnlock()
+		return fmt.Errorf("packet %d (frame %d): its bytes could not be kept", i, e.N)
+	}
+	raw := make([]byte, spoolHeader+int(e.Len))
+	err := x.spool.get(raw, e.off)
+	x.mu.RUnlock()
+	if err != nil {
+		return fmt.Errorf("packet %d (frame %d): %w", i, e.N, err)
+	}
+	*r = session.Record{N: int(e.N), TS: time.Unix(0, e.TS), Src: readAddr(raw[:19]), Dst: readAddr(raw[19:38]),
+		Kind: e.Kind, Era: e.Era, Dir: e.Dir, Player: int(e.Player)}
+	payload := raw[spoolHeader:]
+	if e.Conv != 0 || e.Kind != session.NonGame {
+		r.Conv = x.conv(int(e.Conv))
+	}
+	switch e.Kind {
+	case session.Unknown:
+		r.Packet = decode.Packet{Raw: payload, Err: fmt.Errorf("unknown packet name %q", payload[:min(4, len(payload))])}
+		copy(r.Packet.Name[:], payload)
+	default:
+		if err := decode.Decode(&r.Packet, payload, e.Era); err != nil && e.Kind == session.Game {
+			return fmt.Errorf("packet %d (frame %d) does not decode again: %w", i, e.N, err)
+		}
+	}
+	return nil
+}
+
+// Filter calls fn with the position of every packet in [from, to) that
+// matches f, in order, until fn returns false or ctx is done.
+func (x *PacketIndex) Filter(ctx context.Context, f *filter.Filter, from, to int, fn func(i int) bool) error {
+	var r session.Record
+	for i := max(from, 0); i < min(to, x.Len()); i++ {
+		if i&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := x.Record(i, &r); err != nil {
+			continue
+		}
+		if f == nil || f.Match(&r) {
+			if !fn(i) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// MemoryBytes is the memory the index's entries take.
+func (x *PacketIndex) MemoryBytes() int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return int64(len(x.chunks)) * chunkSize * int64(entrySize) // entries are allocated a chunk at a time
+}
+
+// entrySize is the size of an IndexEntry in memory.
+const entrySize = 40
+
+func (x *PacketIndex) close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.spool.close()
+}
+
+// spool holds bytes in memory up to a budget, then in a temporary file.
+type spool struct {
+	budget int
+	dir    string
+	mem    [][]byte // segments of segSize
+	memLen int64
+	file   *os.File
+	size   int64 // bytes in the file
+	err    error
+}
+
+const segSize = 1 << 20
+
+func (s *spool) put(b []byte) (int64, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.file == nil && s.memLen+int64(len(b)) <= int64(s.budget) {
+		off := s.memLen
+		for rest := b; len(rest) > 0; {
+			if len(s.mem) == 0 || len(s.mem[len(s.mem)-1]) == segSize {
+				s.mem = append(s.mem, make([]byte, 0, segSize))
+			}
+			seg := &s.mem[len(s.mem)-1]
+			n := min(len(rest), segSize-len(*seg))
+			*seg = append(*seg, rest[:n]...)
+			rest = rest[n:]
+		}
+		s.memLen += int64(len(b))
+		return off, nil
+	}
+	if s.file == nil {
+		f, err := os.CreateTemp(s.dir, "pmdump-packets-*")
+		if err != nil {
+			s.err = fmt.Errorf("packet index spool: %w", err)
+			return 0, s.err
+		}
+		os.Remove(f.Name()) // gone when closed, whatever happens
+		s.file = f
+	}
+	if _, err := s.file.WriteAt(b, s.size); err != nil {
+		s.err = fmt.Errorf("packet index spool: %w", err)
+		return 0, s.err
+	}
+	off := s.memLen + s.size
+	s.size += int64(len(b))
+	return off, nil
+}
+
+func (s *spool) get(dst []byte, off int64) error {
+	for len(dst) > 0 && off < s.memLen {
+		seg := s.mem[off/segSize]
+		n := copy(dst, seg[off%segSize:])
+		dst, off = dst[n:], off+int64(n)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	if s.file == nil {
+		return fmt.Errorf("packet index spool: offset %d beyond its end", off)
+	}
+	if _, err := s.file.ReadAt(dst, off-s.memLen); err != nil {
+		return fmt.Errorf("packet index spool: %w", err)
+	}
+	return nil
+}
+
+func (s *spool) close() error {
+	if s.file != nil {
+		return s.file.Close()
+	}
+	return nil
+}
