@@ -39,6 +39,8 @@ type LiveSource struct {
 	pending liveBatch  // filled by the capture goroutines
 	running int        // capture goroutines still running
 	closed  bool
+	drainTo time.Time // when closed: frames are still read until then
+	drain   time.Duration
 	err     error
 	ready   chan struct{} // a frame or an end is waiting (capacity 1)
 	npend   atomic.Int32  // frames in pending
@@ -88,7 +90,10 @@ func OpenLive(o LiveOptions) (*LiveSource, error) {
 	if timeout <= 0 {
 		timeout = defaultBlockTimeout
 	}
-	l := &LiveSource{ready: make(chan struct{}, 1)}
+	// On Close, the block the kernel is filling is handed over within the
+	// block timeout: read until then, so that nothing the kernel captured
+	// before Close is lost.
+	l := &LiveSource{ready: make(chan struct{}, 1), drain: timeout + 30*time.Millisecond}
 	l.room = sync.NewCond(&l.mu)
 	for i, name := range o.Interfaces {
 		h, intf, err := openHandle(name, o, blocks, timeout)
@@ -226,9 +231,9 @@ func (l *LiveSource) capture(h *liveHandle) {
 	var err error
 	for {
 		l.mu.Lock()
-		closed := l.closed
+		closed, drainTo := l.closed, l.drainTo
 		l.mu.Unlock()
-		if closed {
+		if closed && time.Now().After(drainTo) {
 			break
 		}
 		var data []byte
@@ -236,6 +241,9 @@ func (l *LiveSource) capture(h *liveHandle) {
 		data, ci, err = h.tp.ZeroCopyReadPacketData()
 		if err == afpacket.ErrTimeout {
 			err = nil
+			if closed {
+				break
+			}
 			continue
 		}
 		if err != nil {
@@ -245,10 +253,6 @@ func (l *LiveSource) capture(h *liveHandle) {
 		l.mu.Lock()
 		for !l.closed && (len(l.pending.frames) >= livePendingFrames || len(l.pending.slab) >= livePendingBytes) {
 			l.room.Wait()
-		}
-		if l.closed {
-			l.mu.Unlock()
-			break
 		}
 		start := len(l.pending.slab)
 		l.pending.slab = append(l.pending.slab, data...)
@@ -351,14 +355,15 @@ func (l *LiveSource) KernelStats() (received, dropped uint64, err error) {
 	return received, dropped, nil
 }
 
-// Close stops the capture: the frames captured so far can still be read,
-// then ReadFrame returns io.EOF. It waits for the capture goroutines (at
-// most a tenth of a second) and may be called from any goroutine, more
-// than once.
+// Close stops the capture: the frames the kernel captured before it (also
+// those in the block it was still filling) can still be read, then
+// ReadFrame returns io.EOF. It waits for the capture goroutines (a tenth
+// of a second or so) and may be called from any goroutine, more than once.
 func (l *LiveSource) Close() error {
 	l.once.Do(func() {
 		l.mu.Lock()
 		l.closed = true
+		l.drainTo = time.Now().Add(l.drain)
 		l.room.Broadcast()
 		l.mu.Unlock()
 		l.wg.Wait()

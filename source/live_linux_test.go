@@ -405,3 +405,46 @@ func liveChild() {
 		}
 	}
 }
+
+// TestLiveCloseKeepsCaptured: frames the kernel captured before Close, also
+// those in the block it was still filling, are read after it.
+func TestLiveCloseKeepsCaptured(t *testing.T) {
+	ns := netns(t)
+	const n = 50
+	var got int
+	var rcv uint64
+	err := inNetns(t, ns, func() error {
+		live, err := source.OpenLive(source.LiveOptions{Interfaces: []string{"lo"}})
+		if err != nil {
+			return err
+		}
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 24785})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for i := 0; i < n; i++ {
+			if _, err := c.WriteToUDP([]byte("cdat"), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 24785}); err != nil {
+				return err
+			}
+		}
+		live.Close()
+		r := source.NewFrameReader(live, "lo")
+		for {
+			if _, err := r.Next(); err == io.EOF {
+				break
+			} else if err != nil {
+				return err
+			}
+			got++
+		}
+		rcv, _, _ = live.KernelStats()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != n || rcv != n {
+		t.Errorf("read %d datagrams after Close, kernel received %d; %d were sent", got, rcv, n)
+	}
+}
