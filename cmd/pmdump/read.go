@@ -85,7 +85,7 @@ JSON output (--json) is one object per line with the keys
 	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` (see above)")
 	f.BoolVar(&o.json, "json", false, "one JSON object per line")
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
-	f.StringVarP(&o.write, "write", "w", "", "write the matching game packets to capture `FILE` (pcap, or pcapng by extension) instead of printing them")
+	f.StringVarP(&o.write, "write", "w", "", "write the matching game packets to capture `FILE` (pcap, or pcapng by extension; - is stdout) instead of printing them")
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since the first packet), d (since the previous packet shown), e (epoch)")
 	return c
@@ -116,33 +116,14 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
-	pr := printer{o: o, out: out}
-	shown := 0
-	var printErr error
 	var e *engine.Engine
+	pp := &packetPrinter{pr: printer{o: o, out: out}, flt: flt, e: &e}
 	cfg := engine.Config{
 		Era:  era,
 		Idle: func() { out.Flush() }, // a live stream shows its packets as they come
 		OnEvent: func(ev engine.Event) {
-			pe, ok := ev.(engine.PacketEvent)
-			if !ok || printErr != nil {
-				return
-			}
-			r := pe.Record
-			if flt != nil && !flt.Match(r) {
-				return
-			}
-			if pr.t0.IsZero() {
-				pr.t0 = pe.First
-			}
-			if err := pr.print(r); err != nil {
-				printErr = err
-				e.Stop()
-				return
-			}
-			shown++
-			if o.count > 0 && shown >= o.count {
-				e.Stop()
+			if pe, ok := ev.(engine.PacketEvent); ok {
+				pp.handle(pe)
 			}
 		},
 	}
@@ -150,8 +131,8 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	if e != nil {
 		e.Close()
 	}
-	if printErr != nil {
-		return printErr
+	if pp.err != nil {
+		return pp.err
 	}
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = ferr
@@ -159,18 +140,58 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	return err
 }
 
+// packetPrinter prints the game packets an engine reports, as read does:
+// those the filter matches, up to -c of them; it stops the engine at the
+// count or when the output fails (err).
+type packetPrinter struct {
+	pr    printer
+	flt   *filter.Filter
+	e     **engine.Engine
+	shown int
+	err   error
+}
+
+func (pp *packetPrinter) handle(pe engine.PacketEvent) {
+	if pp.err != nil {
+		return
+	}
+	r := pe.Record
+	if pp.flt != nil && !pp.flt.Match(r) {
+		return
+	}
+	if pp.pr.t0.IsZero() {
+		pp.pr.t0 = pe.First
+	}
+	if err := pp.pr.print(r); err != nil {
+		pp.err = err
+		(*pp.e).Stop()
+		return
+	}
+	pp.shown++
+	if pp.pr.o.count > 0 && pp.shown >= pp.pr.o.count {
+		(*pp.e).Stop()
+	}
+}
+
 // writeMatching is read -w: the matching game packets go to a capture file,
 // each as an Ethernet/IPv4/UDP frame with its original addresses, ports,
 // payload and time stamp (as captured: a payload cut by the snap length
 // stays cut).
 func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filter.Filter, o *readOpts) error {
-	f, err := os.Create(o.write)
-	if err != nil {
-		return usagef("-w: %v", err)
+	var dst io.Writer = cmd.OutOrStdout() // -w -: standard output, as tcpdump
+	var f *os.File
+	if o.write != "-" {
+		var err error
+		if f, err = os.Create(o.write); err != nil {
+			return usagef("-w: %v", err)
+		}
+		dst = f
 	}
-	w, err := synth.NewCaptureWriter(f, synth.FormatFor(o.write))
+	w, err := synth.NewCaptureWriter(dst, synth.FormatFor(o.write))
 	if err != nil {
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 		return err
 	}
 	written, skipped := 0, 0
@@ -209,8 +230,10 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 	if ferr := w.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
-	if cerr := f.Close(); cerr != nil && err == nil {
-		err = cerr
+	if f != nil {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%d packets written to %s\n", written, o.write)
 	if skipped > 0 {
