@@ -278,6 +278,37 @@ func TestProgress(t *testing.T) {
 	}
 }
 
+// unfragmented checks that the frame of a reassembled datagram is the
+// link header of its last fragment, an IPv4 header without fragmentation
+// with a right checksum and length, and the whole UDP datagram.
+func unfragmented(t *testing.T, frame, last, payload []byte) {
+	t.Helper()
+	pkt := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default)
+	ip, _ := pkt.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	udp, _ := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
+	if ip == nil || udp == nil || pkt.ErrorLayer() != nil {
+		t.Fatalf("frame of a reassembled datagram does not decode: %v", pkt)
+	}
+	if ip.Flags&layers.IPv4MoreFragments != 0 || ip.FragOffset != 0 || int(ip.Length) != len(frame)-14 || !bytes.Equal(udp.Payload, payload) {
+		t.Errorf("reassembled frame: flags %v offset %d length %d of %d, %d payload bytes", ip.Flags, ip.FragOffset, ip.Length, len(frame)-14, len(udp.Payload))
+	}
+	check := append([]byte(nil), frame[14:34]...)
+	check[10], check[11] = 0, 0
+	var sum uint32
+	for i := 0; i < 20; i += 2 {
+		sum += uint32(check[i])<<8 | uint32(check[i+1])
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	if ^uint16(sum) != ip.Checksum {
+		t.Errorf("IPv4 checksum %#x, want %#x", ip.Checksum, ^uint16(sum))
+	}
+	if !bytes.Equal(frame[:14], last[:14]) || ip.Id != binary.BigEndian.Uint16(last[18:]) {
+		t.Error("the link header or IPv4 identification is not the last fragment's")
+	}
+}
+
 // TestPrefetcherKeepsFrames: datagrams from a Prefetcher carry their frame
 // and a payload inside it, as the reader gave them.
 func TestPrefetcherKeepsFrames(t *testing.T) {
@@ -310,8 +341,11 @@ func TestPrefetcherKeepsFrames(t *testing.T) {
 			if !bytes.Equal(d.Frame, recs[n].data) || !bytes.Equal(d.Payload, bytes.Repeat([]byte{byte(n)}, 1+n%900)) {
 				t.Fatalf("datagram %d: frame or payload differ", n)
 			}
-		} else if !d.Reassembled || !bytes.Equal(d.Payload, big) || !bytes.Equal(d.Frame, frags[len(frags)-1]) {
-			t.Fatalf("reassembled datagram: %d bytes, frame of %d", len(d.Payload), len(d.Frame))
+		} else {
+			if !d.Reassembled || !bytes.Equal(d.Payload, big) {
+				t.Fatalf("reassembled datagram: %d bytes", len(d.Payload))
+			}
+			unfragmented(t, d.Frame, frags[len(frags)-1], big)
 		}
 		n++
 	}

@@ -20,6 +20,7 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -45,10 +46,11 @@ type Datagram struct {
 
 	// The frame as captured, for writing it out again: its bytes (the
 	// whole link-layer frame, valid until the next call to Next; for a
-	// datagram rebuilt from IPv4 fragments, the fragment that completed
-	// it), its link type, its length on the wire, and the interface it
-	// was captured on (an index for FrameSource.Interface, and its name
-	// when known).
+	// datagram rebuilt from IPv4 fragments, the frame it would have been
+	// unfragmented: the link and IPv4 headers of the fragment that
+	// completed it, without fragmentation, and the whole UDP datagram), its
+	// link type, its length on the wire, and the interface it was captured
+	// on (an index for FrameSource.Interface, and its name when known).
 	Frame         []byte
 	LinkType      layers.LinkType
 	WireLength    int
@@ -155,6 +157,7 @@ type Reader struct {
 	held       bool // Next returns dg again (see unread)
 	linkTypes  []linkTypeCount
 	ifNames    []string // interface names by index, looked up once
+	rebuilt    []byte   // the frame of a reassembled datagram
 }
 
 // ErrFormat is wrapped by errors for inputs that are not pcap or pcapng.
@@ -393,8 +396,11 @@ func (r *Reader) Next() (*Datagram, error) {
 			continue
 		}
 		p := &r.parse
+		var ip4Header []byte // of the fragment that completed a datagram
 		if p.fragment {
 			r.counters.Fragments++
+			// The header's bytes: the reassembler keeps only a copy.
+			ip4Header = p.ip4.Contents
 			if !r.reassemble(ci.Timestamp) {
 				continue
 			}
@@ -425,12 +431,58 @@ func (r *Reader) Next() (*Datagram, error) {
 		if p.udp.Length == 0 { // jumbogram: trust what was captured
 			r.dg.Length = len(p.udp.Payload)
 		}
+		if p.fragment {
+			r.unfragmentedFrame(data, ip4Header)
+		}
 		if r.dg.Truncated() {
 			r.counters.Truncated++
 		}
 		r.counters.Datagrams++
 		return &r.dg, nil
 	}
+}
+
+// unfragmentedFrame makes the frame of a datagram rebuilt from IPv4
+// fragments: the link header of its last fragment (data), that fragment's
+// IPv4 header (hdr, a slice of data) without fragmentation and with the
+// whole length, and the whole UDP datagram. Written out, it reads back as
+// the datagram.
+func (r *Reader) unfragmentedFrame(data, hdr []byte) {
+	link := cap(data) - cap(hdr)
+	udp := r.parse.udp.Contents
+	if link < 0 || link+len(hdr) > len(data) || len(hdr) < 20 || len(udp) != 8 {
+		return // keep the fragment's frame
+	}
+	b := append(r.rebuilt[:0], data[:link+len(hdr)]...)
+	ip := b[link:]
+	total := len(hdr) + 8 + len(r.dg.Payload)
+	if total > 0xffff {
+		return
+	}
+	binary.BigEndian.PutUint16(ip[2:], uint16(total))
+	binary.BigEndian.PutUint16(ip[6:], 0) // no flags, no offset
+	binary.BigEndian.PutUint16(ip[10:], 0)
+	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:len(hdr)]))
+	b = append(b, udp...)
+	at := len(b)
+	b = append(b, r.dg.Payload...)
+	r.rebuilt = b
+	r.dg.Frame = b
+	r.dg.WireLength = len(b)
+	r.dg.Payload = b[at:len(b):len(b)]
+	r.dg.payloadAt = at
+}
+
+// ipChecksum is the Internet checksum of an IPv4 header.
+func ipChecksum(h []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(h); i += 2 {
+		s += uint32(h[i])<<8 | uint32(h[i+1])
+	}
+	for s>>16 != 0 {
+		s = s&0xffff + s>>16
+	}
+	return ^uint16(s)
 }
 
 // Buffered reports whether the next datagram can be read from what is
