@@ -184,14 +184,11 @@ func driveLive(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 	return e, run, runErr
 }
 
-// summary prints what the kernel counted, the reader's warnings and what
-// was written.
+// summary prints what the kernel counted and what was written (the
+// reader's warnings came as the engine's).
 func (r *liveRun) summary(w io.Writer) {
 	fmt.Fprintf(w, "pmdump: %d frames captured on %s; the kernel received %d, dropped %d\n",
 		r.counters.Frames, strings.Join(r.ifaces, ", "), r.received, r.dropped)
-	for _, warn := range r.counters.Warnings() {
-		fmt.Fprintln(w, "pmdump: warning:", warn)
-	}
 	if r.writeFile != "" {
 		fmt.Fprintf(w, "pmdump: %d frames written to %s\n", r.written, r.writeFile)
 	}

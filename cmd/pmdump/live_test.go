@@ -96,6 +96,7 @@ func TestLiveCommand(t *testing.T) {
 	}{
 		{"live", []string{"live", "-i", "lo", "--duration", "1200ms", "-w", filepath.Join(dir, "live.pcapng")}},
 		{"stats", []string{"stats", "-i", "lo", "--duration", "1200ms"}},
+		{"states", []string{"live", "-i", "lo", "--duration", "1200ms", "--states", "--json", "-w", filepath.Join(dir, "states.pcap")}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr syncBuffer
@@ -152,6 +153,21 @@ func TestLiveCommand(t *testing.T) {
 				}
 				if !strings.Contains(stderr.String(), fmt.Sprintf("game packets            %d", len(g.dgs))) {
 					t.Errorf("no stats summary for %d game packets:\n%s", len(g.dgs), stderr.String())
+				}
+			case "states":
+				// The states rebuilt live are those rebuilt from the capture.
+				var states bytes.Buffer
+				if code := run([]string{"states", "--json", filepath.Join(dir, "states.pcap")}, &states, os.Stderr); code != 0 {
+					t.Fatalf("states of the -w file: exit status %d", code)
+				}
+				var live []string
+				for _, l := range strings.SplitAfter(stdout.String(), "\n") {
+					if strings.HasPrefix(l, `{"client"`) {
+						live = append(live, l)
+					}
+				}
+				if strings.Join(live, "") != states.String() || !strings.Contains(states.String(), `"status":"ok"`) {
+					t.Errorf("live rebuilt %d states, states %d from its capture:\n%s\nvs\n%s", len(live), strings.Count(states.String(), "\n"), strings.Join(live, ""), states.String())
 				}
 			case "stats":
 				if !strings.Contains(stdout.String(), "live: lo") || !strings.Contains(stdout.String(), fmt.Sprintf("game packets            %d", len(g.dgs))) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
 
 	"github.com/pmdump/pmdump/decode"
@@ -17,7 +19,7 @@ import (
 	"github.com/pmdump/pmdump/filter"
 	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/session"
-	"github.com/pmdump/pmdump/synth"
+	"github.com/pmdump/pmdump/source"
 )
 
 type readOpts struct {
@@ -85,7 +87,7 @@ JSON output (--json) is one object per line with the keys
 	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` (see above)")
 	f.BoolVar(&o.json, "json", false, "one JSON object per line")
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
-	f.StringVarP(&o.write, "write", "w", "", "write the matching game packets to capture `FILE` (pcap, or pcapng by extension; - is stdout) instead of printing them")
+	f.StringVarP(&o.write, "write", "w", "", "write the frames of the matching game packets, as captured, to capture `FILE` (pcap, or pcapng by extension; - is stdout) instead of printing them")
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since the first packet), d (since the previous packet shown), e (epoch)")
 	return c
@@ -173,10 +175,10 @@ func (pp *packetPrinter) handle(pe engine.PacketEvent) {
 	}
 }
 
-// writeMatching is read -w: the matching game packets go to a capture file,
-// each as an Ethernet/IPv4/UDP frame with its original addresses, ports,
-// payload and time stamp (as captured: a payload cut by the snap length
-// stays cut).
+// writeMatching is read -w: the frames of the matching game packets go to a
+// capture file (or standard output for "-") as they were captured: their
+// link layer, addresses, time stamps and interfaces (a pcapng keeps each
+// interface; a pcap holds one link type, that of the first packet).
 func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filter.Filter, o *readOpts) error {
 	var dst io.Writer = cmd.OutOrStdout() // -w -: standard output, as tcpdump
 	var f *os.File
@@ -187,11 +189,11 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 		}
 		dst = f
 	}
-	w, err := synth.NewCaptureWriter(dst, synth.FormatFor(o.write))
-	if err != nil {
-		if f != nil {
-			f.Close()
-		}
+	format := source.FormatFor(o.write)
+	var w *source.CaptureWriter
+	open := func(intf source.Interface) error {
+		var err error
+		w, err = source.NewCaptureWriter(dst, source.WriterOptions{Format: format, Interfaces: []source.Interface{intf}})
 		return err
 	}
 	written, skipped := 0, 0
@@ -202,15 +204,20 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 		if !ok || writeErr != nil {
 			return
 		}
-		r := pe.Record
+		r, d := pe.Record, pe.Datagram
 		if flt != nil && !flt.Match(r) {
 			return
 		}
-		if !r.Src.Addr().Is4() || !r.Dst.Addr().Is4() {
-			skipped++ // the writer makes IPv4 frames only
-			return
+		if w == nil {
+			if writeErr = open(source.Interface{Name: d.InterfaceName, LinkType: d.LinkType}); writeErr != nil {
+				e.Stop()
+				return
+			}
 		}
-		if err := w.WriteDatagram(r.TS, r.Src, r.Dst, r.Packet.Raw); err != nil {
+		if err := w.WriteDatagram(d); errors.Is(err, source.ErrLinkType) {
+			skipped++
+			return
+		} else if err != nil {
 			writeErr = err
 			e.Stop()
 			return
@@ -220,15 +227,22 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 			e.Stop()
 		}
 	}}
-	e, err = driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	e, err := driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
 	if e != nil {
 		e.Close()
 	}
 	if writeErr != nil {
 		err = writeErr
 	}
-	if ferr := w.Flush(); ferr != nil && err == nil {
-		err = ferr
+	if w == nil && writeErr == nil { // nothing matched: an empty capture
+		if cerr := open(source.Interface{LinkType: layers.LinkTypeEthernet}); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	if w != nil {
+		if cerr := w.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	if f != nil {
 		if cerr := f.Close(); cerr != nil && err == nil {
@@ -237,7 +251,7 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%d packets written to %s\n", written, o.write)
 	if skipped > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "pmdump: %d IPv6 packets not written (-w writes IPv4 frames)\n", skipped)
+		fmt.Fprintf(cmd.ErrOrStderr(), "pmdump: %d packets of another link type not written: a pcap holds one link type (write a .pcapng)\n", skipped)
 	}
 	return err
 }
