@@ -351,38 +351,41 @@ func TestWiresharkReads(t *testing.T) {
 	frames, intfs := testFrames(t)
 	dir := t.TempDir()
 	for _, name := range []string{"w.pcapng", "w.pcap"} {
-		path := filepath.Join(dir, name)
-		o := source.WriterOptions{Interfaces: intfs}
-		if name == "w.pcap" {
-			o.Interfaces = intfs[:1]
-		}
-		w, err := source.CreateCapture(path, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want []string
-		for _, f := range frames {
-			ci := gopacket.CaptureInfo{Timestamp: epoch, Length: max(f.wire, len(f.data))}
-			if err := w.WriteFrame(f.data, ci, f.lt, intfs[f.intf]); err != nil {
-				continue
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // tshark takes seconds to start
+			path := filepath.Join(dir, name)
+			o := source.WriterOptions{Interfaces: intfs}
+			if name == "w.pcap" {
+				o.Interfaces = intfs[:1]
 			}
-			port := ""
-			if r, _ := source.NewFrameReader(&fakeSource{frames: []fakeFrame{f}}, "one").Next(); r != nil {
-				port = strconv.Itoa(int(r.Src.Port()))
+			w, err := source.CreateCapture(path, o)
+			if err != nil {
+				t.Fatal(err)
 			}
-			want = append(want, fmt.Sprintf("%d\t%d\t%s", len(f.data), max(f.wire, len(f.data)), port))
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command(tshark, "-r", path, "-T", "fields", "-e", "frame.cap_len", "-e", "frame.len", "-e", "udp.srcport").Output()
-		if err != nil {
-			t.Fatalf("tshark -r %s: %v\n%s", name, err, out)
-		}
-		got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("%s: tshark reads %q, want %q", name, got, want)
-		}
+			var want []string
+			for _, f := range frames {
+				ci := gopacket.CaptureInfo{Timestamp: epoch, Length: max(f.wire, len(f.data))}
+				if err := w.WriteFrame(f.data, ci, f.lt, intfs[f.intf]); err != nil {
+					continue
+				}
+				port := ""
+				if r, _ := source.NewFrameReader(&fakeSource{frames: []fakeFrame{f}}, "one").Next(); r != nil {
+					port = strconv.Itoa(int(r.Src.Port()))
+				}
+				want = append(want, fmt.Sprintf("%d\t%d\t%s", len(f.data), max(f.wire, len(f.data)), port))
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(tshark, "-r", path, "-T", "fields", "-e", "frame.cap_len", "-e", "frame.len", "-e", "udp.srcport").Output()
+			if err != nil {
+				t.Fatalf("tshark -r %s: %v\n%s", name, err, out)
+			}
+			got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s: tshark reads %q, want %q", name, got, want)
+			}
+		})
 	}
 }
 
