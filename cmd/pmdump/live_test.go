@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -196,5 +197,71 @@ func TestLiveUsage(t *testing.T) {
 		if code := run(c.args, &bytes.Buffer{}, &stderr); code != c.code || !strings.Contains(stderr.String(), c.says) {
 			t.Errorf("%v: exit status %d, %q; want %d and %q", c.args, code, stderr.String(), c.code, c.says)
 		}
+	}
+}
+
+// TestLiveInterrupt: pmdump live stopped by Ctrl-C (SIGINT) exits 0 after
+// printing the summary and the kernel's counts, and its -w file holds every
+// frame it captured.
+func TestLiveInterrupt(t *testing.T) {
+	if args := os.Getenv("PMDUMP_LIVE_ARGS"); args != "" {
+		os.Exit(run(strings.Fields(args), os.Stdout, os.Stderr))
+	}
+	ns := liveNetns(t)
+	var g liveGame
+	if _, err := synth.Generate(synth.Config{Era: decode.Legacy, Players: 1, Duration: 2 * time.Second, Seed: 9}, &g, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "int.pcap")
+	cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^TestLiveInterrupt$")
+	cmd.Env = append(os.Environ(), "PMDUMP_LIVE_ARGS=live -i lo -w "+out)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "capturing on lo") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no capture started:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	inLiveNetns(ns, func() {
+		conns := map[netip.AddrPort]*net.UDPConn{}
+		for _, d := range g.dgs {
+			for _, ep := range []netip.AddrPort{d.src, d.dst} {
+				if conns[ep] == nil {
+					c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(ep))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer c.Close()
+					conns[ep] = c
+				}
+			}
+		}
+		for _, d := range g.dgs {
+			conns[d.src].WriteToUDPAddrPort(d.payload, d.dst)
+		}
+	})
+	time.Sleep(100 * time.Millisecond)
+	// ip netns exec execs the command: the signal reaches pmdump.
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("pmdump live after Ctrl-C: %v\n%s", err, stderr.String())
+	}
+	want := fmt.Sprintf("the kernel received %d, dropped 0", len(g.dgs))
+	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "Conversations") {
+		t.Errorf("no summary saying %q:\n%s", want, stderr.String())
+	}
+	var read bytes.Buffer
+	if code := run([]string{"read", out}, &read, os.Stderr); code != 0 || strings.Count(read.String(), "\n") != len(g.dgs) {
+		t.Errorf("read of the -w file: exit status %d, %d packets; %d sent", code, strings.Count(read.String(), "\n"), len(g.dgs))
 	}
 }
