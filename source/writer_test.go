@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,15 +188,26 @@ func TestWriterNanoseconds(t *testing.T) {
 	}
 }
 
-// splitWriter records the size of every write.
+// splitWriter records the size of every write; the writer's timer writes
+// from a goroutine of its own.
 type splitWriter struct {
+	mu     sync.Mutex
 	buf    bytes.Buffer
 	writes []int
 }
 
 func (s *splitWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.writes = append(s.writes, len(p))
 	return s.buf.Write(p)
+}
+
+// bytes is a copy of what was written so far.
+func (s *splitWriter) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.buf.Bytes())
 }
 
 // TestWriterWholeRecords: with no flush interval every frame is out as
@@ -218,7 +230,7 @@ func TestWriterWholeRecords(t *testing.T) {
 						t.Fatal(err)
 					}
 					if interval == 0 {
-						if got, err := readFrames(t, out.buf.Bytes()); err != io.EOF || len(got) != i+1 {
+						if got, err := readFrames(t, out.bytes()); err != io.EOF || len(got) != i+1 {
 							t.Fatalf("after frame %d: %d frames out, %v", i+1, len(got), err)
 						}
 					}
@@ -226,14 +238,14 @@ func TestWriterWholeRecords(t *testing.T) {
 				if interval > 0 {
 					time.Sleep(5 * interval)
 				}
-				if got, err := readFrames(t, out.buf.Bytes()); err != io.EOF || len(got) != n {
+				if got, err := readFrames(t, out.bytes()); err != io.EOF || len(got) != n {
 					t.Fatalf("%d frames out before Close, %v; want %d", len(got), err, n)
 				}
 				// Every prefix ending at a write holds whole records only.
 				end := 0
 				for i, size := range out.writes {
 					end += size
-					if got, err := readFrames(t, out.buf.Bytes()[:end]); err != io.EOF {
+					if got, err := readFrames(t, out.bytes()[:end]); err != io.EOF {
 						t.Fatalf("capture cut after write %d (%d bytes, %d frames): %v", i, end, len(got), err)
 					}
 				}

@@ -133,6 +133,7 @@ func driveLive(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 	defer cancel()
 	go func() {
 		<-sig.Done()
+		cancel() // a second Ctrl-C ends pmdump at once
 		stop()
 	}()
 	if l.duration > 0 {
