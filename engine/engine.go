@@ -72,6 +72,9 @@ type Config struct {
 	// TempDir holds the temporary files of the timeline and the packet
 	// index ("" for the system's).
 	TempDir string
+	// Select, when set, limits the States work (and the timeline) to the
+	// conversations it selects; the others still count in the dif figures.
+	Select *Selector
 	// MemoryBudget bounds the bytes of difs, checkpoints and packets the
 	// timeline and the index keep in memory before they spill to temporary
 	// files; 0 means 64 MiB each.
@@ -486,10 +489,22 @@ func (e *Engine) onMessage(m *reassemble.Message) {
 		e.health.message(l, m.SLSN, m.Dst, m.Last)
 	}
 	e.emit(DifEvent{d})
-	if e.builder != nil {
+	if e.builder != nil && e.selected(l) {
 		e.order.added(e.builder.Added(), m.LastN)
 		e.builder.Add(m)
 	}
+}
+
+// selected reports whether line l's states are rebuilt.
+func (e *Engine) selected(l reassemble.Line) bool {
+	if e.cfg.Select == nil {
+		return true
+	}
+	player := -1
+	if c := e.lines[l.Client]; c != nil && c.ID == l.Conv {
+		player = c.Player
+	}
+	return e.cfg.Select.Match(l, player)
 }
 
 // onAck takes every stak.
@@ -633,6 +648,26 @@ func (e *Engine) Close() error {
 		err = errors.Join(err, e.index.close())
 	}
 	return err
+}
+
+// ErrInternal is wrapped by Err's error: the engine itself failed (its
+// temporary files could not be written), not the input.
+var ErrInternal = errors.New("pmdump could not keep its index")
+
+// Err returns the first failure of the engine itself (a temporary file
+// that could not be written: the disk is full, say), nil if none.
+func (e *Engine) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cap.timelineErr != nil {
+		return fmt.Errorf("%w: %w", ErrInternal, e.cap.timelineErr)
+	}
+	if e.index != nil {
+		if err := e.index.err(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInternal, err)
+		}
+	}
+	return nil
 }
 
 // conversation returns a copy of conversation id, for the index.

@@ -27,9 +27,10 @@ type IndexEntry struct {
 	Len    uint16
 	Name   [4]byte
 	Kind   session.Kind
-	Era    decode.Era
+	Era    decode.Era // the conversation's era
 	Dir    decode.Dir
-	Player int8 // -1 when not known
+	Player int8       // -1 when not known
+	layout decode.Era // the era of the layout it decoded in
 }
 
 // NoFrame is IndexEntry.Frame for a packet that refers to no game frame.
@@ -89,6 +90,9 @@ func (x *PacketIndex) add(r *session.Record, d *source.Datagram) int {
 		Player: int8(max(min(r.Player, 127), -1)), Frame: NoFrame, Len: uint16(min(len(r.Packet.Raw), math.MaxUint16))}
 	if r.Conv != nil {
 		e.Conv = int32(r.Conv.ID)
+	}
+	if r.Packet.Layout != nil {
+		e.layout = r.Packet.Layout.Era
 	}
 	if r.Kind == session.Game {
 		if f, ok := r.Packet.Frame(); ok && f >= math.MinInt32+1 && f <= math.MaxInt32 {
@@ -201,7 +205,7 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 		r.Packet = decode.Packet{Raw: payload, Err: fmt.Errorf("unknown packet name %q", payload[:min(4, len(payload))])}
 		copy(r.Packet.Name[:], payload)
 	default:
-		if err := decode.Decode(&r.Packet, payload, e.Era); err != nil && e.Kind == session.Game {
+		if err := decode.Decode(&r.Packet, payload, e.layout); err != nil && e.Kind == session.Game {
 			return fmt.Errorf("packet %d (frame %d) does not decode again: %w", i, e.N, err)
 		}
 	}
@@ -239,6 +243,13 @@ func (x *PacketIndex) MemoryBytes() int64 {
 
 // entrySize is the size of an IndexEntry in memory.
 const entrySize = 40
+
+// err is the spool's failure, if it failed.
+func (x *PacketIndex) err() error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.spool.err
+}
 
 func (x *PacketIndex) close() error {
 	x.mu.Lock()

@@ -14,10 +14,13 @@ package reassemble
 
 import (
 	"bytes"
+
 	"fmt"
 	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/pmdump/pmdump/decode"
 )
 
 // Line identifies the chain of states one client is sent in one
@@ -122,7 +125,7 @@ type Limits struct {
 // compresses to more than 255 pieces of 1000 bytes, and a dif not finished
 // within 2 s is never applied by a client.
 var DefaultLimits = Limits{
-	MaxCompressed:    255 * 1000,
+	MaxCompressed:    decode.MaxPieces * decode.PieceSize,
 	PendingPerClient: 64,
 	PendingTotal:     1024,
 	AbandonAfter:     2 * time.Second,
@@ -304,7 +307,7 @@ func (a *Assembler) forgetIdle() {
 // ones when a limit is reached.
 func (a *Assembler) start(c *client, p Piece) *message {
 	m := &message{Message: Message{Key: p.Key, Count: p.Count, FirstN: p.N, LastN: p.N, First: p.TS, Last: p.TS}}
-	if p.Count < 1 || p.Count > 255 {
+	if p.Count < 1 || p.Count > decode.MaxPieces {
 		m.Status, m.Err = Corrupt, fmt.Errorf("piece %d: piece count %d", p.Seq, p.Count)
 		return m
 	}

@@ -144,7 +144,7 @@ const DefaultMaxMemory = 64 << 20
 // MaxStateSize is the largest state a Builder rebuilds: no version of the
 // game has a state anywhere near it (they are about 110 KB), and a hostile
 // capture must not make each client cost megabytes.
-const MaxStateSize = 512 << 10
+const MaxStateSize = 256 << 10
 
 // keptAcked is how many of a client's newest acknowledged states are kept
 // as bases, whatever their age: a server bases each dif on the newest state
@@ -408,6 +408,15 @@ type job struct {
 // base can complete after the dif that uses it.
 const maxWait = 64
 
+// buffers are the scratch buffers of one build: the inflated dif and the
+// new state.
+type buffers struct{ dif, state []byte }
+
+var bufferPool = sync.Pool{New: func() any { return new(buffers) }}
+
+func getBuffers() *buffers  { return bufferPool.Get().(*buffers) }
+func putBuffers(b *buffers) { bufferPool.Put(b) }
+
 // kept is a state a chain keeps as a possible base.
 type kept struct {
 	f    Frame
@@ -422,7 +431,6 @@ type chain struct {
 	out   chan<- *State
 	mem   *atomic.Int64
 	inf   reassemble.Inflater
-	dif   []byte
 	size  int
 	level LevelInference
 	// ring of recent states, and their index by frame (the newest state of
@@ -431,13 +439,14 @@ type chain struct {
 	states map[Frame]int
 	next   int
 	// the newest acknowledged states, newest last, kept whatever their age
-	acked   []kept
-	depth   map[Frame]int // difs from the nearest keyframe or checkpoint
-	scratch []byte
-	zw      *zlib.Writer
-	zbuf    bytes.Buffer
+	acked []kept
+	depth map[Frame]int // difs from the nearest keyframe or checkpoint
+	zw    *zlib.Writer
+	zbuf  bytes.Buffer
 	// jobs waiting for their base, in arrival order
 	waiting []job
+	// the base of the waiters being released (see releaseWaiting)
+	pinned *kept
 }
 
 // compress zlib-compresses a checkpoint, fast.
@@ -551,6 +560,9 @@ func (c *chain) reserve(n int) bool {
 
 // base finds the state of frame f: a recent one, or an acknowledged one.
 func (c *chain) base(f Frame) (kept, bool) {
+	if c.pinned != nil && c.pinned.f == f {
+		return *c.pinned, true
+	}
 	if i, ok := c.states[f]; ok {
 		return c.ring[i], true
 	}
@@ -592,11 +604,16 @@ func (c *chain) build(j job) *State {
 	if c.opt.StateSize > 0 {
 		size = c.opt.StateSize
 	}
-	dif, err := c.inf.Inflate(c.dif, m.Compressed, min(size, MaxStateSize))
+	// The dif and the new state are built in buffers shared by every
+	// chain: only the chains building at this moment hold one, so many
+	// idle clients cost no buffers.
+	bufs := getBuffers()
+	defer putBuffers(bufs)
+	dif, err := c.inf.Inflate(bufs.dif, m.Compressed, min(size, MaxStateSize))
+	bufs.dif = dif
 	if size == 0 && err == nil && len(dif) > MaxStateSize {
 		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
 	}
-	c.dif = dif
 	if err != nil {
 		s.Status, s.Err = Corrupt, err
 		return s
@@ -640,10 +657,10 @@ func (c *chain) build(j job) *State {
 	f := Frame{s.SLSN, m.Dst}
 	// The new state goes to scratch first: the base may be the ring slot
 	// the new state takes.
-	if cap(c.scratch) < len(dif) {
-		c.scratch = make([]byte, len(dif))
+	if cap(bufs.state) < len(dif) {
+		bufs.state = make([]byte, len(dif))
 	}
-	dst := c.scratch[:len(dif)]
+	dst := bufs.state[:len(dif)]
 	if base.data == nil {
 		clear(dst)
 		Sub(dst, dst, dif)
@@ -680,16 +697,26 @@ func (c *chain) build(j job) *State {
 // ends as MissingBase rather than waiting again.
 func (c *chain) releaseWaiting(f Frame) {
 	var ready []job
-	kept := c.waiting[:0]
+	rest := c.waiting[:0]
 	for _, w := range c.waiting {
 		if w.slsn == f.SLSN && w.msg.Src == f.N {
 			ready = append(ready, w)
 			continue
 		}
-		kept = append(kept, w)
+		rest = append(rest, w)
 	}
-	clear(c.waiting[len(kept):])
-	c.waiting = kept
+	clear(c.waiting[len(rest):])
+	c.waiting = rest
+	if len(ready) == 0 {
+		return
+	}
+	// Building the waiters can evict their base from the ring: they build
+	// on a copy of it.
+	if b, ok := c.base(f); ok {
+		prev := c.pinned
+		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data)}
+		defer func() { c.pinned = prev }()
+	}
 	for _, w := range ready {
 		w.final = true
 		if s := c.build(w); s != nil {

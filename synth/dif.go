@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/klauspost/compress/zlib"
+	"github.com/pmdump/pmdump/decode"
 )
 
 // Dif compression as the game does it.
@@ -14,7 +15,7 @@ const (
 	// ZlibLevel is the compression level of state difs (the game's default).
 	ZlibLevel = 7
 	// PieceSize is the largest stdf piece payload.
-	PieceSize = 1000
+	PieceSize = decode.PieceSize
 	// HistoryLen is how many states the server keeps per client.
 	HistoryLen = 8
 )

@@ -68,7 +68,7 @@ const MaxClients = 7
 const FrameTime = 25 * time.Millisecond
 
 // ListenPort is the server's listening port, also bound by every client.
-const ListenPort = 24785
+const ListenPort = decode.ListenPort
 
 // Validate reports whether the configuration can be generated.
 func (c Config) Validate() error {

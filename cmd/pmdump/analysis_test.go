@@ -22,6 +22,7 @@ func multiCapture(t *testing.T) string {
 }
 
 func TestStateInGameTerms(t *testing.T) {
+	t.Parallel()
 	path := multiCapture(t)
 	dump, _ := os.ReadFile(filepath.Join(sharedCaptures, "modern", "multi", "c1_states", "state_1319_slsn1.bin"))
 	f32 := func(off int) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(dump[off:]))) }
@@ -66,6 +67,7 @@ func TestStateInGameTerms(t *testing.T) {
 }
 
 func TestDiffCommand(t *testing.T) {
+	t.Parallel()
 	path := multiCapture(t)
 	out, errs, code := pmdump("diff", path, "--player", "1", "--json", "1300", "1319")
 	if code != 0 {
@@ -108,6 +110,7 @@ func TestDiffCommand(t *testing.T) {
 }
 
 func TestHealthReport(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{multiCapture(t), filepath.Join(sharedCaptures, "legacy", "lossy", "capture.pcap")} {
 		out, errs, code := pmdump("stats", "--health", "--json", path)
 		if code != 0 {

@@ -208,6 +208,16 @@ func TestExitStatus(t *testing.T) {
 		{"missing file", []string{"read", "/nonexistent/x.pcap"}, 2, "no such file"},
 		{"not a capture", []string{"stats", notCapture}, 2, "not a pcap or pcapng"},
 		{"one bad of two", []string{"read", good, notCapture}, 2, "1 of 2 inputs"},
+		{"no command", []string{}, 1, "no command given"},
+		{"stats -r", []string{"stats", "-r", good}, 0, ""},
+		{"json with -V", []string{"read", "--json", "-V", good}, 1, "-V and -w do not go with it"},
+		{"json with -w", []string{"read", "--json", "-w", filepath.Join(t.TempDir(), "x.pcap"), good}, 1, "-V and -w do not go with it"},
+		{"schema without health", []string{"stats", "--schema", "x.json", good}, 1, "--schema is read only with --health"},
+		{"schema without explain", []string{"states", "--schema", "x.json", good}, 1, "--schema is read only with --explain"},
+		{"schema with -o", []string{"state", good, "--player", "1", "--frame", "5", "-o", "-", "--schema", "x.json"}, 1, "no effect"},
+		{"player out of range", []string{"state", good, "--player", "9", "--frame", "5"}, 1, "players are numbered 0 to 7"},
+		{"frame missing", []string{"state", good, "--player", "1"}, 1, "--frame N is required"},
+		{"no selector", []string{"state", good, "--frame", "5"}, 1, "--player, --client or --conv is required"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

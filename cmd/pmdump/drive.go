@@ -57,6 +57,10 @@ func driveInto(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 		bar.Finish()
 		bar.Clear()
 	}
+	if ierr := e.Err(); ierr != nil {
+		e.Close()
+		return nil, internalError{ierr}
+	}
 	if errors.Is(err, engine.ErrUnreadable) {
 		n := len(e.Stats().Unreadable)
 		err = inputError{fmt.Errorf("%d of %d inputs could not be read", n, len(inputs))}

@@ -20,6 +20,7 @@ const (
 	exitOK         = 0
 	exitUsage      = 1 // bad flags, arguments or filter
 	exitUnreadable = 2 // an input could not be read at all
+	exitInternal   = 3 // pmdump itself failed (no room for its temporary files, say)
 )
 
 // usageError marks errors that are the user's invocation, not the input.
@@ -29,6 +30,13 @@ func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// internalError marks a failure of pmdump itself, not of its input or
+// invocation.
+type internalError struct{ err error }
+
+func (e internalError) Error() string { return e.err.Error() }
+func (e internalError) Unwrap() error { return e.err }
 
 // inputError marks an input that could not be read at all.
 type inputError struct{ err error }
@@ -49,13 +57,20 @@ Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
   pmdump read -Y 'stdf and src == 0' game.pcap
   pmdump stats game.pcapng
   pmdump synth -o game.pcap --players 3 --duration 10s --era modern`,
-		SilenceUsage:  true,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.Help()
+			if len(args) > 0 {
+				return usagef("unknown command %q", args[0])
+			}
+			return usagef("no command given")
+		},
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
-	root.AddCommand(newReadCmd(), newStatsCmd(), newStatesCmd(), newStateCmd(), newDiffCmd(), newSynthCmd(), newLiveCmd())
+	root.AddCommand(newReadCmd(), newStatsCmd(), newStatesCmd(), newStateCmd(), newDiffCmd(), newSynthCmd(), newDissectorCmd(), newLiveCmd())
 	return root
 }
 
@@ -79,6 +94,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var ie inputError
 	if errors.As(err, &ie) {
 		return exitUnreadable
+	}
+	var xe internalError
+	if errors.As(err, &xe) {
+		fmt.Fprintln(stderr, "pmdump: hint: temporary files go to $TMPDIR (now "+os.TempDir()+"); set TMPDIR to a folder with room")
+		return exitInternal
 	}
 	return exitUsage
 }

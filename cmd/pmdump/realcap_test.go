@@ -108,6 +108,7 @@ func pmdump(args ...string) (string, string, int) {
 }
 
 func TestRealCapturesDecodeCompletely(t *testing.T) {
+	t.Parallel()
 	for _, rc := range realCaptures(t) {
 		t.Run(strings.TrimPrefix(rc.path, sharedCaptures+"/"), func(t *testing.T) {
 			if len(rc.counts) == 0 {
@@ -164,6 +165,7 @@ func TestRealCapturesDecodeCompletely(t *testing.T) {
 // The legacy MANIFESTs list how often each raw serr c_sync value occurs;
 // the filter on the recovered (meant) value must find the same packets.
 func TestLegacyNegativeRecoveryMatchesManifest(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(sharedCaptures, "legacy", "basic", "capture.pcap")
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("real capture not available: %v", err)

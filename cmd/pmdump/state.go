@@ -217,6 +217,9 @@ func indexStates(cmd *cobra.Command, args []string, era decode.Era, sel engine.S
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
 	var e *engine.Engine
 	cfg := engine.Config{Era: era, Work: engine.Timeline}
+	if !sel.Any() {
+		cfg.Select = &sel // only the states asked for are rebuilt
+	}
 	if sel.Conv != 0 && slsn >= 0 && frame >= 0 {
 		cfg.OnEvent = func(ev engine.Event) {
 			if s, ok := ev.(engine.StateEvent); ok && s.State.Conv == sel.Conv &&

@@ -24,6 +24,7 @@ type stateDump struct {
 // Every raw state the real clients dumped is rebuilt byte for byte from the
 // timeline index (from checkpoints and difs, not from the first pass).
 func TestRealStateDumps(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(sharedCaptures); err != nil {
 		t.Skipf("real captures not available (%v): skipping", err)
 	}
@@ -77,6 +78,7 @@ func TestRealStateDumps(t *testing.T) {
 }
 
 func TestStateCommand(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(sharedCaptures, "modern", "multi", "multi.pcap")
 	dump := filepath.Join(sharedCaptures, "modern", "multi", "c1_states", "state_1319_slsn1.bin")
 	if _, err := os.Stat(dump); err != nil {
@@ -107,6 +109,7 @@ func TestStateCommand(t *testing.T) {
 // loss, the states the timeline marks acknowledged are exactly the rows of
 // the client's ground truth.
 func TestRealAcksAreAppliedStates(t *testing.T) {
+	t.Parallel()
 	gts, _ := filepath.Glob(filepath.Join(sharedCaptures, "modern", "*", "c*_client_gt.csv"))
 	if len(gts) == 0 {
 		t.Skip("real captures not available")

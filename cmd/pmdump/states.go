@@ -143,6 +143,9 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	var buf []byte
 	shown := 0
 	cfg := engine.Config{Era: era, Work: engine.States}
+	if !sel.Any() {
+		cfg.Select = &sel // only the states asked for are rebuilt
+	}
 	if o.explain {
 		user, err := loadSchema(o.schema)
 		if err != nil {

@@ -77,6 +77,7 @@ func csvRows(t *testing.T, path string) [][]string {
 // Every state every client applied in the real games is rebuilt from the
 // capture alone with the identical sha256.
 func TestRealGroundTruthVerifies(t *testing.T) {
+	t.Parallel()
 	verifyLine := regexp.MustCompile(`(\d+) rows: (\d+) matched, (\d+) mismatched, (\d+) missing`)
 	for _, gt := range realTruths(t) {
 		name := strings.TrimPrefix(gt.capture, sharedCaptures+"/") + " " + filepath.Base(filepath.Dir(gt.csv)) + "/" + filepath.Base(gt.csv)
@@ -102,6 +103,7 @@ func TestRealGroundTruthVerifies(t *testing.T) {
 // state: every state rebuilt from the capture must agree with it, and every
 // dif the server sent whose pieces all reached the capture is rebuilt.
 func TestRealServerTruth(t *testing.T) {
+	t.Parallel()
 	caps := map[string]string{}
 	for _, p := range []string{"legacy/*/server/server_stdf_gt.csv", "modern/*/server_gt.csv"} {
 		gts, _ := filepath.Glob(filepath.Join(sharedCaptures, p))
@@ -178,6 +180,7 @@ func TestRealServerTruth(t *testing.T) {
 // Two captures of the same client endpoint read as one: each new handshake
 // starts a new session, with its own era, state size and frames.
 func TestSessionsOfOneEndpoint(t *testing.T) {
+	t.Parallel()
 	legacy := filepath.Join(sharedCaptures, "legacy", "basic", "capture.pcap")
 	modern := filepath.Join(sharedCaptures, "modern", "basic", "basic.pcap")
 	if _, err := os.Stat(modern); err != nil {

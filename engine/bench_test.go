@@ -1,0 +1,91 @@
+package engine_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/internal/realcap"
+)
+
+var (
+	bigOnce sync.Once
+	bigPath string
+)
+
+// bigCapture is the real modern/multi capture appended 20 times (286,520
+// packets, 172 MB): one pcap header, then the records 20 times.
+func bigCapture(b *testing.B) string {
+	src := realcap.Path(b, "modern/multi/multi.pcap")
+	bigOnce.Do(func() {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dir, err := os.MkdirTemp("", "pmdump-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := append([]byte(nil), data...)
+		for range 19 {
+			out = append(out, data[24:]...)
+		}
+		bigPath = filepath.Join(dir, "big.pcap")
+		if err := os.WriteFile(bigPath, out, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return bigPath
+}
+
+// benchWork runs the engine over the big capture with the given work; the
+// Packets, Difs and Index variants compare what the work costs over
+// decoding alone (the target: stats within 3× and the packet index within
+// 2× of decoding).
+func benchWork(b *testing.B, w engine.Work) {
+	path := bigCapture(b)
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	for b.Loop() {
+		n := 0
+		e := engine.New(engine.Config{Work: w, OnEvent: func(ev engine.Event) {
+			if _, ok := ev.(engine.PacketEvent); ok {
+				n++
+			}
+		}})
+		if err := e.Run(context.Background(), path); err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+		b.ReportMetric(float64(n), "packets")
+	}
+}
+
+func BenchmarkPackets(b *testing.B) { benchWork(b, 0) }
+func BenchmarkDifs(b *testing.B)    { benchWork(b, engine.Difs) }
+func BenchmarkIndex(b *testing.B)   { benchWork(b, engine.Index) }
+
+// BenchmarkRedecode decodes random packets of the big capture again from
+// the packet index (target: under 50 µs each) and reports the index's
+// memory per packet.
+func BenchmarkRedecode(b *testing.B) {
+	path := bigCapture(b)
+	e := engine.New(engine.Config{Work: engine.Index})
+	defer e.Close()
+	if err := e.Run(context.Background(), path); err != nil {
+		b.Fatal(err)
+	}
+	x := e.Index()
+	r := rand.New(rand.NewPCG(1, 2))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := x.Packet(r.IntN(x.Len())); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(x.MemoryBytes())/float64(x.Len()), "index-B/packet")
+}

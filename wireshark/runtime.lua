@@ -1,0 +1,923 @@
+-- Runtime: the same decoding, recognition and era inference as pmdump.
+-- Only arithmetic that means the same in Lua 5.2 and 5.4 is used (no
+-- integer division or bitwise operators).
+
+for _, f in ipairs(PF_LIST) do
+	pmnet.fields[#pmnet.fields + 1] = f
+end
+
+local EX_MALFORMED = ProtoExpert.new("pmnet.malformed", "Malformed game packet",
+	expert.group.MALFORMED, expert.severity.ERROR)
+local EX_UNKNOWN = ProtoExpert.new("pmnet.unknown", "Unknown game packet name",
+	expert.group.UNDECODED, expert.severity.WARN)
+pmnet.experts = {EX_MALFORMED, EX_UNKNOWN}
+
+pmnet.prefs.inflate = Pref.bool("Inflate reassembled difs", true,
+	"Inflate each reassembled stdf dif to show its inflated size (costs time on long captures)")
+
+local ERR_SHORT = "packet shorter than its layout"
+local ERR_LONG = "packet longer than its layout"
+local ERR_OVERRUN = "field overruns the payload"
+local ERR_INVALID = "invalid field value"
+local ERR_UNKNOWN = "unknown packet name"
+
+local function int(v)
+	return string.format("%d", v)
+end
+
+local function floor(x)
+	return math.floor(x)
+end
+
+-- bit i (0-based) of a non-negative integer v.
+local function bit_set(v, i)
+	return floor(v / 2 ^ i) % 2 == 1
+end
+
+-- text of a float as pmdump prints it (Go's strconv, 'f' 1 or 'g' 6).
+local function fmt_float(f)
+	if f ~= f then
+		return "NaN"
+	elseif f == math.huge then
+		return "+Inf"
+	elseif f == -math.huge then
+		return "-Inf"
+	elseif f == floor(f) and math.abs(f) < 1e15 then
+		return string.format("%.1f", f)
+	end
+	return string.format("%.6g", f)
+end
+
+-- length of the valid UTF-8 sequence at i, or 0.
+local function utf8_len(s, i)
+	local c = s:byte(i)
+	local n
+	if c >= 0xc2 and c <= 0xdf then
+		n = 2
+	elseif c >= 0xe0 and c <= 0xef then
+		n = 3
+	elseif c >= 0xf0 and c <= 0xf4 then
+		n = 4
+	else
+		return 0
+	end
+	for k = i + 1, i + n - 1 do
+		local d = s:byte(k)
+		if d == nil or d < 0x80 or d > 0xbf then
+			return 0
+		end
+	end
+	return n
+end
+
+local ESCAPES = {[7] = "\\a", [8] = "\\b", [9] = "\\t", [10] = "\\n", [11] = "\\v", [12] = "\\f", [13] = "\\r",
+	[34] = "\\\"", [92] = "\\\\"}
+
+-- s quoted as Go's strconv.Quote does for the game's host names: ASCII
+-- escapes as Go writes them, valid UTF-8 as is (Go would also escape the
+-- few non-printable non-ASCII characters), other bytes as \xNN.
+local function quote(s)
+	local out = {"\""}
+	local i = 1
+	while i <= #s do
+		local c = s:byte(i)
+		if ESCAPES[c] then
+			out[#out + 1] = ESCAPES[c]
+			i = i + 1
+		elseif c >= 0x20 and c < 0x7f then
+			out[#out + 1] = string.char(c)
+			i = i + 1
+		else
+			local n = c >= 0x80 and utf8_len(s, i) or 0
+			if n > 0 then
+				out[#out + 1] = s:sub(i, i + n - 1)
+				i = i + n
+			else
+				out[#out + 1] = string.format("\\x%02x", c)
+				i = i + 1
+			end
+		end
+	end
+	out[#out + 1] = "\""
+	return table.concat(out)
+end
+
+-- text up to the first NUL.
+local function text(raw)
+	local z = raw:find("\0", 1, true)
+	if z then
+		return raw:sub(1, z - 1)
+	end
+	return raw
+end
+
+-- The negative value the legacy game meant by the four bytes it wrote:
+-- every non-zero byte stands for byte - 256 (decode.RecoverNegative).
+local function recover_negative(raw)
+	if raw < 0 then
+		raw = raw + 2 ^ 32
+	end
+	local v = 0
+	for k = 3, 0, -1 do
+		local b = floor(raw / 256 ^ k) % 256
+		v = v * 256
+		if b ~= 0 then
+			v = v + b - 256
+		end
+	end
+	return v
+end
+
+-- the value the game meant, and whether it differs from the raw one.
+local function meant(f, v)
+	if f.recover == "negative" then
+		if v == 0 then
+			return 0, false
+		end
+		return recover_negative(v), true
+	elseif f.recover == "minus1000" then
+		return v - 1000, true
+	end
+	return v, false
+end
+
+-- Payloads are decoded from their bytes as a Lua string (one copy per
+-- packet), positions 0-based as in the tvb.
+local function read_int(s, pos, f, be)
+	local i = pos + 1
+	local t = f.type
+	if t == "u8" then
+		return s:byte(i)
+	elseif t == "s8" then
+		local b = s:byte(i)
+		if b >= 128 then
+			return b - 256
+		end
+		return b
+	elseif t == "u16" then
+		local a, b = s:byte(i, i + 1)
+		if be then
+			return a * 256 + b
+		end
+		return b * 256 + a
+	end
+	local a, b, c, d = s:byte(i, i + 3)
+	local u
+	if be then
+		u = ((a * 256 + b) * 256 + c) * 256 + d
+	else
+		u = ((d * 256 + c) * 256 + b) * 256 + a
+	end
+	if u >= 2147483648 then
+		u = u - 4294967296
+	end
+	return u
+end
+
+-- A NaN with its sign bit clear (0/0 has it set on most machines).
+local NAN = 0 / 0
+if tostring(NAN):sub(1, 1) == "-" then
+	NAN = -NAN
+end
+
+-- little-endian IEEE-754 double at pos.
+local function read_f64(s, pos)
+	local b1, b2, b3, b4, b5, b6, b7, b8 = s:byte(pos + 1, pos + 8)
+	local sign = 1
+	if b8 >= 128 then
+		sign = -1
+	end
+	local exp = (b8 % 128) * 16 + floor(b7 / 16)
+	local mant = (((((b7 % 16) * 256 + b6) * 256 + b5) * 256 + b4) * 256 + b3) * 65536 + b2 * 256 + b1
+	if exp == 2047 then
+		if mant == 0 then
+			return sign * math.huge
+		elseif sign < 0 then
+			return -NAN
+		end
+		return NAN
+	elseif exp == 0 then
+		return sign * mant * 2 ^ -1074
+	end
+	return sign * (mant + 2 ^ 52) * 2 ^ (exp - 1075)
+end
+
+-- decode_field decodes one field at pos: value, length, or nil and an error.
+local function decode_field(raw, len, f, pos, be, vals, entries)
+	local rest = len - pos
+	local t = f.type
+	if t == "u8" or t == "s8" or t == "u16" or t == "i32" then
+		if rest >= f.size then
+			return {v = read_int(raw, pos, f, be), pos = pos, n = f.size}
+		end
+	elseif t == "f64" then
+		if rest >= 8 then
+			return {v = read_f64(raw, pos), pos = pos, n = 8}
+		end
+	elseif t == "str16" then
+		if rest >= 16 then
+			return {v = text(raw:sub(pos + 1, pos + 16)), pos = pos, n = 16}
+		end
+	elseif t == "data" then
+		local n = vals[f.ref].v
+		if n < 0 or n > rest then
+			return nil, string.format("size %s but %d bytes follow: %s", int(n), rest, ERR_OVERRUN)
+		end
+		return {v = n, pos = pos, n = n}
+	elseif t == "rest" then
+		return {v = rest, pos = pos, n = rest}
+	elseif t == "group" then
+		local n = vals[f.ref].v
+		local per = 0
+		for _, s in ipairs(f.sub) do
+			per = per + s.size
+		end
+		if n * per > rest then
+			return nil, string.format("%d entries of %d bytes but %d bytes follow: %s", n, per, rest, ERR_OVERRUN)
+		end
+		local q = pos
+		for _ = 1, n do
+			for _, s in ipairs(f.sub) do
+				entries[#entries + 1] = {v = read_int(raw, q, s, be), pos = q, n = s.size}
+				q = q + s.size
+			end
+		end
+		return {v = n, pos = pos, n = q - pos}
+	end
+	return nil, string.format("needs %d bytes, %d left: %s", f.size, rest, ERR_SHORT)
+end
+
+local function piece_check(l, vals)
+	local seq, count = vals[l.piece.seq].v, vals[l.piece.count].v
+	if count == 0 then
+		return "piece count is 0"
+	end
+	if seq >= count then
+		return string.format("piece seq %d is not below piece count %d", seq, count)
+	end
+	local start = vals[l.piece.start].v
+	if start < 0 then
+		return string.format("start byte %s is negative", int(start))
+	end
+	return nil
+end
+
+-- decode decodes the payload as the named packet of an era, as decode.Decode
+-- does: {layout, vals, entries, err}; vals holds the fields that decoded.
+local function decode(raw, len, name, era)
+	local res = {vals = {}, entries = {}}
+	local l = LAYOUTS[era] and LAYOUTS[era][name]
+	if not l then
+		res.err = string.format("%s in the %s era: %s", quote(name), era, ERR_UNKNOWN)
+		return res
+	end
+	res.layout = l
+	local be = l.era == "legacy"
+	local short
+	if len < l.min then
+		short = string.format("%s: %d bytes, layout needs %d: %s", l.name, len, l.min, ERR_SHORT)
+	end
+	if l.max >= 0 and len > l.max then
+		res.err = string.format("%s: %d bytes, layout has at most %d: %s", l.name, len, l.max, ERR_LONG)
+		return res
+	end
+	local pos = 4
+	for _, f in ipairs(l.fields) do
+		if f.optional and pos == len then
+			break
+		end
+		local v, err = decode_field(raw, len, f, pos, be, res.vals, res.entries)
+		if not v then
+			res.err = short or string.format("%s field %s at offset %d: %s", l.name, f.name, pos, err)
+			return res
+		end
+		res.vals[#res.vals + 1] = v
+		pos = pos + v.n
+	end
+	if short then
+		res.err = short
+	elseif pos ~= len then
+		res.err = string.format("%s: %d bytes left after the last field: %s", l.name, len - pos, ERR_LONG)
+	elseif l.piece then
+		local err = piece_check(l, res.vals)
+		if err then
+			res.err = string.format("%s: %s: %s", l.name, err, ERR_INVALID)
+		end
+	end
+	return res
+end
+
+-- Text of a value, as pmdump's summary shows it.
+local function bits_text(names, v)
+	if v == 127 then
+		return "menu/esc"
+	end
+	local out = {}
+	for i, n in ipairs(names) do
+		if bit_set(v, i - 1) then
+			out[#out + 1] = n
+		end
+	end
+	local high = floor(v / 2 ^ #names)
+	if high ~= 0 then
+		out[#out + 1] = string.format("0x%x", high * 2 ^ #names)
+	end
+	return table.concat(out, "|")
+end
+
+local function value_text(f, v)
+	if f.type == "f64" then
+		return fmt_float(v.v)
+	elseif f.type == "str16" then
+		return quote(v.v)
+	elseif f.type == "data" or f.type == "rest" then
+		return int(v.n) .. " bytes"
+	end
+	local m, differs = meant(f, v.v)
+	if differs then
+		return int(m) .. "(raw " .. int(v.v) .. ")"
+	end
+	local s = int(v.v)
+	if f.bits and v.v ~= 0 then
+		s = s .. "[" .. bits_text(f.bits, v.v) .. "]"
+	end
+	return s
+end
+
+local function summary(res)
+	local out = {}
+	if not res.layout then
+		return ""
+	end
+	for i, f in ipairs(res.layout.fields) do
+		local v = res.vals[i]
+		if f.key and v then
+			out[#out + 1] = f.name .. "=" .. value_text(f, v)
+		end
+	end
+	return table.concat(out, " ")
+end
+
+-- Recognition and conversations, as package session does it.
+local convs = {}    -- client endpoint -> conversation
+local servers = {}  -- endpoints known to be game servers
+local global_era = "unknown"
+local frames = {}   -- frame number -> what the first pass found
+local conv_count = 0
+
+local function printable(name)
+	for i = 1, 4 do
+		local c = name:byte(i)
+		if c < 0x21 or c > 0x7e then
+			return false
+		end
+	end
+	return true
+end
+
+local function generic(name)
+	if name == "ping" or name == "pong" or name == "pang" or name == "JUNK" then
+		return true
+	end
+	return name:match("^%d%d%d%d$") ~= nil
+end
+
+local function other(e)
+	if e == "legacy" then
+		return "modern"
+	end
+	return "legacy"
+end
+
+local function plausible_era(raw, len)
+	if len >= 9 then
+		local a, b, c, d = raw:byte(6, 9)
+		local be = ((a * 256 + b) * 256 + c) * 256 + d
+		local le = ((d * 256 + c) * 256 + b) * 256 + a
+		if be < le then
+			return "legacy"
+		end
+	end
+	return "modern"
+end
+
+-- track_decode chooses the era as the tracker does: era, strong, result.
+local function track_decode(raw, len, name, c)
+	if c and c.era ~= "unknown" then
+		local r = decode(raw, len, name, c.era)
+		if not r.err then
+			return c.era, false, r
+		end
+		local o = other(c.era)
+		if LAYOUTS[o][name] then
+			local r2 = decode(raw, len, name, o)
+			if not r2.err then
+				return o, true, r2
+			end
+		end
+		if not LAYOUTS[c.era][name] then
+			return o, false, decode(raw, len, name, o)
+		end
+		return c.era, false, r
+	end
+	local fits = {}
+	for _, e in ipairs(ERAS) do
+		if LAYOUTS[e][name] then
+			local r = decode(raw, len, name, e)
+			if not r.err then
+				fits[#fits + 1] = {e, r}
+			end
+		end
+	end
+	if #fits == 1 then
+		return fits[1][1], true, fits[1][2]
+	end
+	local era
+	if #fits == 0 then
+		era = "modern"
+		for _, e in ipairs({global_era, "modern", "legacy"}) do
+			if e ~= "unknown" and LAYOUTS[e][name] then
+				era = e
+				break
+			end
+		end
+	elseif global_era ~= "unknown" then
+		era = global_era
+	else
+		era = plausible_era(raw, len)
+	end
+	return era, false, decode(raw, len, name, era)
+end
+
+local function on_game_endpoint(src, dst, dport)
+	local function pair(client, server)
+		local c = convs[client]
+		return c ~= nil and (server == c.server or server == c.listen)
+	end
+	return pair(src, dst) or pair(dst, src) or dport == LISTEN_PORT
+end
+
+local function field_value(res, name)
+	if not res.layout then
+		return nil
+	end
+	for i, f in ipairs(res.layout.fields) do
+		if f.name == name then
+			return res.vals[i] and res.vals[i].v
+		end
+	end
+	return nil
+end
+
+-- the player number the packet carries (its field with the player role).
+local function role_player(res)
+	if not res.layout then
+		return nil
+	end
+	for i, f in ipairs(res.layout.fields) do
+		if f.role == "player" then
+			return res.vals[i] and res.vals[i].v
+		end
+	end
+	return nil
+end
+
+local function learn(c, res, kind, server, dir)
+	local name = res.layout and res.layout.name or ""
+	if name == "1234" then
+		c.listen = server
+		servers[server] = true
+		return
+	end
+	if name ~= "5678" then
+		c.joined = true
+	end
+	if c.server ~= server then
+		c.server = server
+		servers[server] = true
+	end
+	if kind ~= "game" then
+		return
+	end
+	if name == "SJON" or name == "sjon" then
+		local pl = field_value(res, "player")
+		if pl ~= 99 then
+			c.player = pl
+		end
+	elseif dir == "c2s" then
+		local pl = role_player(res)
+		if pl and pl >= 1 and pl <= 7 then
+			c.player = pl
+		end
+	end
+end
+
+-- Reassembly of stdf pieces, with the rules of package reassemble: a dif
+-- (client, slsn, src, dst) is complete when pieces 0..count-1 have arrived
+-- with the same count and tile the compressed bytes from 0 (else corrupt);
+-- duplicates must be identical; a dif whose client has sent nothing for it
+-- for ABANDON_AFTER seconds, or beyond the pending limits, is abandoned;
+-- the last FINISHED_KEEP finished difs of a client ignore late pieces. On
+-- the frame that completes a dif, its compressed size, piece count and
+-- (where Wireshark can inflate) inflated size are shown.
+local FINISHED_KEEP = 64
+local asm = {msgs = {}, clients = {}, total = 0, order = {}}
+
+local function remove_value(list, x)
+	for i, y in ipairs(list) do
+		if y == x then
+			table.remove(list, i)
+			return true
+		end
+	end
+	return false
+end
+
+local function asm_finish(c, m)
+	if asm.msgs[m.key] == m then
+		asm.msgs[m.key] = nil
+		if remove_value(c.pending, m) then
+			asm.total = asm.total - 1
+			remove_value(asm.order, m)
+		end
+	end
+	if #c.done >= FINISHED_KEEP then
+		table.remove(c.done, 1)
+	end
+	c.done[#c.done + 1] = m.key
+	m.pieces = nil
+end
+
+local function asm_finished(c, key)
+	for _, k in ipairs(c.done) do
+		if k == key then
+			return true
+		end
+	end
+	return false
+end
+
+local function asm_abandon_stale(c)
+	local i = 1
+	while i <= #c.pending do
+		local m = c.pending[i]
+		if c.newest - m.last_ts <= ABANDON_AFTER then
+			i = i + 1
+		else
+			asm_finish(c, m)
+		end
+	end
+end
+
+-- asm_add adds one piece; it returns the compressed dif and its piece
+-- count when the piece completes it.
+local function asm_add(client, cid, key, p)
+	local c = asm.clients[client]
+	if not c then
+		c = {pending = {}, done = {}, newest = -math.huge, cid = cid}
+		asm.clients[client] = c
+	end
+	if c.cid ~= cid then
+		-- a new session of the same client endpoint
+		while #c.pending > 0 do
+			asm_finish(c, c.pending[1])
+		end
+		c.done, c.cid = {}, cid
+	end
+	if p.ts > c.newest then
+		c.newest = p.ts
+		asm_abandon_stale(c)
+	end
+	local m = asm.msgs[key]
+	if not m then
+		if asm_finished(c, key) then
+			return nil
+		end
+		m = {key = key, count = p.count, pieces = {}, n = 0}
+		if p.count < 1 or p.count > 255 then
+			asm_finish(c, m)
+			return nil
+		end
+		while #c.pending >= PENDING_PER_CLIENT do
+			asm_finish(c, c.pending[1])
+		end
+		while asm.total >= PENDING_TOTAL do
+			local o = asm.order[1]
+			asm_finish(asm.clients[o.client], o)
+		end
+		m.client = client
+		asm.msgs[key] = m
+		c.pending[#c.pending + 1] = m
+		asm.order[#asm.order + 1] = m
+		asm.total = asm.total + 1
+	end
+	m.last_ts = p.ts
+	if p.count ~= m.count or p.seq < 0 or p.seq >= m.count or p.start < 0 or p.start + #p.data > MAX_COMPRESSED then
+		asm_finish(c, m) -- corrupt
+		return nil
+	end
+	local pc = m.pieces[p.seq]
+	if pc then
+		if pc.start ~= p.start or pc.data ~= p.data then
+			asm_finish(c, m) -- corrupt
+		end
+		return nil
+	end
+	m.pieces[p.seq] = {start = p.start, data = p.data}
+	m.n = m.n + 1
+	if m.n < m.count then
+		return nil
+	end
+	local size, parts = 0, {}
+	for i = 0, m.count - 1 do
+		pc = m.pieces[i]
+		if pc.start ~= size then
+			asm_finish(c, m) -- a hole or an overlap: corrupt
+			return nil
+		end
+		size = size + #pc.data
+		parts[#parts + 1] = pc.data
+	end
+	asm_finish(c, m)
+	return table.concat(parts), m.count
+end
+
+local function inflated_size(z)
+	local ok, n = pcall(function()
+		local r = ByteArray.new(z, true):tvb("Reassembled dif"):range()
+		-- uncompress_zlib in newer Wireshark, uncompress in 4.0 (a missing
+		-- method raises an error rather than giving nil).
+		local ok, u = pcall(function() return r:uncompress_zlib("Inflated dif") end)
+		if not ok then
+			u = r:uncompress("Inflated dif")
+		end
+		return u and u:len()
+	end)
+	if ok then
+		return n
+	end
+	return nil
+end
+
+local function reassemble(raw, res, client, conv, st, ts)
+	local v = {}
+	for i, f in ipairs(res.layout.fields) do
+		v[f.name] = res.vals[i]
+	end
+	local key = client .. "|" .. (v.slsn and int(v.slsn.v) or "-1") .. "|" .. int(v.src.v) .. "|" .. int(v.dst.v)
+	local z, count = asm_add(client, conv.id, key, {seq = v.seq.v, count = v.count.v, start = v.start.v,
+		data = raw:sub(v.data.pos + 1, v.data.pos + v.data.n), ts = ts})
+	if not z then
+		return
+	end
+	st.dif = {compressed = #z, pieces = count}
+	if #z > 0 and pmnet.prefs.inflate then
+		st.dif.inflated = inflated_size(z)
+	end
+end
+
+local function endpoint(addr, port)
+	return tostring(addr) .. ":" .. int(port)
+end
+
+-- first_pass recognises one datagram and updates the conversations; it
+-- returns what the frame is, or nil when it is not game traffic.
+local function first_pass(buf, pinfo)
+	local len = buf:len()
+	if len < 4 then
+		return nil
+	end
+	local name = buf(0, 4):raw()
+	local dir = DIR_OF[name]
+	if not dir and not printable(name) then
+		return nil -- most other UDP ends here
+	end
+	local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
+	if not dir then
+		if not on_game_endpoint(src, dst, pinfo.dst_port) then
+			return nil
+		end
+		local st = {kind = "unknown", name = name, era = "unknown", dec_era = "modern", dir = "?", player = -1}
+		local c = convs[src] or convs[dst]
+		if c then
+			st.era, st.player = c.era, c.player
+			if c.client == src then
+				st.dir = "c2s"
+			else
+				st.dir = "s2c"
+			end
+		end
+		return st
+	end
+	local client, server = src, dst
+	local server_port = pinfo.dst_port
+	if dir == "s2c" then
+		client, server = dst, src
+		server_port = pinfo.src_port
+	end
+	local existing = convs[client]
+	if existing and existing.joined and name == "1234" and dir == "c2s" then
+		convs[client] = nil
+		existing = nil
+	end
+	local raw = buf:raw(0, len)
+	local era, strong, res = track_decode(raw, len, name, existing)
+	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
+		return nil
+	end
+	local c = convs[client]
+	if not c then
+		conv_count = conv_count + 1
+		c = {id = conv_count, client = client, era = "unknown", player = -1,
+			evidence = {unknown = 0, legacy = 0, modern = 0}}
+		convs[client] = c
+	end
+	local st = {kind = "game", name = name, dec_era = era, era = era, dir = dir}
+	if len < buf:reported_length_remaining() then
+		st.err = string.format("truncated by the capture's snap length: %d of %d payload bytes captured",
+			len, buf:reported_length_remaining())
+	else
+		st.err = res.err
+	end
+	if st.err then
+		st.kind = "malformed"
+	end
+	if strong and st.kind == "game" then
+		c.evidence[era] = c.evidence[era] + 1
+		if c.era ~= era and c.evidence[era] >= c.evidence[c.era] then
+			c.era = era
+		end
+		global_era = era
+	end
+	if not strong and c.era == "unknown" and global_era == "unknown" then
+		st.era = "unknown"
+	end
+	learn(c, res, st.kind, server, dir)
+	st.player = c.player
+	local pl = role_player(res)
+	if pl and st.kind == "game" then
+		st.player = pl
+	end
+	if st.kind == "game" and res.layout.name == "stdf" then
+		reassemble(raw, res, client, c, st, pinfo.abs_ts)
+	end
+	st.res = res
+	return st
+end
+
+-- value as the field's type wants it: Int64 for 64-bit fields.
+local function wire(pf, v)
+	if INT64[pf] then
+		return Int64.new(v)
+	end
+	return v
+end
+
+local function add_field(tree, buf, f, v)
+	local r = buf(v.pos, v.n)
+	if f.type == "data" or f.type == "rest" then
+		tree:add(f.pf, r)
+		tree:add(f.pf_len, v.n):set_generated()
+		return
+	end
+	if f.type == "f64" or f.type == "str16" then
+		tree:add(f.pf, r, v.v)
+		return
+	end
+	local m, differs = meant(f, v.v)
+	if differs then
+		local item = tree:add(f.pf, r, wire(f.pf, m))
+		item:append_text(" (raw " .. int(v.v) .. ")")
+		tree:add(f.pf_raw, r, wire(f.pf_raw, v.v))
+		return
+	end
+	local item = tree:add(f.pf, r, wire(f.pf, v.v))
+	if f.bits and v.v ~= 0 then
+		item:append_text(" [" .. bits_text(f.bits, v.v) .. "]")
+	end
+end
+
+local function add_tree(tree, buf, res)
+	local l = res.layout
+	local entry = 1
+	for i, f in ipairs(l.fields) do
+		local v = res.vals[i]
+		if not v then
+			break
+		end
+		if f.type == "group" then
+			local g = tree:add(f.pf, buf(v.pos, v.n))
+			g:append_text(": " .. int(v.v) .. " entries")
+			for e = 0, v.v - 1 do
+				local first = res.entries[entry]
+				local sub = g:add(buf(first.pos, v.n / v.v), "#" .. int(e))
+				for _, s in ipairs(f.sub) do
+					local sv = res.entries[entry]
+					sub:add(s.pf, buf(sv.pos, sv.n), wire(s.pf, sv.v))
+					sub:append_text(" " .. s.name .. "=" .. int(sv.v))
+					entry = entry + 1
+				end
+			end
+		else
+			add_field(tree, buf, f, v)
+		end
+	end
+end
+
+local function hex_prefix(buf, len, max)
+	local n = len
+	if n > max then
+		n = max
+	end
+	local raw = buf(0, n):raw()
+	local out = {}
+	for i = 1, #raw do
+		out[i] = string.format("%02x", raw:byte(i))
+	end
+	local s = table.concat(out)
+	if len > max then
+		s = s .. "…"
+	end
+	return s
+end
+
+local function dissect(buf, pinfo, tree)
+	local st = frames[pinfo.number]
+	if st == nil then
+		if pinfo.visited then
+			return 0 -- not seen in the first pass: not game traffic
+		end
+		st = first_pass(buf, pinfo) or false
+		frames[pinfo.number] = st
+	end
+	if not st then
+		return 0
+	end
+	local len = buf:len()
+	-- The decoded fields are kept only until the frame is first shown:
+	-- frames are dissected again from their bytes.
+	local res = st.res
+	st.res = nil
+	if st.kind ~= "unknown" and not res then
+		res = decode(buf:raw(0, len), len, st.name, st.dec_era)
+	end
+	pinfo.cols.protocol = "PMNET"
+	local info
+	local t = tree:add(pmnet, buf())
+	t:add(PF["pmnet.type"], buf(0, 4), st.name)
+	t:add(PF["pmnet.era"], st.era):set_generated()
+	t:add(PF["pmnet.dir"], st.dir):set_generated()
+	if st.player >= 0 then
+		t:add(PF["pmnet.player"], st.player):set_generated()
+	end
+	if st.kind == "unknown" then
+		info = st.name .. " [unknown packet, " .. int(len) .. " bytes] " .. hex_prefix(buf, len, 32)
+		t:append_text(", " .. st.name .. " (unknown)")
+		t:add_proto_expert_info(EX_UNKNOWN, "unknown packet name " .. quote(st.name))
+	else
+		local sum = summary(res)
+		info = st.name
+		if sum ~= "" then
+			info = info .. " " .. sum
+		end
+		t:append_text(", " .. st.name .. ", " .. st.era .. " era" .. ": " .. res.layout.doc)
+		add_tree(t, buf, res)
+		if st.kind == "malformed" then
+			info = info .. " [malformed: " .. st.err .. "]"
+			t:add_proto_expert_info(EX_MALFORMED, st.err)
+		end
+		if st.dif then
+			local d = t:add(PF["pmnet.dif.compressed"], st.dif.compressed)
+			d:set_generated()
+			t:add(PF["pmnet.dif.pieces"], st.dif.pieces):set_generated()
+			if st.dif.inflated then
+				t:add(PF["pmnet.dif.inflated"], st.dif.inflated):set_generated()
+			end
+		end
+	end
+	pinfo.cols.info = info
+	return len
+end
+
+function pmnet.dissector(buf, pinfo, tree)
+	local ok, n = pcall(dissect, buf, pinfo, tree)
+	if not ok then
+		local t = tree:add(pmnet, buf())
+		t:add_proto_expert_info(EX_MALFORMED, "dissector error: " .. tostring(n))
+		return buf:len()
+	end
+	return n
+end
+
+local function heuristic(buf, pinfo, tree)
+	return pmnet.dissector(buf, pinfo, tree) > 0
+end
+
+pmnet:register_heuristic("udp", heuristic)
+DissectorTable.get("udp.port"):add(LISTEN_PORT, pmnet)
+
+local function init()
+	convs, servers, global_era, frames, conv_count = {}, {}, "unknown", {}, 0
+	asm = {msgs = {}, clients = {}, total = 0, order = {}}
+end
+pmnet.init = init
