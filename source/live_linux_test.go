@@ -448,3 +448,46 @@ func TestLiveCloseKeepsCaptured(t *testing.T) {
 		t.Errorf("read %d datagrams after Close, kernel received %d; %d were sent", got, rcv, n)
 	}
 }
+
+// TestLiveTwoInterfaces: frames of several capture handles come through
+// one source, each with its interface (here lo twice: every datagram once
+// per handle).
+func TestLiveTwoInterfaces(t *testing.T) {
+	ns := netns(t)
+	const n = 30
+	seen := map[int]int{}
+	err := inNetns(t, ns, func() error {
+		live, err := source.OpenLive(source.LiveOptions{Interfaces: []string{"lo", "lo"}})
+		if err != nil {
+			return err
+		}
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 24785})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for i := 0; i < n; i++ {
+			c.WriteToUDP([]byte("cdat"), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 24785})
+		}
+		live.Close()
+		r := source.NewFrameReader(live, "lo+lo")
+		for {
+			d, err := r.Next()
+			if err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if d.InterfaceName != "lo" {
+				return fmt.Errorf("interface %q", d.InterfaceName)
+			}
+			seen[d.Interface]++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen[0] != n || seen[1] != n || len(seen) != 2 {
+		t.Errorf("datagrams per interface %v, want %d on 0 and 1", seen, n)
+	}
+}
