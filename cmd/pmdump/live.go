@@ -36,7 +36,7 @@ type liveFlags struct {
 func (l *liveFlags) add(f *pflag.FlagSet, withWrite bool) {
 	f.StringArrayVarP(&l.ifaces, "interface", "i", nil, "capture live on network interface `IFACE` (repeatable; any: every interface)")
 	f.BoolVar(&l.promisc, "promisc", false, "live: promiscuous mode (also frames not addressed to this host)")
-	f.UintSliceVar(&l.ports, "port", nil, "live: capture only UDP from or to these `PORTS` (default: all UDP)")
+	f.UintSliceVar(&l.ports, "port", nil, "live: capture only UDP from or to these `PORTS` (comma-separated; all UDP without it)")
 	f.IntVar(&l.ringMiB, "ring", 32, "live: kernel ring buffer per interface, in `MiB`")
 	f.DurationVar(&l.duration, "duration", 0, "live: stop after `D` (e.g. 30s, 10m)")
 	if withWrite {
@@ -233,13 +233,7 @@ Live capture needs root or the CAP_NET_RAW capability (CAP_NET_ADMIN too for
 		RunE: func(cmd *cobra.Command, args []string) error { return runLive(cmd, &o) },
 	}
 	f := c.Flags()
-	f.BoolVarP(&o.verbose, "verbose", "V", false, "print the full field tree of each packet")
-	f.BoolVarP(&o.hexdump, "hex", "x", false, "add a hex dump of each packet")
-	f.IntVarP(&o.count, "count", "c", 0, "stop after `N` packets")
-	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` (see pmdump read --help)")
-	f.BoolVar(&o.json, "json", false, "one JSON object per packet (see pmdump read --help)")
-	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
-	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day), ad (date and time), r (since the first packet), d (since the previous packet shown), e (epoch)")
+	o.readOpts.addDisplayFlags(f, "see pmdump read --help")
 	f.BoolVar(&o.states, "states", false, "also print each state as it is rebuilt")
 	o.liveFlags.add(f, true)
 	return c

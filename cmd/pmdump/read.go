@@ -13,6 +13,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
@@ -81,16 +82,22 @@ JSON output (--json) is one object per line with the keys
 		},
 	}
 	f := c.Flags()
+	o.addDisplayFlags(f, "see above")
+	f.StringVarP(&o.write, "write", "w", "", "write the frames of the matching game packets, as captured, to capture `FILE` (pcap, or pcapng by extension; - is stdout) instead of printing them")
+	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
+	return c
+}
+
+// addDisplayFlags adds the flags that say how packets are shown (read
+// and live share them); filterHelp says where the filter syntax is.
+func (o *readOpts) addDisplayFlags(f *pflag.FlagSet, filterHelp string) {
 	f.BoolVarP(&o.verbose, "verbose", "V", false, "print the full field tree of each packet")
 	f.BoolVarP(&o.hexdump, "hex", "x", false, "add a hex dump of each packet's payload")
 	f.IntVarP(&o.count, "count", "c", 0, "stop after `N` game packets (0: all)")
-	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` (see above)")
+	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` ("+filterHelp+")")
 	f.BoolVar(&o.json, "json", false, "one JSON object per line")
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
-	f.StringVarP(&o.write, "write", "w", "", "write the frames of the matching game packets, as captured, to capture `FILE` (pcap, or pcapng by extension; - is stdout) instead of printing them")
-	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since the first packet), d (since the previous packet shown), e (epoch)")
-	return c
 }
 
 func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
