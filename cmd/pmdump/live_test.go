@@ -110,7 +110,11 @@ func TestLiveCommand(t *testing.T) {
 			})
 			go inLiveNetns(ns, func() {
 				defer wg.Done()
-				for !strings.Contains(stderr.String(), "capturing on lo") {
+				for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "capturing on lo"); {
+					if time.Now().After(deadline) {
+						t.Error("the capture did not start")
+						return
+					}
 					time.Sleep(10 * time.Millisecond)
 				}
 				conns := map[netip.AddrPort]*net.UDPConn{}
