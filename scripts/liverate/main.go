@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command liverate measures the live capture source on a loopback device:
 // one process sends UDP datagrams of a synthetic game at a given rate, the
 // other captures them with source.OpenLive, decodes them with the session
