@@ -296,7 +296,11 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 		d, err := src.Next()
 		if err != nil {
 			e.mu.Lock()
-			e.addCounters(base, src.Counters())
+			c := src.Counters()
+			e.addCounters(base, c)
+			for _, w := range c.Warnings() { // unsupported link types, fragments given up, kernel drops
+				e.warnf("%s", w)
+			}
 			if err != io.EOF && !errors.Is(err, context.Canceled) {
 				e.warnf("%v", err)
 			}
@@ -344,7 +348,7 @@ func (e *Engine) feed(d *source.Datagram) {
 		e.conversationChanged(c)
 		e.countName(r)
 	}
-	e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first})
+	e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d})
 	if e.health != nil {
 		e.health.record(r)
 	}

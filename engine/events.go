@@ -8,6 +8,7 @@ import (
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
+	"github.com/pmdump/pmdump/source"
 )
 
 // Event is one thing the engine found, delivered to Config.OnEvent in
@@ -27,6 +28,9 @@ type PacketEvent struct {
 	// First is the earliest capture time stamp seen so far (of any frame,
 	// game or not), the zero point of relative times.
 	First time.Time
+	// Datagram is the datagram as the capture layer gave it, with its
+	// frame as captured (to write it out again); valid only during the call.
+	Datagram *source.Datagram
 }
 
 // Packet is a decoded game packet that belongs to its holder: nothing in it

@@ -60,6 +60,16 @@ func readerSeeds(t *testing.T) map[string][]byte {
 		record{data: ethernet(t, cli4, srv4, p)[:30], ts: epoch})
 	seeds["pcap-header-only"] = writePcap(t, layers.LinkTypeEthernet, 65535)
 	seeds["not-a-capture"] = []byte("hello")
+	seeds["pcap-huge-record"] = hugePcapRecord(t, 1<<31, 1<<31)
+	seeds["pcapng-huge-epb"] = hugePcapngBlock(t, 6, 1<<31)
+	seeds["pcapng-huge-spb"] = hugePcapngBlock(t, 3, 1<<31)
+	seeds["pcapng-huge-block"] = hugePcapngBlock(t, 0x40000bad, 1<<31)
+	seeds["pcap-unsupported-link"] = writePcap(t, layers.LinkTypeTokenRing, 65535, record{data: ethernet(t, cli4, srv4, p), ts: epoch})
+	var flood []record
+	for id := 0; id < 12; id++ {
+		flood = append(flood, record{data: fragments(t, srv4, cli4, big[:64], uint16(id), 16)[id%3], ts: epoch})
+	}
+	seeds["pcap-fragment-flood"] = writePcap(t, layers.LinkTypeEthernet, 65535, flood...)
 	return seeds
 }
 

@@ -54,6 +54,19 @@ func FuzzReader(f *testing.F) {
 			if c.Datagrams > c.Frames || d.N > c.Frames {
 				t.Fatalf("counters %+v at frame %d", c, d.N)
 			}
+			if len(d.Frame) > source.MaxRecord || len(d.Frame) == 0 {
+				t.Fatalf("frame of %d bytes", len(d.Frame))
+			}
+			if !r.Compressed() && (d.Offset < -1 || d.Offset+16 > int64(len(data))) {
+				t.Fatalf("record offset %d in %d bytes", d.Offset, len(data))
+			}
+			sum := 0
+			for _, n := range c.LinkTypes {
+				sum += n
+			}
+			if sum != c.Frames {
+				t.Fatalf("link types count %d frames of %d", sum, c.Frames)
+			}
 		}
 	})
 }

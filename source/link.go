@@ -56,22 +56,31 @@ func firstLayer(lt layers.LinkType, data []byte) (gopacket.LayerType, bool) {
 	return 0, false
 }
 
+// frameKind is what a frame carries, as far as the reader cares.
+type frameKind uint8
+
+const (
+	frameOther       frameKind = iota // no UDP
+	frameUDP                          // UDP, or an IPv4 fragment of UDP
+	frameUnsupported                  // a link type the reader cannot parse
+)
+
 // frame parses one frame. It reports whether the frame carries UDP (or an
 // IPv4 fragment, flagged in p.fragment); err is set for a header that
 // cannot be parsed.
-func (p *linkParser) frame(lt layers.LinkType, data []byte) (bool, error) {
+func (p *linkParser) frame(lt layers.LinkType, data []byte) (frameKind, error) {
 	p.fragment = false
 	typ, ok := firstLayer(lt, data)
 	if !ok {
-		return false, nil
+		return frameUnsupported, nil
 	}
 	for {
 		dec, ok := p.dlc.Decoder(typ)
 		if !ok {
-			return false, nil
+			return frameOther, nil
 		}
 		if err := dec.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
-			return false, err
+			return frameOther, err
 		}
 		switch typ {
 		case layers.LayerTypeIPv4:
@@ -79,16 +88,16 @@ func (p *linkParser) frame(lt layers.LinkType, data []byte) (bool, error) {
 			p.dstIP = addr(p.ip4.DstIP)
 			if p.ip4.Flags&layers.IPv4MoreFragments != 0 || p.ip4.FragOffset != 0 {
 				if p.ip4.Protocol != layers.IPProtocolUDP {
-					return false, nil
+					return frameOther, nil
 				}
 				p.fragment = true
-				return true, nil
+				return frameUDP, nil
 			}
 		case layers.LayerTypeIPv6:
 			p.srcIP = addr(p.ip6.SrcIP)
 			p.dstIP = addr(p.ip6.DstIP)
 		case layers.LayerTypeUDP:
-			return true, nil
+			return frameUDP, nil
 		}
 		typ = dec.NextLayerType()
 		data = dec.LayerPayload()

@@ -1,6 +1,9 @@
 package source
 
-import "io"
+import (
+	"bytes"
+	"io"
+)
 
 // Prefetcher reads a Reader's datagrams ahead in a goroutine of its own, in
 // batches, so that reading and parsing the capture runs on one core while
@@ -69,16 +72,25 @@ func (p *Prefetcher) produce(r *Reader) {
 				break
 			}
 			dg := *d
-			if len(b.slab)+len(d.Payload) <= cap(b.slab) {
-				start := len(b.slab)
-				b.slab = append(b.slab, d.Payload...)
-				dg.Payload = b.slab[start:len(b.slab):len(b.slab)]
+			need := len(d.Frame)
+			if d.payloadAt < 0 {
+				need += len(d.Payload)
+			}
+			if len(b.slab)+need <= cap(b.slab) {
+				dg.Frame = appendCopy(&b.slab, d.Frame)
+				if d.payloadAt >= 0 {
+					dg.Payload = dg.Frame[d.payloadAt : d.payloadAt+len(d.Payload) : d.payloadAt+len(d.Payload)]
+				} else {
+					dg.Payload = appendCopy(&b.slab, d.Payload)
+				}
 			} else if len(b.dgs) > 0 {
 				// No room: this datagram starts the next batch.
 				r.unread()
 				break
 			} else {
-				dg.Payload = append([]byte(nil), d.Payload...)
+				dg.Frame = bytes.Clone(d.Frame)
+				dg.Payload = bytes.Clone(d.Payload)
+				dg.payloadAt = -1
 			}
 			b.dgs = append(b.dgs, dg)
 		}
@@ -92,6 +104,14 @@ func (p *Prefetcher) produce(r *Reader) {
 			return
 		}
 	}
+}
+
+// appendCopy appends b to the slab and returns the copy, capped so that
+// appending to it cannot reach the bytes after it.
+func appendCopy(slab *[]byte, b []byte) []byte {
+	start := len(*slab)
+	*slab = append(*slab, b...)
+	return (*slab)[start:len(*slab):len(*slab)]
 }
 
 // Next returns the next datagram, valid until the following call, or the

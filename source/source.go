@@ -1,25 +1,35 @@
-// Package source reads captured frames from pcap and pcapng files (plain or
-// gzip-compressed, from a file or a stream) and yields the UDP datagrams they
-// carry, one at a time, with constant memory.
+// Package source is the capture layer: it reads captured frames and yields
+// the UDP datagrams they carry, one at a time, with constant memory; and it
+// writes frames as they were captured.
 //
-// It understands the link types a Purple Martians LAN capture is likely to
-// have (Ethernet, Linux cooked SLL and SLL2, BSD loopback/null, raw IPv4/IPv6),
-// 802.1Q VLAN tags, IPv4 and IPv6, and it reassembles fragmented IPv4
-// datagrams. Everything else is counted and skipped.
+// Frames come from any FrameSource: pcap and pcapng files (plain or
+// gzip-compressed, from a file or a stream; NewReader, Open), a live
+// capture on Linux network interfaces (OpenLive: AF_PACKET with a
+// TPACKET_V3 ring and a kernel filter, no libpcap), or anything else
+// (NewFrameReader). A Reader understands the link types a Purple Martians
+// LAN capture is likely to have (Ethernet, Linux cooked SLL and SLL2, BSD
+// loopback/null, raw IPv4/IPv6), 802.1Q VLAN tags, IPv4 and IPv6, and it
+// reassembles fragmented IPv4 datagrams, within bounds. Everything else is
+// counted and skipped; hostile captures (records claiming gigabytes, floods
+// of fragments) cost little and are reported.
+//
+// CaptureWriter writes frames to pcap or pcapng as they were captured, and
+// Tee writes every frame a source gives while it is read.
 package source
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/ip4defrag"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/klauspost/compress/gzip"
@@ -33,6 +43,26 @@ type Datagram struct {
 	Payload     []byte // the captured UDP payload; valid until the next call to Next
 	Length      int    // the UDP payload length the UDP header claims
 	Reassembled bool   // rebuilt from IPv4 fragments
+
+	// The frame as captured, for writing it out again: its bytes (the
+	// whole link-layer frame, valid until the next call to Next; for a
+	// datagram rebuilt from IPv4 fragments, the frame it would have been
+	// unfragmented: the link and IPv4 headers of the fragment that
+	// completed it, without fragmentation, and the whole UDP datagram), its
+	// link type, its length on the wire, and the interface it was captured
+	// on (an index for FrameSource.Interface, and its name when known).
+	Frame         []byte
+	LinkType      layers.LinkType
+	WireLength    int
+	Interface     int
+	InterfaceName string
+	// Offset is the byte offset of the frame's record in the capture
+	// stream (the file for a plain capture file; the inflated stream for a
+	// gzip-compressed one, see Reader.Compressed); -1 when the source has
+	// no offsets (a live capture) or could not find it.
+	Offset int64
+
+	payloadAt int // where Payload starts in Frame; -1 when it is not in Frame
 }
 
 // Truncated reports whether the capture holds fewer payload bytes than the
@@ -48,25 +78,86 @@ type Counters struct {
 	BadFrames   int // frames whose link, IP or UDP header could not be parsed
 	Truncated   int // UDP datagrams cut short by the snap length
 	Datagrams   int // UDP datagrams returned
-	LinkTypes   map[string]int
+	// FragmentsDropped counts IPv4 fragments given up: of datagrams never
+	// completed within the reassembly limits (time, count, bytes), or
+	// refused by the reassembler (overlapping, oversized).
+	FragmentsDropped int
+	// Unsupported counts frames of a link type the reader cannot parse
+	// (they are in NonUDP too); Warnings names those link types.
+	Unsupported int
+	// LinkTypes counts every frame by the name of its link type.
+	LinkTypes map[string]int
+	// Live captures only: the frames the kernel received for the capture
+	// (after its filter) and the frames it dropped because they were not
+	// read in time. Both are 0 for files.
+	KernelReceived, KernelDropped uint64
+	unsupported                   []string
 }
 
-// Reader yields the UDP datagrams of one capture file or stream.
+// Warnings are sentences about what the reader could not read, for a front
+// end to print: link types it does not support, fragments it gave up,
+// frames the kernel dropped. None for a clean capture.
+func (c Counters) Warnings() []string {
+	var w []string
+	for _, name := range c.unsupported {
+		w = append(w, fmt.Sprintf("%d frames of link type %s, which pmdump cannot read, were skipped", c.LinkTypes[name], name))
+	}
+	if c.FragmentsDropped > 0 {
+		w = append(w, fmt.Sprintf("%d IPv4 fragments of datagrams that could not be reassembled were dropped", c.FragmentsDropped))
+	}
+	if c.KernelDropped > 0 {
+		w = append(w, fmt.Sprintf("the kernel dropped %d of %d frames: pmdump did not read them in time (a bigger --ring may help)", c.KernelDropped, c.KernelReceived))
+	}
+	return w
+}
+
+// Add adds the counts of o to c, as for several inputs read as one
+// capture.
+func (c *Counters) Add(o Counters) {
+	c.Frames += o.Frames
+	c.NonUDP += o.NonUDP
+	c.Fragments += o.Fragments
+	c.Reassembled += o.Reassembled
+	c.BadFrames += o.BadFrames
+	c.Truncated += o.Truncated
+	c.Datagrams += o.Datagrams
+	c.FragmentsDropped += o.FragmentsDropped
+	c.Unsupported += o.Unsupported
+	c.KernelReceived += o.KernelReceived
+	c.KernelDropped += o.KernelDropped
+	if len(o.LinkTypes) > 0 && c.LinkTypes == nil {
+		c.LinkTypes = map[string]int{}
+	}
+	for k, v := range o.LinkTypes {
+		c.LinkTypes[k] += v
+	}
+	for _, u := range o.unsupported {
+		if !slices.Contains(c.unsupported, u) {
+			c.unsupported = append(c.unsupported, u)
+		}
+	}
+}
+
+// Reader yields the UDP datagrams of one capture file or stream, or of any
+// FrameSource.
 type Reader struct {
-	name      string
-	closer    io.Closer
-	pcap      *pcapgo.Reader
-	ng        *pcapgo.NgReader
-	format    string
-	counters  Counters
-	dg        Datagram
-	parse     linkParser
-	defrag    *ip4defrag.IPv4Defragmenter
-	lastSweep time.Time
-	err       error
-	held      bool // Next returns dg again (see unread)
-	br        *bufio.Reader
-	linkTypes []linkTypeCount
+	name       string
+	closer     io.Closer
+	src        FrameSource
+	file       *fileSource // when src reads a file or stream
+	offsets    RecordOffsetter
+	buffered   interface{ Buffered() bool }
+	format     string
+	compressed bool
+	counters   Counters
+	dg         Datagram
+	parse      linkParser
+	frags      fragments
+	err        error
+	held       bool // Next returns dg again (see unread)
+	linkTypes  []linkTypeCount
+	ifNames    []string // interface names by index, looked up once
+	rebuilt    []byte   // the frame of a reassembled datagram
 }
 
 // ErrFormat is wrapped by errors for inputs that are not pcap or pcapng.
@@ -82,7 +173,8 @@ func Open(name string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, statErr := f.Stat()
+	if statErr == nil && st.IsDir() {
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory, not a capture file", name)
 	}
@@ -91,13 +183,17 @@ func Open(name string) (*Reader, error) {
 		f.Close()
 		return nil, err
 	}
+	if statErr == nil && st.Mode().IsRegular() {
+		r.file.size = st.Size()
+	}
 	r.closer = f
 	return r, nil
 }
 
 // NewReader reads a capture from a stream. The stream may be gzip-compressed.
 func NewReader(in io.Reader, name string) (*Reader, error) {
-	br := bufio.NewReaderSize(in, 1<<16)
+	raw := &countingReader{r: in}
+	br := bufio.NewReaderSize(raw, 1<<16)
 	magic, err := br.Peek(4)
 	if err != nil {
 		if len(magic) == 0 {
@@ -105,35 +201,57 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 		}
 		return nil, fmt.Errorf("%s: too short for a capture header: %w", name, ErrFormat)
 	}
+	f := &fileSource{name: name, raw: raw, count: raw, br: br, size: -1}
+	compressed := false
 	if magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%s: gzip: %w", name, err)
 		}
-		br = bufio.NewReaderSize(zr, 1<<16)
-		if magic, err = br.Peek(4); err != nil {
+		f.count = &countingReader{r: zr}
+		f.br = bufio.NewReaderSize(f.count, 1<<16)
+		if magic, err = f.br.Peek(4); err != nil {
 			return nil, fmt.Errorf("%s: gzip content too short for a capture header: %w", name, ErrFormat)
 		}
+		compressed = true
 	}
-	r := &Reader{name: name, defrag: ip4defrag.NewIPv4Defragmenter(), br: br}
+	var format string
 	switch {
 	case bytes.Equal(magic, []byte{0x0a, 0x0d, 0x0d, 0x0a}):
-		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+		f.ngPacketOffset() // learns the byte order of the first section
+		ng, err := pcapgo.NewNgReader(f.br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
 		if err != nil {
 			return nil, fmt.Errorf("%s: pcapng: %w", name, err)
 		}
-		r.ng, r.format = ng, "pcapng"
+		f.ng, format = ng, "pcapng"
 	case isPcapMagic(magic):
-		pr, err := pcapgo.NewReader(br)
+		pr, err := pcapgo.NewReader(f.br)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pcap: %w", name, err)
 		}
-		r.pcap, r.format = pr, "pcap"
+		f.snaplen = int(pr.Snaplen())
+		if pr.Snaplen() > MaxRecord {
+			pr.SetSnaplen(MaxRecord) // pcapgo then refuses records over MaxRecord
+		}
+		f.pcap, format = pr, "pcap"
 	default:
 		return nil, fmt.Errorf("%s: magic %x: %w", name, magic, ErrFormat)
 	}
-	r.parse.init()
+	r := NewFrameReader(f, name)
+	r.file, r.format, r.compressed = f, format, compressed
 	return r, nil
+}
+
+// NewFrameReader reads the UDP datagrams of the frames of any frame source
+// (a live capture, a test fake). Close closes src when it is an io.Closer.
+func NewFrameReader(src FrameSource, name string) *Reader {
+	r := &Reader{name: name, src: src, format: "frames"}
+	r.offsets, _ = src.(RecordOffsetter)
+	r.buffered, _ = src.(interface{ Buffered() bool })
+	r.closer, _ = src.(io.Closer)
+	r.frags.init()
+	r.parse.init()
+	return r
 }
 
 func isPcapMagic(m []byte) bool {
@@ -147,15 +265,42 @@ func isPcapMagic(m []byte) bool {
 // Name is the name the reader was opened with.
 func (r *Reader) Name() string { return r.name }
 
-// Format is "pcap" or "pcapng".
+// Format is "pcap" or "pcapng" for a capture file or stream, "frames" for
+// another frame source.
 func (r *Reader) Format() string { return r.format }
+
+// Compressed reports whether the capture was gzip-compressed: record
+// offsets are then offsets in the inflated stream, not in the file.
+func (r *Reader) Compressed() bool { return r.compressed }
+
+// Source is the frame source the reader reads.
+func (r *Reader) Source() FrameSource { return r.src }
+
+// Progress reports how many bytes of its input the reader has read and
+// the input's total size (-1 when unknown: a stream, a live capture).
+func (r *Reader) Progress() (done, total int64) {
+	if p, ok := r.src.(Progresser); ok {
+		return p.Progress()
+	}
+	return 0, -1
+}
 
 // Counters returns what the reader has counted so far.
 func (r *Reader) Counters() Counters {
 	c := r.counters
 	c.LinkTypes = make(map[string]int, len(r.linkTypes))
+	c.unsupported = nil
 	for _, l := range r.linkTypes {
-		c.LinkTypes[LinkTypeName(l.lt)] += l.n
+		name := LinkTypeName(l.lt)
+		c.LinkTypes[name] += l.n
+		if _, ok := firstLayer(l.lt, nil); !ok && !slices.Contains(c.unsupported, name) {
+			c.unsupported = append(c.unsupported, name)
+		}
+	}
+	if k, ok := r.src.(KernelStatser); ok {
+		if rcv, drop, err := k.KernelStats(); err == nil {
+			c.KernelReceived, c.KernelDropped = rcv, drop
+		}
 	}
 	return c
 }
@@ -192,7 +337,8 @@ type linkTypeCount struct {
 	n  int
 }
 
-// Close closes the underlying file, if the reader opened one.
+// Close closes the underlying file or frame source, if the reader opened
+// one or was given one that can be closed.
 func (r *Reader) Close() error {
 	if r.closer != nil {
 		return r.closer.Close()
@@ -203,6 +349,17 @@ func (r *Reader) Close() error {
 // SetFrameBase makes frame numbers continue after base, so several files read
 // one after the other are numbered as one capture.
 func (r *Reader) SetFrameBase(base int) { r.counters.Frames = base }
+
+// interfaceName names interface i of the source, looked up once.
+func (r *Reader) interfaceName(i int) string {
+	if i < 0 || i > 1<<16 {
+		return ""
+	}
+	for len(r.ifNames) <= i {
+		r.ifNames = append(r.ifNames, r.src.Interface(len(r.ifNames)).Name)
+	}
+	return r.ifNames[i]
+}
 
 // Next returns the next UDP datagram. The returned Datagram and its Payload
 // are reused by the following call. At the end of the capture Next returns
@@ -217,45 +374,33 @@ func (r *Reader) Next() (*Datagram, error) {
 		return nil, r.err
 	}
 	for {
-		var (
-			data []byte
-			ci   gopacket.CaptureInfo
-			err  error
-			lt   layers.LinkType
-		)
-		if r.ng != nil {
-			data, ci, err = r.ng.ZeroCopyReadPacketData()
-			if err == nil {
-				lt = r.ng.LinkType()
-				if len(ci.AncillaryData) > 0 {
-					if l, ok := ci.AncillaryData[0].(layers.LinkType); ok {
-						lt = l
-					}
-				}
-			}
-		} else {
-			data, ci, err = r.pcap.ZeroCopyReadPacketData()
-			lt = r.pcap.LinkType()
-		}
+		data, ci, lt, err := r.src.ReadFrame()
 		if err != nil {
 			r.err = r.wrapReadErr(err)
 			return nil, r.err
 		}
 		r.counters.Frames++
 		n := r.counters.Frames
-		ok, perr := r.parse.frame(lt, data)
-		if perr != nil {
+		r.countLinkType(lt)
+		kind, perr := r.parse.frame(lt, data)
+		switch {
+		case perr != nil:
 			r.counters.BadFrames++
 			continue
-		}
-		if !ok {
+		case kind == frameUnsupported:
+			r.counters.Unsupported++
+			r.counters.NonUDP++
+			continue
+		case kind == frameOther:
 			r.counters.NonUDP++
 			continue
 		}
-		r.countLinkType(lt)
 		p := &r.parse
+		var ip4Header []byte // of the fragment that completed a datagram
 		if p.fragment {
 			r.counters.Fragments++
+			// The header's bytes: the reassembler keeps only a copy.
+			ip4Header = p.ip4.Contents
 			if !r.reassemble(ci.Timestamp) {
 				continue
 			}
@@ -269,9 +414,25 @@ func (r *Reader) Next() (*Datagram, error) {
 			Payload:     p.udp.Payload,
 			Length:      int(p.udp.Length) - 8,
 			Reassembled: p.fragment,
+			Frame:       data,
+			LinkType:    lt,
+			WireLength:  ci.Length,
+			Interface:   ci.InterfaceIndex,
+			Offset:      -1,
+		}
+		r.dg.InterfaceName = r.interfaceName(ci.InterfaceIndex)
+		r.dg.payloadAt = -1
+		if at := cap(data) - cap(r.dg.Payload); !p.fragment && at >= 0 && at+len(r.dg.Payload) <= len(data) {
+			r.dg.payloadAt = at
+		}
+		if r.offsets != nil {
+			r.dg.Offset = r.offsets.RecordOffset()
 		}
 		if p.udp.Length == 0 { // jumbogram: trust what was captured
 			r.dg.Length = len(p.udp.Payload)
+		}
+		if p.fragment {
+			r.unfragmentedFrame(data, ip4Header)
 		}
 		if r.dg.Truncated() {
 			r.counters.Truncated++
@@ -281,9 +442,54 @@ func (r *Reader) Next() (*Datagram, error) {
 	}
 }
 
+// unfragmentedFrame makes the frame of a datagram rebuilt from IPv4
+// fragments: the link header of its last fragment (data), that fragment's
+// IPv4 header (hdr, a slice of data) without fragmentation and with the
+// whole length, and the whole UDP datagram. Written out, it reads back as
+// the datagram.
+func (r *Reader) unfragmentedFrame(data, hdr []byte) {
+	link := cap(data) - cap(hdr)
+	udp := r.parse.udp.Contents
+	if link < 0 || link+len(hdr) > len(data) || len(hdr) < 20 || len(udp) != 8 {
+		return // keep the fragment's frame
+	}
+	b := append(r.rebuilt[:0], data[:link+len(hdr)]...)
+	ip := b[link:]
+	total := len(hdr) + 8 + len(r.dg.Payload)
+	if total > 0xffff {
+		return
+	}
+	binary.BigEndian.PutUint16(ip[2:], uint16(total))
+	binary.BigEndian.PutUint16(ip[6:], 0) // no flags, no offset
+	binary.BigEndian.PutUint16(ip[10:], 0)
+	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:len(hdr)]))
+	b = append(b, udp...)
+	at := len(b)
+	b = append(b, r.dg.Payload...)
+	r.rebuilt = b
+	r.dg.Frame = b
+	r.dg.WireLength = len(b)
+	r.dg.Payload = b[at:len(b):len(b)]
+	r.dg.payloadAt = at
+}
+
+// ipChecksum is the Internet checksum of an IPv4 header.
+func ipChecksum(h []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(h); i += 2 {
+		s += uint32(h[i])<<8 | uint32(h[i+1])
+	}
+	for s>>16 != 0 {
+		s = s&0xffff + s>>16
+	}
+	return ^uint16(s)
+}
+
 // Buffered reports whether the next datagram can be read from what is
 // already buffered, without waiting for the input (a live stream).
-func (r *Reader) Buffered() bool { return r.held || r.br.Buffered() > 0 }
+func (r *Reader) Buffered() bool {
+	return r.held || r.buffered != nil && r.buffered.Buffered()
+}
 
 // unread makes the next call to Next return the current datagram again.
 func (r *Reader) unread() { r.held = true }
@@ -299,22 +505,13 @@ func (r *Reader) wrapReadErr(err error) error {
 	return fmt.Errorf("%s: frame %d: unreadable record, stopping this input: %w", r.name, n, err)
 }
 
-// reassemble feeds the current IPv4 fragment to the defragmenter and, when
+// reassemble feeds the current IPv4 fragment to the reassembler and, when
 // the datagram is complete, parses its UDP header. It reports whether a
 // complete UDP datagram is now in r.parse.udp.
 func (r *Reader) reassemble(ts time.Time) bool {
 	p := &r.parse
-	// The defragmenter keeps the fragments it is given, but our frame buffer
-	// is reused: hand it a private copy.
-	frag := p.ip4
-	frag.Contents = append([]byte(nil), p.ip4.Contents...)
-	frag.Payload = append([]byte(nil), p.ip4.Payload...)
-	full, err := r.defrag.DefragIPv4WithTimestamp(&frag, ts)
-	if ts.Sub(r.lastSweep) > 30*time.Second {
-		r.defrag.DiscardOlderThan(ts.Add(-30 * time.Second))
-		r.lastSweep = ts
-	}
-	if err != nil || full == nil || full.Protocol != layers.IPProtocolUDP {
+	full := r.frags.add(&p.ip4, ts, &r.counters)
+	if full == nil || full.Protocol != layers.IPProtocolUDP {
 		return false
 	}
 	if err := p.udp.DecodeFromBytes(full.Payload, gopacket.NilDecodeFeedback); err != nil {

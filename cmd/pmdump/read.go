@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -10,14 +11,16 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/filter"
 	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/session"
-	"github.com/pmdump/pmdump/synth"
+	"github.com/pmdump/pmdump/source"
 )
 
 type readOpts struct {
@@ -79,16 +82,22 @@ JSON output (--json) is one object per line with the keys
 		},
 	}
 	f := c.Flags()
+	o.addDisplayFlags(f, "see above")
+	f.StringVarP(&o.write, "write", "w", "", "write the frames of the matching game packets, as captured, to capture `FILE` (pcap, or pcapng by extension; - is stdout) instead of printing them")
+	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
+	return c
+}
+
+// addDisplayFlags adds the flags that say how packets are shown (read
+// and live share them); filterHelp says where the filter syntax is.
+func (o *readOpts) addDisplayFlags(f *pflag.FlagSet, filterHelp string) {
 	f.BoolVarP(&o.verbose, "verbose", "V", false, "print the full field tree of each packet")
 	f.BoolVarP(&o.hexdump, "hex", "x", false, "add a hex dump of each packet's payload")
 	f.IntVarP(&o.count, "count", "c", 0, "stop after `N` game packets (0: all)")
-	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` (see above)")
+	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` ("+filterHelp+")")
 	f.BoolVar(&o.json, "json", false, "one JSON object per line")
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
-	f.StringVarP(&o.write, "write", "w", "", "write the matching game packets to capture `FILE` (pcap, or pcapng by extension) instead of printing them")
-	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since the first packet), d (since the previous packet shown), e (epoch)")
-	return c
 }
 
 func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
@@ -116,33 +125,14 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
-	pr := printer{o: o, out: out}
-	shown := 0
-	var printErr error
 	var e *engine.Engine
+	pp := &packetPrinter{pr: printer{o: o, out: out}, flt: flt, e: &e}
 	cfg := engine.Config{
 		Era:  era,
 		Idle: func() { out.Flush() }, // a live stream shows its packets as they come
 		OnEvent: func(ev engine.Event) {
-			pe, ok := ev.(engine.PacketEvent)
-			if !ok || printErr != nil {
-				return
-			}
-			r := pe.Record
-			if flt != nil && !flt.Match(r) {
-				return
-			}
-			if pr.t0.IsZero() {
-				pr.t0 = pe.First
-			}
-			if err := pr.print(r); err != nil {
-				printErr = err
-				e.Stop()
-				return
-			}
-			shown++
-			if o.count > 0 && shown >= o.count {
-				e.Stop()
+			if pe, ok := ev.(engine.PacketEvent); ok {
+				pp.handle(pe)
 			}
 		},
 	}
@@ -150,8 +140,8 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	if e != nil {
 		e.Close()
 	}
-	if printErr != nil {
-		return printErr
+	if pp.err != nil {
+		return pp.err
 	}
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = ferr
@@ -159,18 +149,58 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	return err
 }
 
-// writeMatching is read -w: the matching game packets go to a capture file,
-// each as an Ethernet/IPv4/UDP frame with its original addresses, ports,
-// payload and time stamp (as captured: a payload cut by the snap length
-// stays cut).
-func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filter.Filter, o *readOpts) error {
-	f, err := os.Create(o.write)
-	if err != nil {
-		return usagef("-w: %v", err)
+// packetPrinter prints the game packets an engine reports, as read does:
+// those the filter matches, up to -c of them; it stops the engine at the
+// count or when the output fails (err).
+type packetPrinter struct {
+	pr    printer
+	flt   *filter.Filter
+	e     **engine.Engine
+	shown int
+	err   error
+}
+
+func (pp *packetPrinter) handle(pe engine.PacketEvent) {
+	if pp.err != nil {
+		return
 	}
-	w, err := synth.NewCaptureWriter(f, synth.FormatFor(o.write))
-	if err != nil {
-		f.Close()
+	r := pe.Record
+	if pp.flt != nil && !pp.flt.Match(r) {
+		return
+	}
+	if pp.pr.t0.IsZero() {
+		pp.pr.t0 = pe.First
+	}
+	if err := pp.pr.print(r); err != nil {
+		pp.err = err
+		(*pp.e).Stop()
+		return
+	}
+	pp.shown++
+	if pp.pr.o.count > 0 && pp.shown >= pp.pr.o.count {
+		(*pp.e).Stop()
+	}
+}
+
+// writeMatching is read -w: the frames of the matching game packets go to a
+// capture file (or standard output for "-") as they were captured: their
+// link layer, addresses, time stamps and interfaces (a pcapng keeps each
+// interface; a pcap holds one link type, that of the first packet).
+func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filter.Filter, o *readOpts) error {
+	var dst io.Writer = cmd.OutOrStdout() // -w -: standard output, as tcpdump
+	var f *os.File
+	if o.write != "-" {
+		var err error
+		if f, err = os.Create(o.write); err != nil {
+			return usagef("-w: %v", err)
+		}
+		dst = f
+	}
+	format := source.FormatFor(o.write)
+	var w *source.CaptureWriter
+	open := func(intf source.Interface) error {
+		var err error
+		w, err = source.NewCaptureWriter(dst, source.WriterOptions{Format: format, Interfaces: []source.Interface{intf}})
 		return err
 	}
 	written, skipped := 0, 0
@@ -181,15 +211,20 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 		if !ok || writeErr != nil {
 			return
 		}
-		r := pe.Record
+		r, d := pe.Record, pe.Datagram
 		if flt != nil && !flt.Match(r) {
 			return
 		}
-		if !r.Src.Addr().Is4() || !r.Dst.Addr().Is4() {
-			skipped++ // the writer makes IPv4 frames only
-			return
+		if w == nil {
+			if writeErr = open(source.Interface{Name: d.InterfaceName, LinkType: d.LinkType}); writeErr != nil {
+				e.Stop()
+				return
+			}
 		}
-		if err := w.WriteDatagram(r.TS, r.Src, r.Dst, r.Packet.Raw); err != nil {
+		if err := w.WriteDatagram(d); errors.Is(err, source.ErrLinkType) {
+			skipped++
+			return
+		} else if err != nil {
 			writeErr = err
 			e.Stop()
 			return
@@ -199,22 +234,31 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 			e.Stop()
 		}
 	}}
-	e, err = driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	e, err := driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
 	if e != nil {
 		e.Close()
 	}
 	if writeErr != nil {
 		err = writeErr
 	}
-	if ferr := w.Flush(); ferr != nil && err == nil {
-		err = ferr
+	if w == nil && writeErr == nil { // nothing matched: an empty capture
+		if cerr := open(source.Interface{LinkType: layers.LinkTypeEthernet}); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
-	if cerr := f.Close(); cerr != nil && err == nil {
-		err = cerr
+	if w != nil {
+		if cerr := w.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	if f != nil {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%d packets written to %s\n", written, o.write)
 	if skipped > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "pmdump: %d IPv6 packets not written (-w writes IPv4 frames)\n", skipped)
+		fmt.Fprintf(cmd.ErrOrStderr(), "pmdump: %d packets of another link type not written: a pcap holds one link type (write a .pcapng)\n", skipped)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -20,8 +21,9 @@ func newStatsCmd() *cobra.Command {
 	var jsonOut, withHealth, withStates bool
 	var eraFlag, schemaFile string
 	var files []string
+	var lf liveFlags
 	c := &cobra.Command{
-		Use:   "stats [flags] FILE...",
+		Use:   "stats [flags] FILE... | -i IFACE",
 		Short: "Summarise the conversations, players and packets of captures",
 		Long: `Stats reads captures to the end and summarises them: the capture (frames,
 time span, link types), every conversation (client and server endpoints, era,
@@ -51,16 +53,27 @@ client-reported values (modern stak: chase fps, dsync, player corrections, cpu;
 legacy sdak: chase fps, late stdf, skipped frames; legacy stak: dif
 corrections), and the largest move of the client's player between consecutive
 rebuilt states (moves over 12 px per frame are counted as position jumps:
-corrections or respawns). A value without a sample is - (null in JSON).`,
+corrections or respawns). A value without a sample is - (null in JSON).
+
+-i IFACE captures live instead (as pmdump live does, root or CAP_NET_RAW
+needed) until Ctrl-C, SIGTERM or --duration, then prints the summary of what
+was seen and the kernel's received and dropped counts.`,
 		Example: `  pmdump stats capture.pcap
   pmdump stats --states capture.pcap
   pmdump stats --health capture.pcap
   pmdump stats --health --json capture.pcap | jq '.health[0].seconds[] | [.t, .ack_ms]'
-  pmdump stats --json capture.pcapng | jq .packets`,
+  pmdump stats --json capture.pcapng | jq .packets
+  pmdump stats -i eth0 --duration 1m`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args = append(files, args...)
-			if len(args) == 0 {
-				return usagef("no capture to read: give FILE (or -r FILE, or - for stdin)")
+			if err := lf.check(cmd); err != nil {
+				return err
+			}
+			if lf.live() && len(args) > 0 {
+				return usagef("give captures to read or -i IFACE to capture live, not both")
+			}
+			if len(args) == 0 && !lf.live() {
+				return usagef("no capture to read: give FILE (or -r FILE, or - for stdin, or -i IFACE to capture live)")
 			}
 			era, err := decode.ParseEra(eraFlag)
 			if err != nil {
@@ -80,12 +93,23 @@ corrections or respawns). A value without a sample is - (null in JSON).`,
 			if withHealth {
 				cfg.Work |= engine.Health
 			}
-			e, runErr := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
+			var e *engine.Engine
+			var run *liveRun
+			var runErr error
+			if lf.live() {
+				e, run, runErr = driveLive(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, &lf)
+			} else {
+				e, runErr = drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
+			}
 			if e == nil {
 				return runErr
 			}
 			defer e.Close()
 			rep := e.Stats()
+			if run != nil {
+				rep.Inputs = []string{"live: " + strings.Join(lf.ifaces, ", ")}
+				defer run.summary(cmd.ErrOrStderr())
+			}
 			if err := checkSchema(user, rep.Difs); err != nil {
 				return err
 			}
@@ -110,6 +134,7 @@ corrections or respawns). A value without a sample is - (null in JSON).`,
 	c.Flags().BoolVar(&withStates, "states", false, "also inflate every dif and rebuild its state (ok, missing-base, ratio)")
 	c.Flags().BoolVar(&withHealth, "health", false, "add the netgame health report: per conversation and per second (implies --states)")
 	c.Flags().StringVar(&schemaFile, "schema", "", "state layout `FILE` (JSON) for --health")
+	lf.add(c.Flags(), false)
 	c.Flags().StringArrayVarP(&files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	return c
 }
