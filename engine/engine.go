@@ -348,7 +348,7 @@ func (e *Engine) feed(d *source.Datagram) {
 		e.conversationChanged(c)
 		e.countName(r)
 	}
-	e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d})
+	e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits})
 	if e.health != nil {
 		e.health.record(r)
 	}

@@ -28,6 +28,9 @@ type PacketEvent struct {
 	// First is the earliest capture time stamp seen so far (of any frame,
 	// game or not), the zero point of relative times.
 	First time.Time
+	// Digits is how many fraction digits of a second the source's time
+	// stamps have (6: microseconds, 9: nanoseconds).
+	Digits int
 	// Datagram is the datagram as the capture layer gave it, with its
 	// frame as captured (to write it out again); valid only during the call.
 	Datagram *source.Datagram

@@ -262,3 +262,40 @@ func (f *fileSource) Interface(i int) Interface {
 
 // Buffered reports whether bytes of the next record are already buffered.
 func (f *fileSource) Buffered() bool { return f.br.Buffered() > 0 }
+
+// digits is how many fraction digits of a second the time stamps of a
+// capture's interface have: 6 for microseconds, 9 for nanoseconds.
+func (f *fileSource) digits(iface int) int {
+	if f.pcap != nil {
+		return resolutionDigits(f.pcap.Resolution())
+	}
+	if in, err := f.ng.Interface(iface); err == nil {
+		return resolutionDigits(in.Resolution())
+	}
+	return 6
+}
+
+func resolutionDigits(r gopacket.TimestampResolution) int {
+	if r.Base == 10 && r.Exponent < 0 {
+		return min(-r.Exponent, 9)
+	}
+	return 9
+}
+
+// digitsOf is how many fraction digits of a second the time stamps of
+// interface iface have (at least 6; 9 for a live capture).
+func (r *Reader) digitsOf(iface int) int {
+	if r.file == nil {
+		return 9
+	}
+	if iface < 0 || iface >= 1024 {
+		return 6
+	}
+	for len(r.ifDigits) <= iface {
+		r.ifDigits = append(r.ifDigits, 0)
+	}
+	if r.ifDigits[iface] == 0 {
+		r.ifDigits[iface] = max(r.file.digits(iface), 6)
+	}
+	return r.ifDigits[iface]
+}

@@ -61,6 +61,10 @@ type Datagram struct {
 	// gzip-compressed one, see Reader.Compressed); -1 when the source has
 	// no offsets (a live capture) or could not find it.
 	Offset int64
+	// Digits is how many fraction digits of a second the capture's time
+	// stamps have on the frame's interface: 6 (microseconds) or 9
+	// (nanoseconds).
+	Digits int
 
 	payloadAt int // where Payload starts in Frame; -1 when it is not in Frame
 }
@@ -157,6 +161,7 @@ type Reader struct {
 	held       bool // Next returns dg again (see unread)
 	linkTypes  []linkTypeCount
 	ifNames    []string // interface names by index, looked up once
+	ifDigits   []int    // time stamp digits by interface index, looked up once
 	rebuilt    []byte   // the frame of a reassembled datagram
 }
 
@@ -421,6 +426,7 @@ func (r *Reader) Next() (*Datagram, error) {
 			Offset:      -1,
 		}
 		r.dg.InterfaceName = r.interfaceName(ci.InterfaceIndex)
+		r.dg.Digits = r.digitsOf(ci.InterfaceIndex)
 		r.dg.payloadAt = -1
 		if at := cap(data) - cap(r.dg.Payload); !p.fragment && at >= 0 && at+len(r.dg.Payload) <= len(data) {
 			r.dg.payloadAt = at

@@ -169,7 +169,7 @@ func (pp *packetPrinter) handle(pe engine.PacketEvent) {
 		return
 	}
 	if pp.pr.t0.IsZero() {
-		pp.pr.t0 = pe.First
+		pp.pr.t0, pp.pr.digits = pe.First, max(pe.Digits, 6)
 	}
 	if err := pp.pr.print(r); err != nil {
 		pp.err = err
@@ -274,8 +274,9 @@ type printer struct {
 	buf []byte
 	t0  time.Time
 
-	tf    *timefmt.Formatter
-	addrs addrCache
+	digits int // fraction digits of the capture's time stamps
+	tf     *timefmt.Formatter
+	addrs  addrCache
 }
 
 func (pr *printer) print(r *session.Record) error {
@@ -300,7 +301,7 @@ func (pr *printer) print(r *session.Record) error {
 func (pr *printer) appendTime(b []byte, ts time.Time) []byte {
 	if pr.tf == nil {
 		f, _ := timefmt.ParseFormat(pr.o.time)
-		pr.tf = timefmt.New(f, 6)
+		pr.tf = timefmt.New(f, max(pr.digits, 6))
 		pr.tf.SetFirst(pr.t0)
 	}
 	return pr.tf.Append(b, ts)
