@@ -36,33 +36,37 @@ func (c *captureFigures) see(ts time.Time) {
 // Stats is a snapshot of what an engine has seen; its JSON form is what
 // pmdump stats --json prints.
 type Stats struct {
-	Inputs      []string          `json:"inputs"`
-	Frames      int               `json:"frames"`
-	UDP         int               `json:"udp_datagrams"`
-	NonUDP      int               `json:"non_udp_frames"`
-	BadFrames   int               `json:"bad_frames"`
-	Fragments   int               `json:"ip_fragments"`
-	Reassembled int               `json:"reassembled_datagrams"`
-	Truncated   int               `json:"truncated_datagrams"`
-	LinkTypes   map[string]int    `json:"link_types"`
-	First       *time.Time        `json:"first,omitempty"`
-	Last        *time.Time        `json:"last,omitempty"`
-	Duration    float64           `json:"duration_s"`
-	Game        session.Count     `json:"game"`
-	Malformed   session.Count     `json:"malformed"`
-	Unknown     session.Count     `json:"unknown"`
-	NonGame     session.Count     `json:"non_game_skipped"`
-	Eras        map[string]int    `json:"eras"`
-	Convs       []ConvStats       `json:"conversations"`
-	Packets     []NameStats       `json:"packets"`
-	Difs        []DifStats        `json:"difs"`
-	Rebuilt     bool              `json:"states_rebuilt"` // difs were inflated and their states rebuilt (ok, missing_base, ratio are known)
-	Dropped     DroppedStats      `json:"not_tracked"`
-	Untracked   session.Untracked `json:"untracked"`
-	Warnings    []string          `json:"warnings,omitempty"`
-	Unreadable  []string          `json:"unreadable,omitempty"`
-	Health      []*ClientHealth   `json:"health,omitempty"`
-	Formats     []string          `json:"-"`
+	Inputs           []string          `json:"inputs"`
+	Frames           int               `json:"frames"`
+	UDP              int               `json:"udp_datagrams"`
+	NonUDP           int               `json:"non_udp_frames"`
+	BadFrames        int               `json:"bad_frames"`
+	Fragments        int               `json:"ip_fragments"`
+	Reassembled      int               `json:"reassembled_datagrams"`
+	Truncated        int               `json:"truncated_datagrams"`
+	FragmentsDropped int               `json:"ip_fragments_dropped"`
+	Unsupported      int               `json:"unsupported_link_frames"`
+	KernelReceived   uint64            `json:"kernel_received,omitempty"`
+	KernelDropped    uint64            `json:"kernel_dropped,omitempty"`
+	LinkTypes        map[string]int    `json:"link_types"`
+	First            *time.Time        `json:"first,omitempty"`
+	Last             *time.Time        `json:"last,omitempty"`
+	Duration         float64           `json:"duration_s"`
+	Game             session.Count     `json:"game"`
+	Malformed        session.Count     `json:"malformed"`
+	Unknown          session.Count     `json:"unknown"`
+	NonGame          session.Count     `json:"non_game_skipped"`
+	Eras             map[string]int    `json:"eras"`
+	Convs            []ConvStats       `json:"conversations"`
+	Packets          []NameStats       `json:"packets"`
+	Difs             []DifStats        `json:"difs"`
+	Rebuilt          bool              `json:"states_rebuilt"` // difs were inflated and their states rebuilt (ok, missing_base, ratio are known)
+	Dropped          DroppedStats      `json:"not_tracked"`
+	Untracked        session.Untracked `json:"untracked"`
+	Warnings         []string          `json:"warnings,omitempty"`
+	Unreadable       []string          `json:"unreadable,omitempty"`
+	Health           []*ClientHealth   `json:"health,omitempty"`
+	Formats          []string          `json:"-"`
 }
 
 // DroppedStats counts what the engine did not track one by one, to bound
@@ -123,6 +127,7 @@ func (e *Engine) Stats() Stats {
 	r := Stats{
 		Inputs: append([]string(nil), e.cap.inputs...), Frames: c.Frames, UDP: c.Datagrams, NonUDP: c.NonUDP, BadFrames: c.BadFrames,
 		Fragments: c.Fragments, Reassembled: c.Reassembled, Truncated: c.Truncated, LinkTypes: maps.Clone(e.cap.linkTypes),
+		FragmentsDropped: c.FragmentsDropped, Unsupported: c.Unsupported, KernelReceived: c.KernelReceived, KernelDropped: c.KernelDropped,
 		Game: st.Game, Malformed: st.Malformed, Unknown: st.Unknown, NonGame: st.NonGame,
 		Eras: map[string]int{}, Warnings: append([]string(nil), e.cap.warnings...), Formats: append([]string(nil), e.cap.formats...),
 		Unreadable: append([]string(nil), e.cap.unreadable...), Rebuilt: e.builder != nil,

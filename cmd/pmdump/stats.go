@@ -176,10 +176,16 @@ func writeReport(w io.Writer, r engine.Stats) {
 	fmt.Fprintf(tw, "  unknown names\t%d (%d bytes)\n", r.Unknown.Packets, r.Unknown.Bytes)
 	fmt.Fprintf(tw, "  non-game UDP skipped\t%d (%d bytes)\n", r.NonGame.Packets, r.NonGame.Bytes)
 	fmt.Fprintf(tw, "  non-UDP frames skipped\t%d\n", r.NonUDP)
+	if r.Unsupported > 0 {
+		fmt.Fprintf(tw, "  frames of unsupported link types\t%d\n", r.Unsupported)
+	}
+	if r.KernelReceived > 0 || r.KernelDropped > 0 {
+		fmt.Fprintf(tw, "  kernel received / dropped\t%d / %d\n", r.KernelReceived, r.KernelDropped)
+	}
 	if r.BadFrames > 0 || r.Truncated > 0 || r.Fragments > 0 {
 		fmt.Fprintf(tw, "  unparsable frames\t%d\n", r.BadFrames)
 		fmt.Fprintf(tw, "  truncated datagrams\t%d\n", r.Truncated)
-		fmt.Fprintf(tw, "  IPv4 fragments\t%d (%d datagrams reassembled)\n", r.Fragments, r.Reassembled)
+		fmt.Fprintf(tw, "  IPv4 fragments\t%d (%d datagrams reassembled, %d fragments given up)\n", r.Fragments, r.Reassembled, r.FragmentsDropped)
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(tw, "  warning\t%s\n", warn)
