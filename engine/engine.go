@@ -702,6 +702,10 @@ func (e *Engine) addCounters(base, c source.Counters) {
 	t.BadFrames = base.BadFrames + c.BadFrames
 	t.Truncated = base.Truncated + c.Truncated
 	t.Datagrams = base.Datagrams + c.Datagrams
+	t.FragmentsDropped = base.FragmentsDropped + c.FragmentsDropped
+	t.Unsupported = base.Unsupported + c.Unsupported
+	t.KernelReceived = base.KernelReceived + c.KernelReceived
+	t.KernelDropped = base.KernelDropped + c.KernelDropped
 	for k, v := range c.LinkTypes {
 		e.cap.linkTypes[k] = e.cap.baseLinkTypes[k] + v
 	}
