@@ -47,6 +47,9 @@ const (
 	Timeline
 	// Health keeps the per-second netgame health (implies States).
 	Health
+	// Counts keeps per-conversation counts of packets and bytes per name
+	// and direction (Stats' conversations' by_name).
+	Counts
 )
 
 // Config configures an Engine.
@@ -66,6 +69,10 @@ type Config struct {
 	// OnEvent receives the events, on the goroutine that drives the
 	// engine. It must not call the engine's methods other than Stop.
 	OnEvent func(Event)
+	// OnPacket, when set, receives the packet events instead of OnEvent,
+	// without boxing them in an Event: the fast path of a front end that
+	// prints every packet. The event is valid only during the call.
+	OnPacket func(*PacketEvent)
 	// Idle, when set, is called before the engine waits for a live input,
 	// so a front end can flush its output.
 	Idle func()
@@ -122,6 +129,9 @@ type Engine struct {
 	finished bool
 	stop     atomic.Bool
 	lastN    int // capture number of the newest datagram
+	pev      PacketEvent
+	lastConv *session.Conversation // the conversation conversationChanged saw last
+	lastSig  convSig
 	lastTS   time.Time
 }
 
@@ -345,10 +355,19 @@ func (e *Engine) feed(d *source.Datagram) {
 		idx = e.index.add(r, d)
 	}
 	if c := r.Conv; c != nil {
-		e.conversationChanged(c)
-		e.countName(r)
+		if e.cfg.OnEvent != nil {
+			e.conversationChanged(c)
+		}
+		if e.cfg.Work&Counts != 0 {
+			e.countName(r)
+		}
 	}
-	e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits})
+	if e.cfg.OnPacket != nil {
+		e.pev = PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits}
+		e.cfg.OnPacket(&e.pev)
+	} else if e.cfg.OnEvent != nil {
+		e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits})
+	}
 	if e.health != nil {
 		e.health.record(r)
 	}
@@ -463,6 +482,10 @@ func (e *Engine) countName(r *session.Record) {
 
 func (e *Engine) conversationChanged(c *session.Conversation) {
 	sig := convSig{era: c.Era, player: c.Player, host: c.Hostname, color: c.Color, server: c.Server}
+	if c == e.lastConv && sig == e.lastSig {
+		return // most packets are of the conversation before, unchanged
+	}
+	e.lastConv, e.lastSig = c, sig
 	old, seen := e.convs[c.ID]
 	if seen && old == sig {
 		return

@@ -274,7 +274,7 @@ func runLive(cmd *cobra.Command, o *liveOpts) error {
 	defer out.Flush()
 	var e *engine.Engine
 	pp := &packetPrinter{pr: printer{o: &o.readOpts, out: out}, flt: flt, e: &e}
-	cfg := engine.Config{Era: era, Idle: func() { out.Flush() }}
+	cfg := engine.Config{Era: era, Work: engine.Counts, Idle: func() { out.Flush() }}
 	if o.states {
 		cfg.Work |= engine.States
 	}

@@ -128,13 +128,9 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	var e *engine.Engine
 	pp := &packetPrinter{pr: printer{o: o, out: out}, flt: flt, e: &e}
 	cfg := engine.Config{
-		Era:  era,
-		Idle: func() { out.Flush() }, // a live stream shows its packets as they come
-		OnEvent: func(ev engine.Event) {
-			if pe, ok := ev.(engine.PacketEvent); ok {
-				pp.handle(pe)
-			}
-		},
+		Era:      era,
+		Idle:     func() { out.Flush() }, // a live stream shows its packets as they come
+		OnPacket: func(pe *engine.PacketEvent) { pp.handle(*pe) },
 	}
 	e, err = driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
 	if e != nil {

@@ -86,7 +86,7 @@ was seen and the kernel's received and dropped counts.`,
 			if err != nil {
 				return err
 			}
-			cfg := engine.Config{Era: era, Work: engine.Difs, Schema: user}
+			cfg := engine.Config{Era: era, Work: engine.Difs | engine.Counts, Schema: user}
 			if withStates {
 				cfg.Work |= engine.States
 			}
