@@ -16,3 +16,4 @@ go build -o "$work/pmdump" ./cmd/pmdump
 ls -l "$work/game.pcap"
 /usr/bin/time -f "states: %e s (%U s user), peak RSS %M KB" "$work/pmdump" states "$work/game.pcap" >/dev/null
 /usr/bin/time -f "state:  %e s (%U s user), peak RSS %M KB" "$work/pmdump" state "$work/game.pcap" --player 3 --frame 1000 --slsn 1 -o /dev/null
+/usr/bin/time -f "diff --all-players (every client's timeline): %e s (%U s user), peak RSS %M KB" "$work/pmdump" diff "$work/game.pcap" --all-players 1000 --slsn 1 >/dev/null
