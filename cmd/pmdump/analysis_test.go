@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/gameview"
 )
 
 func multiCapture(t *testing.T) string {
@@ -38,8 +39,8 @@ func TestStateInGameTerms(t *testing.T) {
 			t.Errorf("state output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(out, "\n  1       "+num(x)+" ") {
-		t.Errorf("player 1's row does not show x %s:\n%s", num(x), out)
+	if !strings.Contains(out, "\n  1       "+gameview.Num(x)+" ") {
+		t.Errorf("player 1's row does not show x %s:\n%s", gameview.Num(x), out)
 	}
 
 	out, errs, code = pmdump("state", path, "--player", "1", "--frame", "1319", "--json", "--region", "psyn")

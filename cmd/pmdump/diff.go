@@ -10,6 +10,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/gameview"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/schema"
 )
@@ -188,45 +189,9 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 			}
 			continue
 		}
-		writeDiffText(out, sch, a.label, b.label, changes)
+		gameview.WriteDiff(out, sch, a.label, b.label, changes)
 	}
 	return runErr
-}
-
-// writeDiffText prints changes grouped by region, with counts.
-func writeDiffText(w io.Writer, sch *schema.Schema, a, b string, changes []schema.Change) {
-	fmt.Fprintf(w, "diff %s → %s (schema %s)\n", a, b, sch.Name)
-	counts := schema.Count(sch, changes)
-	i := 0
-	for _, rc := range counts {
-		fmt.Fprintf(w, "%s: %d changed values, %d bytes\n", rc.Region, rc.Changes, rc.Bytes)
-		for ; i < len(changes) && changes[i].Region == rc.Region; i++ {
-			c := &changes[i]
-			fmt.Fprintf(w, "  %s %s → %s", c.Path(), changeValue(c, false), changeValue(c, true))
-			if c.Note != "" {
-				fmt.Fprintf(w, " (%s)", c.Note)
-			}
-			fmt.Fprintln(w)
-		}
-	}
-	total := 0
-	for _, rc := range counts {
-		total += rc.Changes
-	}
-	fmt.Fprintf(w, "%d changed values in %d regions\n", total, len(counts))
-}
-
-func changeValue(c *schema.Change, new bool) string {
-	if c.Type == schema.Chars {
-		if new {
-			return strconv.Quote(c.NewText)
-		}
-		return strconv.Quote(c.OldText)
-	}
-	if new {
-		return num(c.New)
-	}
-	return num(c.Old)
 }
 
 // writeChangeJSON prints one change as a JSON line; with pair (diff

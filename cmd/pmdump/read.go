@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
@@ -19,6 +17,7 @@ import (
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/filter"
 	"github.com/pmdump/pmdump/internal/timefmt"
+	"github.com/pmdump/pmdump/packetfmt"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
@@ -164,8 +163,8 @@ func (pp *packetPrinter) handle(pe engine.PacketEvent) {
 	if pp.flt != nil && !pp.flt.Match(r) {
 		return
 	}
-	if pp.pr.t0.IsZero() {
-		pp.pr.t0, pp.pr.digits = pe.First, max(pe.Digits, 6)
+	if pp.pr.line.T0.IsZero() {
+		pp.pr.line.T0, pp.pr.line.Digits = pe.First, max(pe.Digits, 6)
 	}
 	if err := pp.pr.print(r); err != nil {
 		pp.err = err
@@ -265,14 +264,10 @@ const rfc3339Fixed = "2006-01-02T15:04:05.000000000Z07:00"
 
 // printer formats records as text lines, field trees or JSON.
 type printer struct {
-	o   *readOpts
-	out io.Writer
-	buf []byte
-	t0  time.Time
-
-	digits int // fraction digits of the capture's time stamps
-	tf     *timefmt.Formatter
-	addrs  addrCache
+	o    *readOpts
+	out  io.Writer
+	buf  []byte
+	line packetfmt.Line
 }
 
 func (pr *printer) print(r *session.Record) error {
@@ -280,185 +275,21 @@ func (pr *printer) print(r *session.Record) error {
 	if pr.o.json {
 		b = appendJSON(b, r, pr.o.hexdump)
 	} else {
-		b = pr.appendLine(b, r)
+		if pr.line.Time == "" {
+			pr.line.Time = pr.o.time
+		}
+		b = pr.line.Append(b, r)
 		if pr.o.verbose {
-			b = appendTreeHeader(b, r)
+			b = packetfmt.AppendTreeHeader(b, r)
 			b = r.Packet.AppendTree(b, "    ")
 		}
 		if pr.o.hexdump {
-			b = appendHex(b, r.Packet.Raw)
+			b = packetfmt.AppendHex(b, r.Packet.Raw)
 		}
 	}
 	pr.buf = b
 	_, err := pr.out.Write(b)
 	return err
-}
-
-func (pr *printer) appendTime(b []byte, ts time.Time) []byte {
-	if pr.tf == nil {
-		f, _ := timefmt.ParseFormat(pr.o.time)
-		pr.tf = timefmt.New(f, max(pr.digits, 6))
-		pr.tf.SetFirst(pr.t0)
-	}
-	return pr.tf.Append(b, ts)
-}
-
-// addrCache keeps the text of the few endpoints a capture's packets go
-// between, so each line copies it instead of formatting it again.
-type addrCache struct {
-	keys [8]netip.AddrPort
-	text [8][]byte
-	next int
-}
-
-func (c *addrCache) append(b []byte, a netip.AddrPort) []byte {
-	for i := range c.keys {
-		if c.keys[i] == a && c.text[i] != nil {
-			return append(b, c.text[i]...)
-		}
-	}
-	i := c.next
-	c.next = (c.next + 1) % len(c.keys)
-	c.keys[i] = a
-	c.text[i] = a.AppendTo(c.text[i][:0])
-	return append(b, c.text[i]...)
-}
-
-// appendPad appends n right-aligned in width columns.
-func appendPad(b []byte, n int64, width int) []byte {
-	d := 1
-	for x := n; x >= 10 || x <= -10; x /= 10 {
-		d++
-	}
-	if n < 0 {
-		d++
-	}
-	for ; d < width; d++ {
-		b = append(b, ' ')
-	}
-	return strconv.AppendInt(b, n, 10)
-}
-
-// appendLine appends the one-line form:
-//
-//	N TIME SRC → DST DIR pPLAYER NAME key=value…
-func (pr *printer) appendLine(b []byte, r *session.Record) []byte {
-	b = appendPad(b, int64(r.N), 6)
-	b = append(b, ' ')
-	b = pr.appendTime(b, r.TS)
-	b = append(b, ' ')
-	b = pr.addrs.append(b, r.Src)
-	b = append(b, " → "...)
-	b = pr.addrs.append(b, r.Dst)
-	b = append(b, ' ')
-	b = append(b, r.Dir.Arrow()...)
-	b = append(b, ' ')
-	if r.Player >= 0 {
-		b = append(b, 'p')
-		b = strconv.AppendInt(b, int64(r.Player), 10)
-	} else {
-		b = append(b, "p?"...)
-	}
-	b = append(b, ' ')
-	b = appendName(b, r.Packet.Name[:])
-	switch r.Kind {
-	case session.Unknown:
-		b = append(b, " [unknown packet, "...)
-		b = strconv.AppendInt(b, int64(len(r.Packet.Raw)), 10)
-		b = append(b, " bytes] "...)
-		b = appendHexBytes(b, r.Packet.Raw, 32)
-	case session.Malformed:
-		b = appendSummary(b, &r.Packet)
-		b = append(b, " [malformed: "...)
-		b = append(b, r.Packet.Err.Error()...)
-		b = append(b, ']')
-	default:
-		b = appendSummary(b, &r.Packet)
-	}
-	return append(b, '\n')
-}
-
-// appendSummary appends a space and the packet's key fields, if it has any.
-func appendSummary(b []byte, p *decode.Packet) []byte {
-	n := len(b)
-	b = p.AppendSummary(append(b, ' '))
-	if len(b) == n+1 {
-		return b[:n]
-	}
-	return b
-}
-
-// appendName appends a packet name, escaping bytes that are not printable.
-func appendName(b []byte, name []byte) []byte {
-	for _, c := range name {
-		if c >= 0x20 && c < 0x7f {
-			b = append(b, c)
-		} else {
-			b = append(b, fmt.Sprintf(`\x%02x`, c)...)
-		}
-	}
-	return b
-}
-
-func appendHexBytes(b []byte, raw []byte, max int) []byte {
-	n := len(raw)
-	if n > max {
-		n = max
-	}
-	b = hex.AppendEncode(b, raw[:n])
-	if len(raw) > max {
-		b = append(b, "…"...)
-	}
-	return b
-}
-
-func appendTreeHeader(b []byte, r *session.Record) []byte {
-	b = append(b, "  Purple Martians "...)
-	b = appendName(b, r.Packet.Name[:])
-	b = append(b, ", "...)
-	b = append(b, r.Era.String()...)
-	b = append(b, " era, "...)
-	b = strconv.AppendInt(b, int64(len(r.Packet.Raw)), 10)
-	b = append(b, " bytes, "...)
-	b = append(b, r.Dir.Arrow()...)
-	if c := r.Conv; c != nil {
-		b = append(b, ", conversation "...)
-		b = strconv.AppendInt(b, int64(c.ID), 10)
-		b = append(b, " (client "...)
-		b = r.Client.AppendTo(b)
-		if c.Player >= 0 {
-			b = append(b, " player "...)
-			b = strconv.AppendInt(b, int64(c.Player), 10)
-		}
-		if c.Hostname != "" {
-			b = append(b, " host "...)
-			b = strconv.AppendQuote(b, c.Hostname)
-		}
-		b = append(b, ')')
-	}
-	if r.Packet.Err != nil {
-		b = append(b, "\n  error: "...)
-		b = append(b, r.Packet.Err.Error()...)
-	}
-	return append(b, '\n')
-}
-
-func appendHex(b []byte, raw []byte) []byte {
-	d := hex.Dump(raw)
-	for len(d) > 0 {
-		i := 0
-		for i < len(d) && d[i] != '\n' {
-			i++
-		}
-		b = append(b, "    "...)
-		b = append(b, d[:i]...)
-		b = append(b, '\n')
-		if i < len(d) {
-			i++
-		}
-		d = d[i:]
-	}
-	return b
 }
 
 // appendJSON appends one record as a JSON line with the documented keys.

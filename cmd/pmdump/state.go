@@ -15,6 +15,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/gameview"
 	"github.com/pmdump/pmdump/schema"
 )
 
@@ -154,7 +155,7 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		obj := map[string]any{
 			"client": pick.Line.Client.String(), "conv": pick.Line.Conv, "player": en.Player, "slsn": pick.SLSN, "frame": en.Frame.N,
 			"src": en.Src, "schema": sch.Name, "size": len(data), "sha256": hex.EncodeToString(en.Sum[:]),
-			"regions": stateJSON(sch, data, o.region),
+			"regions": gameview.JSON(sch, data, o.region),
 		}
 		enc := json.NewEncoder(w)
 		if err := enc.Encode(obj); err != nil {
@@ -164,9 +165,9 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 	}
 	fmt.Fprintf(w, "State of %s (player %d), level sequence %d, frame %d; schema %s\n", pick.Line.Client, en.Player, pick.SLSN, en.Frame.N, sch.Name)
 	if o.region != "" {
-		renderRegion(w, sch.Region(o.region), data)
+		gameview.WriteRegion(w, sch.Region(o.region), data)
 	} else {
-		renderGame(w, sch, data)
+		gameview.WriteGame(w, sch, data)
 	}
 	return runErr
 }

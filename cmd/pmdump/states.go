@@ -13,6 +13,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/packetfmt"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/schema"
@@ -228,7 +229,7 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 type verifyError struct{ error }
 
 func appendStateLine(b []byte, s *replay.State) []byte {
-	b = appendPad(b, int64(s.N), 6)
+	b = packetfmt.AppendPad(b, int64(s.N), 6)
 	b = append(b, ' ')
 	b = s.TS.UTC().AppendFormat(b, "15:04:05.000000")
 	b = append(b, ' ')

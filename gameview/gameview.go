@@ -1,4 +1,9 @@
-package main
+// Package gameview shows game states and their differences in the game's
+// terms, as far as a schema's view names them: players, enemies, items,
+// lifts and shots as tables, a region's elements, the full field tree as
+// JSON, and diffs grouped by region. pmdump state and diff print through
+// it, and the terminal UI shows the same text.
+package gameview
 
 import (
 	"fmt"
@@ -11,9 +16,9 @@ import (
 	"github.com/pmdump/pmdump/schema"
 )
 
-// num formats a decoded number: integers as integers, others with up to 3
+// Num formats a decoded number: integers as integers, others with up to 3
 // decimals.
-func num(v float64) string {
+func Num(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
@@ -23,9 +28,9 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 32)
 }
 
-// renderGame prints a state in the game's terms, as far as the schema's
+// WriteGame prints a state in the game's terms, as far as the schema's
 // view knows them: players, enemies, items, lifts, shots.
-func renderGame(w io.Writer, s *schema.Schema, st []byte) {
+func WriteGame(w io.Writer, s *schema.Schema, st []byte) {
 	v := s.View
 	if v == nil {
 		fmt.Fprintf(w, "schema %s names no players, enemies or items; use --region or --json\n", s.Name)
@@ -68,10 +73,10 @@ func renderGame(w io.Writer, s *schema.Schema, st []byte) {
 			if len(ctl) == 0 {
 				ctl = []string{"-"}
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", i, num(x), num(y), blk(x, y), num(h), num(sh), num(co), strings.Join(ctl, ","))
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", i, Num(x), Num(y), blk(x, y), Num(h), Num(sh), Num(co), strings.Join(ctl, ","))
 			if p.LateInputs != "" {
 				li, _ := s.Get(st, p.Region, i, p.LateInputs)
-				fmt.Fprintf(tw, "\t%s", num(li))
+				fmt.Fprintf(tw, "\t%s", Num(li))
 			}
 			fmt.Fprintln(tw)
 		}
@@ -99,7 +104,7 @@ func renderGame(w io.Writer, s *schema.Schema, st []byte) {
 			n++
 			x, _ := s.GetLabel(st, t.Pos, i, "x")
 			y, _ := s.GetLabel(st, t.Pos, i, "y")
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\n", i, num(typ), num(x), num(y), blk(x, y))
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\n", i, Num(typ), Num(x), Num(y), blk(x, y))
 		}
 		fmt.Fprintf(w, "%s (%d)\n", title, n)
 		tw.Flush()
@@ -131,7 +136,7 @@ func renderGame(w io.Writer, s *schema.Schema, st []byte) {
 				fmt.Fprintf(tw, "  #\tx\ty\tblock\tname\n")
 			}
 			n++
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%q\n", i, num(x), num(y), blk(x, y), name)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%q\n", i, Num(x), Num(y), blk(x, y), name)
 		}
 		fmt.Fprintf(w, "Lifts (%d)\n", n)
 		tw.Flush()
@@ -156,16 +161,16 @@ func renderGame(w io.Writer, s *schema.Schema, st []byte) {
 			y, _ := s.Get(st, name, i, "y")
 			xi, _ := s.Get(st, name, i, "xinc")
 			yi, _ := s.Get(st, name, i, "yinc")
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", i, num(who), num(x), num(y), num(xi), num(yi))
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", i, Num(who), Num(x), Num(y), Num(xi), Num(yi))
 		}
 		fmt.Fprintf(w, "Shots %s (%d)\n", name, n)
 		tw.Flush()
 	}
 }
 
-// renderRegion prints every element of a region that is not all zeros:
+// WriteRegion prints every element of a region that is not all zeros:
 // records as name=value pairs, number arrays one row (first indexes) per line.
-func renderRegion(w io.Writer, r *schema.Region, st []byte) {
+func WriteRegion(w io.Writer, r *schema.Region, st []byte) {
 	fmt.Fprintf(w, "%s %v (%s): %d bytes at %d\n", r.Name, r.Dims, r.Doc, r.Size, r.Offset)
 	zero := func(b []byte) bool {
 		for _, c := range b {
@@ -188,7 +193,7 @@ func renderRegion(w io.Writer, r *schema.Region, st []byte) {
 				if f.Type == schema.Chars {
 					fmt.Fprintf(&b, " %s=%q", f.Name, t)
 				} else if v != 0 {
-					fmt.Fprintf(&b, " %s=%s", f.Name, num(v))
+					fmt.Fprintf(&b, " %s=%s", f.Name, Num(v))
 				}
 			}
 			fmt.Fprintln(w, b.String())
@@ -208,9 +213,9 @@ func renderRegion(w io.Writer, r *schema.Region, st []byte) {
 		for k := 0; k < last; k++ {
 			v, _ := schema.Value(e, k*r.Elem, r.Type, r.Elem)
 			if l := r.Label(k); l != "" {
-				fmt.Fprintf(&b, " %s=%s", l, num(v))
+				fmt.Fprintf(&b, " %s=%s", l, Num(v))
 			} else {
-				fmt.Fprintf(&b, " %s", num(v))
+				fmt.Fprintf(&b, " %s", Num(v))
 			}
 		}
 		fmt.Fprintln(w, b.String())
@@ -225,21 +230,23 @@ func idx(ix []int) string {
 	return b.String()
 }
 
-// stateJSON is the full field tree of a state: region name → elements;
+// JSON is the full field tree of a state: region name → elements;
 // records are objects of fields, number arrays nested arrays.
-func stateJSON(s *schema.Schema, st []byte, only string) map[string]any {
+func JSON(s *schema.Schema, st []byte, only string) map[string]any {
 	out := map[string]any{}
 	for i := range s.Regions {
 		r := &s.Regions[i]
 		if only != "" && r.Name != only {
 			continue
 		}
-		out[r.Name] = regionJSON(r, st)
+		out[r.Name] = RegionJSON(r, st)
 	}
 	return out
 }
 
-func regionJSON(r *schema.Region, st []byte) any {
+// RegionJSON is one region's elements, nested by its dimensions: records
+// as objects of fields, numbers as numbers.
+func RegionJSON(r *schema.Region, st []byte) any {
 	elem := func(i int) any {
 		off := r.Offset + i*r.Elem
 		if r.Fields == nil {
@@ -282,4 +289,41 @@ func jsonNum(v float64) any {
 		return nil
 	}
 	return v
+}
+
+// WriteDiff prints changes grouped by region, with counts.
+func WriteDiff(w io.Writer, sch *schema.Schema, a, b string, changes []schema.Change) {
+	fmt.Fprintf(w, "diff %s → %s (schema %s)\n", a, b, sch.Name)
+	counts := schema.Count(sch, changes)
+	i := 0
+	for _, rc := range counts {
+		fmt.Fprintf(w, "%s: %d changed values, %d bytes\n", rc.Region, rc.Changes, rc.Bytes)
+		for ; i < len(changes) && changes[i].Region == rc.Region; i++ {
+			c := &changes[i]
+			fmt.Fprintf(w, "  %s %s → %s", c.Path(), ChangeValue(c, false), ChangeValue(c, true))
+			if c.Note != "" {
+				fmt.Fprintf(w, " (%s)", c.Note)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	total := 0
+	for _, rc := range counts {
+		total += rc.Changes
+	}
+	fmt.Fprintf(w, "%d changed values in %d regions\n", total, len(counts))
+}
+
+// ChangeValue is the old or (new) the new value of a change as text.
+func ChangeValue(c *schema.Change, new bool) string {
+	if c.Type == schema.Chars {
+		if new {
+			return strconv.Quote(c.NewText)
+		}
+		return strconv.Quote(c.OldText)
+	}
+	if new {
+		return Num(c.New)
+	}
+	return Num(c.Old)
 }

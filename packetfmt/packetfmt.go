@@ -1,0 +1,228 @@
+// Package packetfmt formats game packets as text: the one-line form of
+// pmdump read (number, time, endpoints, direction, player, name and key
+// fields), the header of a packet's field tree and a hex dump. The command
+// line and the terminal UI print packets through it, so they read alike.
+package packetfmt
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/timefmt"
+	"github.com/pmdump/pmdump/session"
+)
+
+// Line formats packets in the one-line form. The zero value shows times of
+// day; it keeps the text of recent endpoints, and the time formatter
+// remembers the previous packet (-t d), so one Line formats one stream of
+// packets (it is not safe for concurrent use).
+type Line struct {
+	// Time is a time format of pmdump read -t: a (time of day, UTC, the
+	// default), ad, r, d or e (see package timefmt).
+	Time string
+	// T0 is the zero of relative times (the capture's first packet).
+	T0 time.Time
+	// Digits is the number of fraction digits of the times (the capture's
+	// resolution, see timefmt.DigitsFor); 0 means 6, microseconds.
+	Digits int
+
+	tf    *timefmt.Formatter
+	addrs addrCache
+}
+
+// AppendTime appends a capture time stamp in the Line's time format.
+func (l *Line) AppendTime(b []byte, ts time.Time) []byte {
+	if l.tf == nil {
+		f, err := timefmt.ParseFormat(l.Time)
+		if err != nil || l.Time == "" {
+			f = timefmt.Absolute
+		}
+		digits := l.Digits
+		if digits <= 0 {
+			digits = 6
+		}
+		l.tf = timefmt.New(f, digits)
+		l.tf.SetFirst(l.T0)
+	}
+	return l.tf.Append(b, ts)
+}
+
+// addrCache keeps the text of the few endpoints a capture's packets go
+// between, so each line copies it instead of formatting it again.
+type addrCache struct {
+	keys [8]netip.AddrPort
+	text [8][]byte
+	next int
+}
+
+func (c *addrCache) append(b []byte, a netip.AddrPort) []byte {
+	for i := range c.keys {
+		if c.keys[i] == a && c.text[i] != nil {
+			return append(b, c.text[i]...)
+		}
+	}
+	i := c.next
+	c.next = (c.next + 1) % len(c.keys)
+	c.keys[i] = a
+	c.text[i] = a.AppendTo(c.text[i][:0])
+	return append(b, c.text[i]...)
+}
+
+// AppendPad appends n right-aligned in width columns.
+func AppendPad(b []byte, n int64, width int) []byte {
+	d := 1
+	for x := n; x >= 10 || x <= -10; x /= 10 {
+		d++
+	}
+	if n < 0 {
+		d++
+	}
+	for ; d < width; d++ {
+		b = append(b, ' ')
+	}
+	return strconv.AppendInt(b, n, 10)
+}
+
+// Append appends the one-line form of a record, with a newline:
+//
+//	N TIME SRC → DST DIR pPLAYER NAME key=value…
+func (l *Line) Append(b []byte, r *session.Record) []byte {
+	b = AppendPad(b, int64(r.N), 6)
+	b = append(b, ' ')
+	b = l.AppendTime(b, r.TS)
+	b = append(b, ' ')
+	b = l.addrs.append(b, r.Src)
+	b = append(b, " → "...)
+	b = l.addrs.append(b, r.Dst)
+	b = append(b, ' ')
+	b = append(b, r.Dir.Arrow()...)
+	b = append(b, ' ')
+	b = AppendPlayer(b, r.Player)
+	b = append(b, ' ')
+	b = AppendName(b, r.Packet.Name[:])
+	b = AppendInfo(b, r.Kind, &r.Packet)
+	return append(b, '\n')
+}
+
+// AppendPlayer appends "pN", or "p?" for a player not known (negative).
+func AppendPlayer(b []byte, player int) []byte {
+	if player >= 0 {
+		b = append(b, 'p')
+		return strconv.AppendInt(b, int64(player), 10)
+	}
+	return append(b, "p?"...)
+}
+
+// AppendInfo appends what the one-line form says after a packet's name:
+// its key fields, why it is malformed, or the bytes of an unknown packet,
+// each after a space (nothing for a packet with no key fields).
+func AppendInfo(b []byte, kind session.Kind, p *decode.Packet) []byte {
+	switch kind {
+	case session.Unknown:
+		b = append(b, " [unknown packet, "...)
+		b = strconv.AppendInt(b, int64(len(p.Raw)), 10)
+		b = append(b, " bytes] "...)
+		return AppendHexBytes(b, p.Raw, 32)
+	case session.Malformed:
+		b = appendSummary(b, p)
+		b = append(b, " [malformed: "...)
+		if p.Err != nil {
+			b = append(b, p.Err.Error()...)
+		}
+		return append(b, ']')
+	}
+	return appendSummary(b, p)
+}
+
+// appendSummary appends a space and the packet's key fields, if it has any.
+func appendSummary(b []byte, p *decode.Packet) []byte {
+	n := len(b)
+	b = p.AppendSummary(append(b, ' '))
+	if len(b) == n+1 {
+		return b[:n]
+	}
+	return b
+}
+
+// AppendName appends a packet name, escaping bytes that are not printable.
+func AppendName(b []byte, name []byte) []byte {
+	for _, c := range name {
+		if c >= 0x20 && c < 0x7f {
+			b = append(b, c)
+		} else {
+			b = append(b, fmt.Sprintf(`\x%02x`, c)...)
+		}
+	}
+	return b
+}
+
+// AppendHexBytes appends up to max bytes of raw in hex, and "…" when raw is
+// longer.
+func AppendHexBytes(b []byte, raw []byte, max int) []byte {
+	n := len(raw)
+	if n > max {
+		n = max
+	}
+	b = hex.AppendEncode(b, raw[:n])
+	if len(raw) > max {
+		b = append(b, "…"...)
+	}
+	return b
+}
+
+// AppendTreeHeader appends the first line of a packet's field tree (-V):
+// its name, era, size, direction and conversation, and its error if any.
+func AppendTreeHeader(b []byte, r *session.Record) []byte {
+	b = append(b, "  Purple Martians "...)
+	b = AppendName(b, r.Packet.Name[:])
+	b = append(b, ", "...)
+	b = append(b, r.Era.String()...)
+	b = append(b, " era, "...)
+	b = strconv.AppendInt(b, int64(len(r.Packet.Raw)), 10)
+	b = append(b, " bytes, "...)
+	b = append(b, r.Dir.Arrow()...)
+	if c := r.Conv; c != nil {
+		b = append(b, ", conversation "...)
+		b = strconv.AppendInt(b, int64(c.ID), 10)
+		b = append(b, " (client "...)
+		b = r.Client.AppendTo(b)
+		if c.Player >= 0 {
+			b = append(b, " player "...)
+			b = strconv.AppendInt(b, int64(c.Player), 10)
+		}
+		if c.Hostname != "" {
+			b = append(b, " host "...)
+			b = strconv.AppendQuote(b, c.Hostname)
+		}
+		b = append(b, ')')
+	}
+	if r.Packet.Err != nil {
+		b = append(b, "\n  error: "...)
+		b = append(b, r.Packet.Err.Error()...)
+	}
+	return append(b, '\n')
+}
+
+// AppendHex appends a hex dump of raw (as hex.Dump), each line indented by
+// four spaces.
+func AppendHex(b []byte, raw []byte) []byte {
+	d := hex.Dump(raw)
+	for len(d) > 0 {
+		i := 0
+		for i < len(d) && d[i] != '\n' {
+			i++
+		}
+		b = append(b, "    "...)
+		b = append(b, d[:i]...)
+		b = append(b, '\n')
+		if i < len(d) {
+			i++
+		}
+		d = d[i:]
+	}
+	return b
+}
