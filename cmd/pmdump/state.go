@@ -16,6 +16,7 @@ import (
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/gameview"
+	"github.com/pmdump/pmdump/levelmap"
 	"github.com/pmdump/pmdump/schema"
 )
 
@@ -47,6 +48,7 @@ type stateOpts struct {
 	out    string
 	region string
 	json   bool
+	map_   bool
 }
 
 func newStateCmd() *cobra.Command {
@@ -63,7 +65,8 @@ considers every state the server sent). It says on stderr which state that is.
 It prints the state in the game's terms: active players with position (pixels
 and 20-pixel blocks), health, shape, color, controls; active enemies and items by
 type and position; lifts; shots. --region NAME prints one region's elements,
---json the full field tree, and -o writes the raw state bytes (- for stdout).
+--json the full field tree, --map draws the level (100 lines of 100
+characters, one per block, with a legend), and -o writes the raw state bytes (- for stdout).
 The layout is chosen by the state's size (the built-in schemas: 112384 modern,
 106144 legacy; --schema FILE loads another); a state of unknown size is one raw
 region.
@@ -73,6 +76,7 @@ exists in more than one level sequence is an error that lists them.`,
 		Example: `  pmdump state capture.pcap --player 1 --frame 1200
   pmdump state capture.pcap --player 1 --frame 1200 --region Ei
   pmdump state capture.pcap --player 1 --frame 1200 --json | jq '.regions.psyn[1]'
+  pmdump state capture.pcap --player 1 --frame 1200 --map
   pmdump state capture.pcap --player 1 --frame 1200 -o state.bin
   pmdump state capture.pcap --player 2 --frame 300 --slsn 1 -o - | xxd | head`,
 		Args: cobra.MinimumNArgs(1),
@@ -84,6 +88,7 @@ exists in more than one level sequence is an error that lists them.`,
 	f.StringVarP(&o.out, "output", "o", "", "write the raw state to `FILE` (- for stdout)")
 	f.StringVar(&o.region, "region", "", "print only region `NAME` (psyn, Ei, l, …), every element that is not all zeros")
 	f.BoolVar(&o.json, "json", false, "print the full field tree as JSON")
+	f.BoolVar(&o.map_, "map", false, "draw the level: 100 lines of 100 characters (row y from the top, column x from the left, one per 20-pixel block) with players, enemies, items, lifts and shots over the tiles, then a legend")
 	return c
 }
 
@@ -99,8 +104,11 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 	if err != nil {
 		return err
 	}
-	if o.out != "" && (o.json || o.region != "") {
-		return usagef("-o writes the raw state; --json and --region print it: choose one")
+	if o.out != "" && (o.json || o.region != "" || o.map_) {
+		return usagef("-o writes the raw state; --json, --region and --map print it: choose one")
+	}
+	if o.map_ && (o.json || o.region != "") {
+		return usagef("--map draws the level; --json and --region print fields: choose one")
 	}
 	if o.out != "" && o.schema != "" {
 		return usagef("-o writes the raw state: --schema has no effect on it")
@@ -151,6 +159,17 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		return usagef("schema %s has no region %q (it has %s)", sch.Name, o.region, strings.Join(names, ", "))
 	}
 	w := cmd.OutOrStdout()
+	if o.map_ {
+		m, err := levelmap.Read(sch, data)
+		if err != nil {
+			return fmt.Errorf("--map: schema %s: %w", sch.Name, err)
+		}
+		if _, err := w.Write(m.Text()); err != nil {
+			return err
+		}
+		fmt.Fprint(w, levelmap.Legend())
+		return runErr
+	}
 	if o.json {
 		obj := map[string]any{
 			"client": pick.Line.Client.String(), "conv": pick.Line.Conv, "player": en.Player, "slsn": pick.SLSN, "frame": en.Frame.N,
