@@ -71,6 +71,7 @@ Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
 	root.AddCommand(newReadCmd(), newStatsCmd(), newStatesCmd(), newStateCmd(), newDiffCmd(), newSynthCmd(), newDissectorCmd(), newReplayCmd(), newServeCmd(), newLiveCmd())
+	root.AddCommand(newTUICmd())
 	return root
 }
 

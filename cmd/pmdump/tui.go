@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/tui"
+)
+
+type tuiOpts struct {
+	era    string
+	schema string
+}
+
+func newTUICmd() *cobra.Command {
+	var o tuiOpts
+	c := &cobra.Command{
+		Use:   "tui [flags] FILE...",
+		Short: "Explore captures in a terminal UI: packets, timeline, state and level map, diffs, health",
+		Long: `Tui opens captures in a full-screen terminal UI with five views:
+
+  1 Packets   every game packet, a display filter (/, the -Y expressions of
+              pmdump read), the field tree and hex dump of the selected one,
+              jumps, marks, following one conversation
+  2 Timeline  each client's rebuilt states: a scrubber (state by state, by
+              second, keyframe, incomplete dif or base reset, frame) with
+              sparklines of the whole game
+  3 State     the state at the current frame in the game's terms beside a
+              map of the level
+  4 Diff      what changed from a marked state A to B, or between every
+              client at one frame, with the changed blocks on the map
+  5 Health    per-second charts of each conversation's netgame health
+
+The first screen shows at once; the capture is read in the background with
+a progress bar. Press ? for every key. NO_COLOR turns colors off.`,
+		Example: `  pmdump tui capture.pcap
+  pmdump tui sample:modern
+  pmdump tui --era legacy old.pcapng`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runTUI(cmd, args, &o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON) for a state size the built-in schemas do not know")
+	return c
+}
+
+func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
+	era, err := decode.ParseEra(o.era)
+	if err != nil {
+		return usageError{err}
+	}
+	user, err := loadSchema(o.schema)
+	if err != nil {
+		return err
+	}
+	for _, a := range args {
+		if a == "-" {
+			return usagef("tui reads the keyboard: give capture files, not - (stdin)")
+		}
+		if !strings.HasPrefix(a, "sample:") {
+			if _, err := os.Stat(a); err != nil {
+				return inputError{err}
+			}
+		}
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
+	opts := tui.Options{
+		Config: engine.Config{Era: era, Schema: user},
+		Start:  fileStarter(args),
+		Title:  strings.Join(args, " "),
+		Color:  os.Getenv("NO_COLOR") == "",
+		Schema: user,
+	}
+	if err := tui.Run(cmd.Context(), opts); err != nil {
+		return fmt.Errorf("tui: %w", err)
+	}
+	return nil
+}
+
+// fileStarter is the TUI's input for capture files; a live capture gives
+// the TUI another starter (RunSource on an interface, then Finish).
+func fileStarter(inputs []string) func(ctx context.Context, e *engine.Engine) error {
+	return func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, inputs...) }
+}

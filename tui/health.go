@@ -1,0 +1,284 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/gameview"
+)
+
+// healthModel shows the per-second health of one conversation as charts,
+// with a cursor on one second.
+type healthModel struct {
+	hs  []*engine.ClientHealth
+	ci  int // the conversation shown
+	cur int // the second under the cursor; -1: none chosen yet
+}
+
+// healthLabel is the width of the charts' labels.
+const healthLabel = 18
+
+// series is one column of the health figures.
+type series struct {
+	name string
+	get  func(h *engine.ClientHealth) []float64
+}
+
+func ints(f func(s *engine.Second) int) func(h *engine.ClientHealth) []float64 {
+	return func(h *engine.ClientHealth) []float64 {
+		out := make([]float64, len(h.Seconds))
+		for i, s := range h.Seconds {
+			out[i] = float64(f(s))
+		}
+		return out
+	}
+}
+
+func opt(f func(s *engine.Second) *float64) func(h *engine.ClientHealth) []float64 {
+	return func(h *engine.ClientHealth) []float64 {
+		out := make([]float64, len(h.Seconds))
+		for i, s := range h.Seconds {
+			out[i] = math.NaN()
+			if p := f(s); p != nil {
+				out[i] = *p
+			}
+		}
+		return out
+	}
+}
+
+func optInt(f func(s *engine.Second) *int) func(h *engine.ClientHealth) []float64 {
+	return opt(func(s *engine.Second) *float64 {
+		if p := f(s); p != nil {
+			v := float64(*p)
+			return &v
+		}
+		return nil
+	})
+}
+
+// timelineSeries are the sparklines of the timeline.
+var timelineSeries = []series{
+	{"dif bytes/s", ints(func(s *engine.Second) int { return s.DifBytes })},
+	{"late inputs", ints(func(s *engine.Second) int { return s.LateInputs })},
+	{"base resets", ints(func(s *engine.Second) int { return s.BaseResets })},
+	{"incomplete difs", ints(func(s *engine.Second) int { return s.Incomplete })},
+	{"ack latency ms", opt(func(s *engine.Second) *float64 { return s.AckMs })},
+}
+
+// healthSeries are the charts of the health view: every figure the engine
+// keeps per second.
+var healthSeries = []series{
+	{"inputs", ints(func(s *engine.Second) int { return s.Inputs })},
+	{"late inputs", ints(func(s *engine.Second) int { return s.LateInputs })},
+	{"difs", ints(func(s *engine.Second) int { return s.Difs })},
+	{"dif bytes", ints(func(s *engine.Second) int { return s.DifBytes })},
+	{"base resets", ints(func(s *engine.Second) int { return s.BaseResets })},
+	{"incomplete difs", ints(func(s *engine.Second) int { return s.Incomplete })},
+	{"acks", ints(func(s *engine.Second) int { return s.Acks })},
+	{"ack latency ms", opt(func(s *engine.Second) *float64 { return s.AckMs })},
+	{"ping→pong ms", opt(func(s *engine.Second) *float64 { return s.PingPongMs })},
+	{"pong→pang ms (RTT)", opt(func(s *engine.Second) *float64 { return s.PongPangMs })},
+	{"chase fps", opt(func(s *engine.Second) *float64 { return s.ChaseFPS })},
+	{"dsync ms", opt(func(s *engine.Second) *float64 { return s.DsyncMs })},
+	{"local correction", opt(func(s *engine.Second) *float64 { return s.LocalCorrection })},
+	{"remote correction", opt(func(s *engine.Second) *float64 { return s.RemoteCorrection })},
+	{"cpu %", opt(func(s *engine.Second) *float64 { return s.CPU })},
+	{"dif corrections", optInt(func(s *engine.Second) *int { return s.DifCorrections })},
+	{"stdf late", optInt(func(s *engine.Second) *int { return s.StdfLate })},
+	{"frames skipped", optInt(func(s *engine.Second) *int { return s.FramesSkipped })},
+	{"max step px", opt(func(s *engine.Second) *float64 { return s.MaxStep })},
+	{"position jumps", ints(func(s *engine.Second) int { return s.Jumps })},
+}
+
+func (h *healthModel) refresh(m *Model) {
+	h.hs = m.e.Health()
+	if h.ci >= len(h.hs) {
+		h.ci = 0
+	}
+}
+
+// of is the health of conversation conv, nil when there is none.
+func (h *healthModel) of(conv int) *engine.ClientHealth {
+	for _, c := range h.hs {
+		if c.Conv == conv {
+			return c
+		}
+	}
+	return nil
+}
+
+func (h *healthModel) shown() *engine.ClientHealth {
+	if h.ci < len(h.hs) {
+		return h.hs[h.ci]
+	}
+	return nil
+}
+
+func (h *healthModel) move(m *Model, d int) {
+	c := h.shown()
+	if c == nil || len(c.Seconds) == 0 {
+		return
+	}
+	if h.cur < 0 {
+		h.cur = 0
+	}
+	h.cur = clamp(h.cur+d, 0, len(c.Seconds)-1)
+}
+
+// click puts the cursor on the second under column x of the charts.
+func (h *healthModel) click(m *Model, x int) {
+	c := h.shown()
+	w := h.chartW(m)
+	if c == nil || x < 0 || x >= w || len(c.Seconds) == 0 {
+		return
+	}
+	h.cur = clamp(x*len(c.Seconds)/w, 0, len(c.Seconds)-1)
+}
+
+func (h *healthModel) chartW(m *Model) int { return max(m.layout().body.w-healthLabel-10, 10) }
+
+func (h *healthModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
+	keys := m.keys
+	switch {
+	case key.Matches(k, keys.Back):
+		h.move(m, -1)
+	case key.Matches(k, keys.Fwd):
+		h.move(m, 1)
+	case key.Matches(k, keys.BackSec):
+		h.move(m, -10)
+	case key.Matches(k, keys.FwdSec):
+		h.move(m, 10)
+	case key.Matches(k, keys.First):
+		h.move(m, -1<<30)
+	case key.Matches(k, keys.Last):
+		h.move(m, 1<<30)
+	case key.Matches(k, keys.NextLine):
+		if len(h.hs) > 0 {
+			h.ci = (h.ci + 1) % len(h.hs)
+		}
+	case key.Matches(k, keys.PrevLine):
+		if len(h.hs) > 0 {
+			h.ci = (h.ci + len(h.hs) - 1) % len(h.hs)
+		}
+	case key.Matches(k, keys.JumpTimeline):
+		return h.jump(m)
+	}
+	return nil
+}
+
+// jump shows the state of the second under the cursor in the timeline.
+func (h *healthModel) jump(m *Model) tea.Cmd {
+	c := h.shown()
+	if c == nil || h.cur < 0 || h.cur >= len(c.Seconds) {
+		m.setMsg("move the cursor (←→) to a second first")
+		return nil
+	}
+	s := &m.scrub
+	li := -1
+	for i, l := range s.lines {
+		if l.Conv == c.Conv {
+			li = i
+		}
+	}
+	if li < 0 {
+		m.setMsg("conversation %d has no rebuilt states", c.Conv)
+		return nil
+	}
+	first := m.e.Stats().First
+	if first == nil {
+		return nil
+	}
+	s.li = li
+	s.n = m.e.EntryCount(s.line())
+	t := first.Add(time.Duration(c.Seconds[h.cur].T) * time.Second)
+	i := s.atTime(m, t)
+	if i >= s.n {
+		i = s.n - 1
+	}
+	s.setI(m, i)
+	m.view = viewTimeline
+	m.msg = ""
+	return s.request(m)
+}
+
+func (h *healthModel) render(m *Model, r rect) []string {
+	c := h.shown()
+	if c == nil {
+		return []string{m.st.dim.Render("no health figures yet (they come from rebuilt states)")}
+	}
+	var out []string
+	var tabs strings.Builder
+	tabs.WriteString("conversations (c/C):")
+	for i, x := range h.hs {
+		t := fmt.Sprintf(" %d %s ", x.Conv, x.Client)
+		if x.Player != nil {
+			t = fmt.Sprintf(" %d %s p%d ", x.Conv, x.Client, *x.Player)
+		}
+		if i == h.ci {
+			t = m.st.selected.Render(t)
+		}
+		tabs.WriteString(t)
+	}
+	out = append(out, tabs.String())
+	sum := c.Summary
+	out = append(out, m.st.dim.Render(fmt.Sprintf("%s era · %d s · %.1f inputs/s · %d late inputs · %d difs (%.1f/s, %.0f B mean) · %d base resets · %d incomplete · %d acks",
+		c.Era, sum.Seconds, sum.InputsPerS, sum.LateInputs, sum.Difs, sum.DifsPerS, sum.MeanDifBytes, sum.BaseResets, sum.Incomplete, sum.Acks)))
+	cw := h.chartW(m)
+	marker := []rune(strings.Repeat(" ", cw))
+	where := "←→ move the cursor, enter shows that second in the timeline"
+	if h.cur >= 0 && h.cur < len(c.Seconds) {
+		if col := column(h.cur, len(c.Seconds), cw); col >= 0 && col < cw {
+			marker[col] = '▼'
+		}
+		where = fmt.Sprintf("second %d (t=%d s) · enter: show it in the timeline", h.cur+1, c.Seconds[h.cur].T)
+	}
+	out = append(out, fit(where, healthLabel+cw+10))
+	out = append(out, fit("", healthLabel)+string(marker))
+	// The series with any value, as many rows each as fit.
+	type shown struct {
+		s    series
+		vals []float64
+	}
+	var list []shown
+	for _, s := range healthSeries {
+		v := s.get(c)
+		if maxOf(v) > 0 {
+			list = append(list, shown{s, v})
+		}
+	}
+	room := r.h - len(out)
+	rows := 1
+	if len(list) > 0 {
+		rows = clamp(room/len(list), 1, 4)
+	}
+	for _, x := range list {
+		if len(out)+rows > r.h {
+			break
+		}
+		cur := "-"
+		if h.cur >= 0 && h.cur < len(x.vals) && !math.IsNaN(x.vals[h.cur]) {
+			cur = gameview.Num(math.Round(x.vals[h.cur]*10) / 10)
+		}
+		for i, row := range chart(x.vals, cw, rows) {
+			label, val := "", ""
+			if i == 0 {
+				label = x.s.name
+			}
+			if i == rows-1 {
+				val = cur
+			}
+			if i == 0 && rows > 1 {
+				val = m.st.dim.Render("≤" + gameview.Num(math.Round(maxOf(x.vals))))
+			}
+			out = append(out, fit(label, healthLabel)+row+" "+val)
+		}
+	}
+	return out
+}

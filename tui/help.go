@@ -1,0 +1,58 @@
+package tui
+
+import (
+	"strings"
+)
+
+// renderHelp is the help overlay, made from the key map: every binding,
+// under the views it works in.
+func (m *Model) renderHelp(r rect) []string {
+	var lines []string
+	lines = append(lines, m.st.title.Render("pmdump tui: keys")+m.st.dim.Render("  (esc or ? closes)"))
+	for _, g := range m.keys.groups() {
+		lines = append(lines, "", m.st.header.Render(g.title))
+		for _, b := range g.keys {
+			h := b.Help()
+			lines = append(lines, "  "+m.st.key.Render(fit(h.Key, 13))+" "+h.Desc)
+		}
+	}
+	lines = append(lines, "", "Mouse: the wheel scrolls, a click selects a packet, a view's tab, a place on the scrubber or a second of the health charts.")
+	// Lay the lines out in as many columns as the body needs.
+	if len(lines) <= r.h {
+		return lines
+	}
+	colW := 0
+	for _, l := range lines {
+		colW = max(colW, len([]rune(stripped(l))))
+	}
+	colW = min(colW+2, 60)
+	cols := (len(lines) + r.h - 1) / r.h
+	out := make([]string, r.h)
+	for c := 0; c < cols; c++ {
+		for i := 0; i < r.h; i++ {
+			k := c*r.h + i
+			if k >= len(lines) {
+				break
+			}
+			out[i] += fit(lines[k], colW)
+		}
+	}
+	return out
+}
+
+// stripped is a line without its styles.
+func stripped(s string) string {
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		switch {
+		case r == 0x1b:
+			in = true
+		case in && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'):
+			in = false
+		case !in:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

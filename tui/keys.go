@@ -1,0 +1,94 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap is the one key map of the program: every binding the views
+// match, and the help overlay lists, grouped as the overlay shows them.
+type keyMap struct {
+	// Global.
+	Quit, Help, Next, Prev, Packets, Timeline, State, Diff, Health, Cancel key.Binding
+	// Lists (packet list, health seconds).
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	// Packets.
+	Filter, Goto, NextName, PrevName, NextConv, PrevConv, Mark, Jump, Follow, Detail key.Binding
+	// Timeline, state and diff: the scrubber.
+	Back, Fwd, BackSec, FwdSec, PrevKey, NextKey, PrevProblem, NextProblem, First, Last, Frame, NextLine, PrevLine key.Binding
+	// State and diff.
+	MapOnly, MarkA, AcrossClients key.Binding
+	// Health.
+	JumpTimeline key.Binding
+}
+
+// group is a titled list of bindings in the help overlay.
+type group struct {
+	title string
+	keys  []key.Binding
+}
+
+func kb(keys []string, help, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+}
+
+func newKeyMap() keyMap {
+	return keyMap{
+		Quit:     kb([]string{"q", "ctrl+c"}, "q", "quit"),
+		Help:     kb([]string{"?"}, "?", "show or hide this help"),
+		Next:     kb([]string{"tab"}, "tab", "next view"),
+		Prev:     kb([]string{"shift+tab"}, "shift+tab", "previous view"),
+		Packets:  kb([]string{"1"}, "1", "packets"),
+		Timeline: kb([]string{"2"}, "2", "timeline"),
+		State:    kb([]string{"3"}, "3", "state and level map"),
+		Diff:     kb([]string{"4"}, "4", "diff"),
+		Health:   kb([]string{"5"}, "5", "health"),
+		Cancel:   kb([]string{"esc"}, "esc", "close a prompt or this help"),
+
+		Up:       kb([]string{"up", "k"}, "↑/k", "up"),
+		Down:     kb([]string{"down", "j"}, "↓/j", "down"),
+		PageUp:   kb([]string{"pgup", "ctrl+b"}, "pgup/ctrl+b", "page up"),
+		PageDown: kb([]string{"pgdown", "ctrl+f", "space"}, "pgdn/ctrl+f", "page down"),
+		Top:      kb([]string{"home", "g"}, "home/g", "first"),
+		Bottom:   kb([]string{"end", "G"}, "end/G", "last"),
+
+		Filter:   kb([]string{"/"}, "/", "display filter (-Y); tab completes, ↑↓ history"),
+		Goto:     kb([]string{":"}, ":", "go to packet number (packets) or frame (timeline)"),
+		NextName: kb([]string{"n"}, "n", "next packet of the same name"),
+		PrevName: kb([]string{"N"}, "N", "previous packet of the same name"),
+		NextConv: kb([]string{"c"}, "c", "next packet of the same conversation"),
+		PrevConv: kb([]string{"C"}, "C", "previous packet of the same conversation"),
+		Mark:     kb([]string{"m"}, "m<a-z>", "set a mark"),
+		Jump:     kb([]string{"'"}, "'<a-z>", "jump to a mark"),
+		Follow:   kb([]string{"f"}, "f", "follow this conversation (again: all)"),
+		Detail:   kb([]string{"x"}, "x", "field tree or hex dump"),
+
+		Back:        kb([]string{"left", "h"}, "←/h", "previous state"),
+		Fwd:         kb([]string{"right", "l"}, "→/l", "next state"),
+		BackSec:     kb([]string{"shift+left", "H"}, "shift+←/H", "back 1 s"),
+		FwdSec:      kb([]string{"shift+right", "L"}, "shift+→/L", "forward 1 s"),
+		PrevKey:     kb([]string{"["}, "[", "previous keyframe"),
+		NextKey:     kb([]string{"]"}, "]", "next keyframe"),
+		PrevProblem: kb([]string{"{"}, "{", "previous incomplete dif or base reset"),
+		NextProblem: kb([]string{"}"}, "}", "next incomplete dif or base reset"),
+		First:       kb([]string{"home", "g"}, "home/g", "first state"),
+		Last:        kb([]string{"end", "G"}, "end/G", "last state"),
+		Frame:       kb([]string{":"}, ":", "go to frame"),
+		NextLine:    kb([]string{"c"}, "c", "next client"),
+		PrevLine:    kb([]string{"C"}, "C", "previous client"),
+
+		MapOnly:       kb([]string{"M"}, "M", "map only, or text and map"),
+		MarkA:         kb([]string{"a"}, "a", "diff: mark this state as A"),
+		AcrossClients: kb([]string{"A"}, "A", "diff: A→B, or every client at this frame"),
+
+		JumpTimeline: kb([]string{"enter"}, "enter", "health: show this second in the timeline"),
+	}
+}
+
+// groups lists every binding once per place it works, for the help
+// overlay.
+func (k keyMap) groups() []group {
+	return []group{
+		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
+		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
+		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine, k.MapOnly, k.MarkA, k.AcrossClients}},
+		{"Health", []key.Binding{k.Back, k.Fwd, k.NextLine, k.PrevLine, k.JumpTimeline}},
+	}
+}

@@ -1,0 +1,528 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/filter"
+	"github.com/pmdump/pmdump/packetfmt"
+	"github.com/pmdump/pmdump/session"
+)
+
+// packetsModel is the packet list: a window over the packet index.
+//
+// The list is written here rather than with bubbles' table or list: those
+// hold every row as a string, and a capture has millions of packets. This
+// one keeps only positions (none at all without a filter), and formats
+// only the rows on the screen, from the index, at every render.
+type packetsModel struct {
+	rows     []int32 // the positions that match the filter; nil: every packet
+	filter   *filter.Filter
+	running  bool // the filter is still running
+	cancel   context.CancelFunc
+	gen      int
+	scanned  int // packets the filter has gone through
+	cur, top int // selected row and first row shown
+	atEnd    bool
+	hex      bool
+	marks    map[string]int // mark → packet position
+	history  []string
+	histPos  int
+	line     packetfmt.Line
+	buf      []byte
+	rec      session.Record
+	detailAt int // position of the detail's packet
+	detail   []string
+	keep     int // the packet to keep selected when a filter's first matches come
+}
+
+func (p *packetsModel) init() {
+	p.marks = map[string]int{}
+	p.detailAt = -1
+}
+
+func (p *packetsModel) index(m *Model) *engine.PacketIndex { return m.e.Index() }
+
+// n is the number of rows of the list.
+func (p *packetsModel) n(m *Model) int {
+	if p.filter != nil {
+		return len(p.rows)
+	}
+	if x := p.index(m); x != nil {
+		return x.Len()
+	}
+	return 0
+}
+
+// pos is the packet position of a row.
+func (p *packetsModel) pos(row int) int {
+	if p.filter != nil {
+		return int(p.rows[row])
+	}
+	return row
+}
+
+// rowOf is the row showing packet position pos, or the first after it.
+func (p *packetsModel) rowOf(m *Model, pos int) int {
+	if p.filter == nil {
+		return min(pos, max(p.n(m)-1, 0))
+	}
+	lo, hi := 0, len(p.rows)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if int(p.rows[mid]) < pos {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return min(lo, max(len(p.rows)-1, 0))
+}
+
+func (p *packetsModel) listRows(m *Model) int { return m.layout().list.h - 1 }
+
+// setCur selects a row and scrolls it into view.
+func (p *packetsModel) setCur(m *Model, row int) {
+	n := p.n(m)
+	row = clamp(row, 0, max(n-1, 0))
+	p.cur = row
+	p.atEnd = n > 0 && row == n-1
+	vis := max(p.listRows(m), 1)
+	if p.cur < p.top {
+		p.top = p.cur
+	}
+	if p.cur >= p.top+vis {
+		p.top = p.cur - vis + 1
+	}
+	p.top = clamp(p.top, 0, max(n-vis, 0))
+}
+
+func (p *packetsModel) move(m *Model, d int) { p.setCur(m, p.cur+d) }
+
+func (p *packetsModel) clickRow(m *Model, r int) {
+	if r >= 0 && p.top+r < p.n(m) {
+		p.setCur(m, p.top+r)
+	}
+}
+
+// onGrow follows the end of a growing capture when the last row is
+// selected (as tail -f does).
+func (p *packetsModel) onGrow(m *Model) tea.Cmd {
+	if p.atEnd {
+		p.setCur(m, p.n(m)-1)
+	}
+	if p.filter != nil && !p.running {
+		// packets indexed since the filter ran: go on from there
+		if x := p.index(m); x != nil && x.Len() > p.scanned {
+			return p.runFilter(m, p.filter, p.scanned)
+		}
+	}
+	return nil
+}
+
+func (p *packetsModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
+	keys := m.keys
+	page := max(p.listRows(m)-1, 1)
+	switch {
+	case key.Matches(k, keys.Up):
+		p.move(m, -1)
+	case key.Matches(k, keys.Down):
+		p.move(m, 1)
+	case key.Matches(k, keys.PageUp):
+		p.move(m, -page)
+	case key.Matches(k, keys.PageDown):
+		p.move(m, page)
+	case key.Matches(k, keys.Top):
+		p.setCur(m, 0)
+	case key.Matches(k, keys.Bottom):
+		p.setCur(m, p.n(m)-1)
+	case key.Matches(k, keys.Filter):
+		text := ""
+		if p.filter != nil {
+			text = p.filter.String()
+		}
+		p.histPos = len(p.history)
+		return m.openPrompt(promptFilter, "/ ", text)
+	case key.Matches(k, keys.Goto):
+		return m.openPrompt(promptPacket, "go to packet number: ", "")
+	case key.Matches(k, keys.NextName):
+		p.seek(m, 1, sameName)
+	case key.Matches(k, keys.PrevName):
+		p.seek(m, -1, sameName)
+	case key.Matches(k, keys.NextConv):
+		p.seek(m, 1, sameConv)
+	case key.Matches(k, keys.PrevConv):
+		p.seek(m, -1, sameConv)
+	case key.Matches(k, keys.Mark):
+		m.pend = "m"
+		m.setMsg("mark: press a letter")
+	case key.Matches(k, keys.Jump):
+		m.pend = "'"
+		m.setMsg("jump to mark: press its letter")
+	case key.Matches(k, keys.Follow):
+		return p.follow(m)
+	case key.Matches(k, keys.Detail):
+		p.hex = !p.hex
+		p.detailAt = -1
+	}
+	return nil
+}
+
+// onMarkKey is the letter after m or '.
+func (p *packetsModel) onMarkKey(m *Model, pend, k string) tea.Cmd {
+	if len(k) != 1 || k[0] < 'a' || k[0] > 'z' {
+		m.setMsg("marks are the letters a-z")
+		return nil
+	}
+	if p.n(m) == 0 {
+		return nil
+	}
+	if pend == "m" {
+		pos := p.pos(p.cur)
+		p.marks[k] = pos
+		m.setMsg("mark %s: packet %d", k, p.index(m).Entry(pos).N)
+		return nil
+	}
+	pos, ok := p.marks[k]
+	if !ok {
+		m.setMsg("no mark %s", k)
+		return nil
+	}
+	r := p.rowOf(m, pos)
+	if p.n(m) > 0 && p.pos(r) != pos {
+		m.setMsg("mark %s (packet %d) is not shown by the filter: nearest shown", k, p.index(m).Entry(pos).N)
+	} else {
+		m.msg = ""
+	}
+	p.setCur(m, r)
+	return nil
+}
+
+// gotoNumber jumps to a capture frame number.
+func (p *packetsModel) gotoNumber(m *Model, v string) tea.Cmd {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		m.setErr(fmt.Errorf("%q is not a packet number", v))
+		return nil
+	}
+	x := p.index(m)
+	if x == nil || x.Len() == 0 {
+		return nil
+	}
+	pos := x.Search(n)
+	if pos >= x.Len() {
+		m.setErr(fmt.Errorf("no game packet at or after number %d (the last is %d)", n, x.Entry(x.Len()-1).N))
+		return nil
+	}
+	r := p.rowOf(m, pos)
+	p.setCur(m, r)
+	if got := int(x.Entry(p.pos(r)).N); got != n {
+		m.setMsg("packet %d is not a game packet shown: nearest is %d", n, got)
+	} else {
+		m.msg = ""
+	}
+	return nil
+}
+
+func sameName(a, b *engine.IndexEntry) bool { return a.Name == b.Name }
+func sameConv(a, b *engine.IndexEntry) bool { return a.Conv == b.Conv }
+
+// seek moves to the next (dir 1) or previous (-1) row whose packet is like
+// the selected one.
+func (p *packetsModel) seek(m *Model, dir int, like func(a, b *engine.IndexEntry) bool) {
+	n := p.n(m)
+	if n == 0 {
+		return
+	}
+	x := p.index(m)
+	ref := x.Entry(p.pos(p.cur))
+	for r := p.cur + dir; r >= 0 && r < n; r += dir {
+		e := x.Entry(p.pos(r))
+		if like(&ref, &e) {
+			p.setCur(m, r)
+			m.msg = ""
+			return
+		}
+	}
+	m.setMsg("no other such packet that way")
+}
+
+// follow shows only the selected packet's conversation, or everything
+// again.
+func (p *packetsModel) follow(m *Model) tea.Cmd {
+	if p.filter != nil && strings.HasPrefix(p.filter.String(), "conv == ") {
+		return p.applyFilter(m, "")
+	}
+	if p.n(m) == 0 {
+		return nil
+	}
+	c := p.index(m).Entry(p.pos(p.cur)).Conv
+	if c == 0 {
+		m.setMsg("this packet belongs to no conversation")
+		return nil
+	}
+	return p.applyFilter(m, fmt.Sprintf("conv == %d", c))
+}
+
+// check says whether a filter expression is valid, for the prompt.
+func (p *packetsModel) check(src string) string {
+	if strings.TrimSpace(src) == "" {
+		return "✓ (every packet)"
+	}
+	if _, err := filter.Compile(src); err != nil {
+		return "✗ " + err.Error()
+	}
+	return "✓"
+}
+
+// historyStep moves in the filter history.
+func (p *packetsModel) historyStep(up bool, cur string) string {
+	if len(p.history) == 0 {
+		return cur
+	}
+	if up {
+		p.histPos = max(p.histPos-1, 0)
+	} else {
+		p.histPos = min(p.histPos+1, len(p.history))
+		if p.histPos == len(p.history) {
+			return ""
+		}
+	}
+	return p.history[p.histPos]
+}
+
+// complete completes the last word of a filter expression with the names
+// a filter can use (their longest common prefix when several fit).
+func complete(src string) string {
+	i := len(src)
+	for i > 0 && (isWord(src[i-1])) {
+		i--
+	}
+	word := src[i:]
+	if word == "" {
+		return src
+	}
+	var fits []string
+	for _, n := range filterNames {
+		if strings.HasPrefix(n, word) {
+			fits = append(fits, n)
+		}
+	}
+	if len(fits) == 0 {
+		return src
+	}
+	common := fits[0]
+	for _, f := range fits[1:] {
+		for !strings.HasPrefix(f, common) {
+			common = common[:len(common)-1]
+		}
+	}
+	if len(fits) == 1 {
+		common += " "
+	}
+	return src[:i] + common
+}
+
+var filterNames = filter.Names()
+
+func isWord(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// filterMsg is a filter's matches, from the goroutine that ran it.
+type filterMsg struct {
+	gen     int
+	rows    []int32
+	scanned int
+	err     error
+}
+
+// applyFilter compiles and runs a filter; "" shows every packet.
+func (p *packetsModel) applyFilter(m *Model, src string) tea.Cmd {
+	p.cancelFilter()
+	x := p.index(m)
+	var keep int
+	if x != nil && p.n(m) > 0 {
+		keep = p.pos(p.cur)
+	}
+	if src == "" {
+		p.filter, p.rows = nil, nil
+		p.setCur(m, keep)
+		m.msg = ""
+		return nil
+	}
+	f, err := filter.Compile(src)
+	if err != nil {
+		m.setErr(err)
+		return nil
+	}
+	if len(p.history) == 0 || p.history[len(p.history)-1] != src {
+		p.history = append(p.history, src)
+	}
+	p.filter, p.rows, p.scanned = f, nil, 0
+	p.cur, p.top = 0, 0
+	p.detailAt = -1
+	p.keep = keep
+	return p.runFilter(m, f, 0)
+}
+
+// runFilter runs the filter over the packets from position from on, off
+// the UI goroutine; a newer filter cancels it.
+func (p *packetsModel) runFilter(m *Model, f *filter.Filter, from int) tea.Cmd {
+	x := p.index(m)
+	if x == nil {
+		return nil
+	}
+	p.gen++
+	gen := p.gen
+	ctx, cancel := context.WithCancel(m.ctx)
+	p.cancel = cancel
+	p.running = true
+	to := x.Len()
+	return func() tea.Msg {
+		var rows []int32
+		err := x.Filter(ctx, f, from, to, func(i int) bool {
+			rows = append(rows, int32(i))
+			return true
+		})
+		return filterMsg{gen: gen, rows: rows, scanned: to, err: err}
+	}
+}
+
+func (p *packetsModel) cancelFilter() {
+	if p.cancel != nil {
+		p.cancel()
+		p.cancel = nil
+	}
+	p.running = false
+}
+
+func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
+	if msg.gen != p.gen || p.filter == nil {
+		return nil // a filter since replaced
+	}
+	p.running = false
+	p.cancel = nil
+	if msg.err != nil {
+		m.setErr(fmt.Errorf("filter: %w", msg.err))
+		return nil
+	}
+	first := p.scanned == 0
+	p.rows = append(p.rows, msg.rows...)
+	p.scanned = msg.scanned
+	if first {
+		p.setCur(m, p.rowOf(m, p.keep))
+		m.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
+	} else if p.atEnd {
+		p.setCur(m, len(p.rows)-1)
+	}
+	return nil
+}
+
+// render draws the list and the selected packet's details.
+func (p *packetsModel) render(m *Model, l layout) []string {
+	out := make([]string, 0, l.body.h)
+	x := p.index(m)
+	title := "   No. Time            Source → Destination               Dir    Pl Name Info"
+	out = append(out, m.st.header.Render(fit(title, l.list.w)))
+	n := p.n(m)
+	vis := l.list.h - 1
+	if p.top > max(n-vis, 0) {
+		p.top = max(n-vis, 0)
+	}
+	marksAt := map[int]string{}
+	for k, pos := range p.marks {
+		marksAt[pos] = k
+	}
+	for r := p.top; r < p.top+vis; r++ {
+		if r >= n || x == nil {
+			if r == 0 && n == 0 {
+				switch {
+				case p.filter != nil && p.running:
+					out = append(out, m.st.dim.Render("filtering…"))
+				case p.filter != nil:
+					out = append(out, m.st.dim.Render("no packet matches "+p.filter.String()))
+				case !m.done:
+					out = append(out, m.st.dim.Render("reading…"))
+				default:
+					out = append(out, m.st.dim.Render("no game packets"))
+				}
+				continue
+			}
+			out = append(out, "")
+			continue
+		}
+		pos := p.pos(r)
+		if err := x.Record(pos, &p.rec); err != nil {
+			out = append(out, m.st.err.Render(fmt.Sprintf("packet %d: %v", pos, err)))
+			continue
+		}
+		b := p.line.Append(p.buf[:0], &p.rec)
+		p.buf = b
+		text := strings.TrimSuffix(string(b), "\n")
+		prefix := " "
+		if k, ok := marksAt[pos]; ok {
+			prefix = m.st.mark.Render(k)
+		}
+		style := m.st.dim
+		switch {
+		case r == p.cur:
+			style = m.st.selected
+		case p.rec.Kind == session.Malformed:
+			style = m.st.err
+		case p.rec.Kind == session.Unknown:
+			style = m.st.warn
+		default:
+			style = style.UnsetForeground()
+		}
+		out = append(out, prefix+style.Render(fit(text, l.list.w-1)))
+	}
+	for len(out) < l.list.h {
+		out = append(out, "")
+	}
+	// The detail pane.
+	what := "Field tree"
+	if p.hex {
+		what = "Hex dump"
+	}
+	filt := "no filter"
+	if p.filter != nil {
+		filt = fmt.Sprintf("filter %s: %d matches", p.filter, len(p.rows))
+		if p.running {
+			filt += " so far"
+		}
+	}
+	out = append(out, m.st.title.Render(fit(fmt.Sprintf("── %s (x) ── %s ", what, filt), l.detail.w)))
+	if n > 0 && x != nil {
+		pos := p.pos(p.cur)
+		if pos != p.detailAt {
+			p.detailAt = pos
+			p.detail = p.detailLines(x, pos)
+		}
+		for i := 0; i < l.detail.h-1 && i < len(p.detail); i++ {
+			out = append(out, p.detail[i])
+		}
+	}
+	return out
+}
+
+func (p *packetsModel) detailLines(x *engine.PacketIndex, pos int) []string {
+	var r session.Record
+	if err := x.Record(pos, &r); err != nil {
+		return []string{err.Error()}
+	}
+	var b []byte
+	if p.hex {
+		b = packetfmt.AppendHex(b, r.Packet.Raw)
+	} else {
+		b = packetfmt.AppendTreeHeader(b, &r)
+		b = r.Packet.AppendTree(b, "    ")
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}

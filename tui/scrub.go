@@ -1,0 +1,621 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/gameview"
+	"github.com/pmdump/pmdump/levelmap"
+	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/schema"
+)
+
+// scrubModel is the position in the states of one client (a line) that
+// the timeline, state and diff views share, and what was loaded for it.
+type scrubModel struct {
+	lines []reassemble.Line
+	li    int // the line shown
+	i     int // its entry
+	ent   replay.Entry
+	n     int // entries of the line
+
+	// The loaded state and diff: a request runs off the UI goroutine, one
+	// at a time; a position passed while one runs is never loaded.
+	inflight, pending bool
+	have              stateKey
+	loaded            *stateMsg
+
+	a          *markA // diff: state A
+	across     bool   // diff: every client at this frame
+	diffScroll int
+	mapOnly    bool
+	buf        []replay.Entry
+}
+
+// markA is the state a diff starts from.
+type markA struct {
+	line reassemble.Line
+	i    int
+	ent  replay.Entry
+}
+
+// stateKey says what a load is for: a state, and in the diff view what it
+// is compared with.
+type stateKey struct {
+	line   reassemble.Line
+	i      int
+	diff   bool
+	a      markA
+	hasA   bool
+	across bool
+}
+
+// stateMsg is a loaded state (and diff), from the goroutine that
+// rebuilt it.
+type stateMsg struct {
+	key     stateKey
+	ent     replay.Entry
+	sch     *schema.Schema
+	text    []string
+	lmap    *levelmap.Map
+	err     error
+	diff    []string
+	changed []bool
+	took    time.Duration
+}
+
+// line is the line shown (the zero Line when there is none).
+func (s *scrubModel) line() reassemble.Line {
+	if s.li < len(s.lines) {
+		return s.lines[s.li]
+	}
+	return reassemble.Line{}
+}
+
+// refreshLines picks up new lines and states of a running engine.
+func (s *scrubModel) refreshLines(m *Model) {
+	s.lines = m.e.Lines()
+	if s.li >= len(s.lines) {
+		s.li = 0
+	}
+	if len(s.lines) == 0 {
+		s.n = 0
+		return
+	}
+	s.n = m.e.EntryCount(s.line())
+	s.setI(m, s.i)
+}
+
+// entry returns entry i of the shown line.
+func (s *scrubModel) entry(m *Model, i int) replay.Entry {
+	s.buf = m.e.Entries(s.buf[:0], s.line(), i, i+1)
+	if len(s.buf) == 0 {
+		return replay.Entry{}
+	}
+	return s.buf[0]
+}
+
+func (s *scrubModel) setI(m *Model, i int) {
+	if s.n == 0 {
+		s.i = 0
+		s.ent = replay.Entry{}
+		return
+	}
+	s.i = clamp(i, 0, s.n-1)
+	s.ent = s.entry(m, s.i)
+}
+
+// step moves by d states.
+func (s *scrubModel) step(m *Model, d int) tea.Cmd {
+	s.setI(m, s.i+d)
+	return s.request(m)
+}
+
+// scan returns the first entry from i on in direction dir for which ok
+// holds, or -1. It reads the entries in chunks.
+func (s *scrubModel) scan(m *Model, i, dir int, ok func(i int, e, prev *replay.Entry) bool) int {
+	const chunk = 1024
+	l := s.line()
+	var prev replay.Entry
+	for i >= 0 && i < s.n {
+		from, to := i, min(i+chunk, s.n)
+		if dir < 0 {
+			from, to = max(i-chunk+1, 0), i+1
+		}
+		es := m.e.Entries(nil, l, max(from-1, 0), to)
+		off := from - max(from-1, 0)
+		if dir > 0 {
+			for k := from; k < to; k++ {
+				e := &es[k-from+off]
+				prev = replay.Entry{}
+				if k > 0 {
+					prev = es[k-from+off-1]
+				}
+				if ok(k, e, &prev) {
+					return k
+				}
+			}
+			i = to
+		} else {
+			for k := to - 1; k >= from; k-- {
+				e := &es[k-from+off]
+				prev = replay.Entry{}
+				if k > 0 {
+					prev = es[k-from+off-1]
+				}
+				if ok(k, e, &prev) {
+					return k
+				}
+			}
+			i = from - 1
+		}
+	}
+	return -1
+}
+
+// atTime is the first entry at or after time t (n when none is).
+func (s *scrubModel) atTime(m *Model, t time.Time) int {
+	lo, hi := 0, s.n
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if e := s.entry(m, mid); e.Time().Before(t) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// baseReset reports a keyframe after the first state of its level
+// sequence.
+func baseReset(i int, e, prev *replay.Entry) bool {
+	return e.Keyframe() && i > 0 && prev.SLSN == e.SLSN
+}
+
+func (s *scrubModel) jump(m *Model, i int, what string) tea.Cmd {
+	if i < 0 {
+		m.setMsg("no %s that way", what)
+		return nil
+	}
+	m.msg = ""
+	s.setI(m, i)
+	return s.request(m)
+}
+
+func (s *scrubModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
+	keys := m.keys
+	if s.n == 0 && !key.Matches(k, keys.NextLine, keys.PrevLine) {
+		m.setMsg("no states yet")
+		return nil
+	}
+	switch {
+	case key.Matches(k, keys.Back):
+		return s.step(m, -1)
+	case key.Matches(k, keys.Fwd):
+		return s.step(m, 1)
+	case key.Matches(k, keys.BackSec):
+		i := s.atTime(m, s.ent.Time().Add(-time.Second))
+		return s.jump(m, min(i, s.i-1), "earlier state")
+	case key.Matches(k, keys.FwdSec):
+		i := s.atTime(m, s.ent.Time().Add(time.Second))
+		if i >= s.n {
+			i = -1
+		}
+		return s.jump(m, i, "state a second later")
+	case key.Matches(k, keys.PrevKey):
+		return s.jump(m, s.scan(m, s.i-1, -1, func(_ int, e, _ *replay.Entry) bool { return e.Keyframe() }), "keyframe")
+	case key.Matches(k, keys.NextKey):
+		return s.jump(m, s.scan(m, s.i+1, 1, func(_ int, e, _ *replay.Entry) bool { return e.Keyframe() }), "keyframe")
+	case key.Matches(k, keys.PrevProblem), key.Matches(k, keys.NextProblem):
+		dir := 1
+		if key.Matches(k, keys.PrevProblem) {
+			dir = -1
+		}
+		return s.jump(m, s.scan(m, s.i+dir, dir, func(i int, e, prev *replay.Entry) bool {
+			return e.Status != replay.OK || baseReset(i, e, prev)
+		}), "incomplete dif or base reset")
+	case key.Matches(k, keys.First):
+		return s.jump(m, 0, "")
+	case key.Matches(k, keys.Last):
+		return s.jump(m, s.n-1, "")
+	case key.Matches(k, keys.Frame):
+		return m.openPrompt(promptFrame, fmt.Sprintf("go to frame (of level sequence %d, or SLSN:FRAME): ", s.ent.SLSN), "")
+	case key.Matches(k, keys.NextLine):
+		return s.switchLine(m, 1)
+	case key.Matches(k, keys.PrevLine):
+		return s.switchLine(m, -1)
+	case key.Matches(k, keys.MapOnly):
+		s.mapOnly = !s.mapOnly
+	case key.Matches(k, keys.MarkA):
+		s.a = &markA{s.line(), s.i, s.ent}
+		s.across = false
+		m.setMsg("A = %s; move to B", describe(s.line(), &s.ent))
+		if m.view != viewDiff {
+			m.view = viewDiff
+		}
+		return s.request(m)
+	case key.Matches(k, keys.AcrossClients):
+		s.across = !s.across
+		s.diffScroll = 0
+		return s.request(m)
+	case key.Matches(k, keys.Up):
+		s.diffScroll = max(s.diffScroll-1, 0)
+	case key.Matches(k, keys.Down):
+		s.diffScroll++
+	case key.Matches(k, keys.PageUp):
+		s.diffScroll = max(s.diffScroll-10, 0)
+	case key.Matches(k, keys.PageDown):
+		s.diffScroll += 10
+	}
+	return nil
+}
+
+// switchLine shows the next or previous client, at the same frame when it
+// has it.
+func (s *scrubModel) switchLine(m *Model, d int) tea.Cmd {
+	if len(s.lines) == 0 {
+		return nil
+	}
+	slsn, frame := s.ent.SLSN, s.ent.N
+	s.li = (s.li + d + len(s.lines)) % len(s.lines)
+	s.n = m.e.EntryCount(s.line())
+	i := m.e.Find(s.line(), slsn, frame, false)
+	if i < 0 {
+		i = 0
+	}
+	s.setI(m, i)
+	return s.request(m)
+}
+
+// gotoFrame goes to a frame of the current level sequence, or to
+// SLSN:FRAME.
+func (s *scrubModel) gotoFrame(m *Model, v string) tea.Cmd {
+	slsn := s.ent.SLSN
+	fs := v
+	if a, b, ok := strings.Cut(v, ":"); ok {
+		n, err := strconv.Atoi(a)
+		if err != nil {
+			m.setErr(fmt.Errorf("%q: level sequence is not a number", v))
+			return nil
+		}
+		slsn, fs = n, b
+	}
+	n, err := strconv.Atoi(fs)
+	if err != nil || n < 0 {
+		m.setErr(fmt.Errorf("%q is not a frame number", v))
+		return nil
+	}
+	i := m.e.Find(s.line(), slsn, int32(n), false)
+	if i < 0 {
+		m.setErr(fmt.Errorf("no state of level sequence %d at or before frame %d", slsn, n))
+		return nil
+	}
+	return s.jump(m, i, "")
+}
+
+// clickBar moves to the place of the scrubber clicked.
+func (s *scrubModel) clickBar(m *Model, x int) tea.Cmd {
+	w := m.layout().body.w
+	if s.n == 0 || w < 2 {
+		return nil
+	}
+	return s.jump(m, x*(s.n-1)/(w-1), "")
+}
+
+// want is what the current view needs loaded.
+func (s *scrubModel) want(m *Model) (stateKey, bool) {
+	if (m.view != viewState && m.view != viewDiff) || s.n == 0 {
+		return stateKey{}, false
+	}
+	k := stateKey{line: s.line(), i: s.i}
+	if m.view == viewDiff {
+		k.diff = true
+		k.across = s.across
+		if s.a != nil && !s.across {
+			k.a, k.hasA = *s.a, true
+		}
+	}
+	return k, true
+}
+
+// request loads what the view needs, unless it is loaded or loading.
+func (s *scrubModel) request(m *Model) tea.Cmd {
+	k, ok := s.want(m)
+	if !ok || k == s.have && s.loaded != nil {
+		return nil
+	}
+	if s.inflight {
+		s.pending = true
+		return nil
+	}
+	s.inflight, s.pending = true, false
+	e, user, lines := m.e, m.opts.Schema, append([]reassemble.Line(nil), s.lines...)
+	return func() tea.Msg { return load(e, user, lines, k) }
+}
+
+func (s *scrubModel) onState(m *Model, msg stateMsg) tea.Cmd {
+	s.inflight = false
+	s.have, s.loaded = msg.key, &msg
+	return s.request(m)
+}
+
+// load rebuilds a state and what the view shows of it; it runs off the UI
+// goroutine.
+func load(e *engine.Engine, user *schema.Schema, lines []reassemble.Line, k stateKey) stateMsg {
+	t0 := time.Now()
+	out := stateMsg{key: k}
+	es := e.Entries(nil, k.line, k.i, k.i+1)
+	if len(es) == 0 {
+		out.err = fmt.Errorf("state %d of %s is gone", k.i, k.line)
+		return out
+	}
+	out.ent = es[0]
+	data, err := e.State(nil, k.line, k.i)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	out.sch = schema.For(len(data), user)
+	var b bytes.Buffer
+	gameview.WriteGame(&b, out.sch, data)
+	out.text = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	out.lmap, _ = levelmap.Read(out.sch, data)
+	if k.diff {
+		var d bytes.Buffer
+		mark := func(ch []schema.Change) {
+			if out.lmap == nil || out.sch.View == nil || out.sch.View.Level == nil {
+				return
+			}
+			if out.changed == nil {
+				out.changed = make([]bool, len(out.lmap.Cells))
+			}
+			for _, c := range ch {
+				if c.Region == out.sch.View.Level.Region && len(c.Index) == 2 {
+					x, y := c.Index[0], c.Index[1]
+					if x < out.lmap.W && y < out.lmap.H {
+						out.changed[y*out.lmap.W+x] = true
+					}
+				}
+			}
+		}
+		here := describe(k.line, &out.ent)
+		switch {
+		case k.across:
+			fmt.Fprintf(&d, "every client at level sequence %d frame %d, against %s\n", out.ent.SLSN, out.ent.N, here)
+			for _, l := range lines {
+				if l == k.line {
+					continue
+				}
+				p, err := e.Pick(l, int(out.ent.N), out.ent.SLSN, false)
+				if err != nil {
+					fmt.Fprintf(&d, "%s: %v\n", l, err)
+					continue
+				}
+				other, err := e.State(nil, p.Line, p.Index)
+				if err != nil || len(other) != len(data) {
+					fmt.Fprintf(&d, "%s: state %d: cannot compare (%v)\n", l, p.Index, err)
+					continue
+				}
+				ch, err := schema.Diff(out.sch, data, other)
+				if err != nil {
+					fmt.Fprintf(&d, "%s: %v\n", l, err)
+					continue
+				}
+				mark(ch)
+				gameview.WriteDiff(&d, out.sch, here, describe(p.Line, &p.Entry), ch)
+			}
+			if len(lines) < 2 {
+				d.WriteString("only one client has states: nothing to compare\n")
+			}
+		case k.hasA:
+			a, err := e.State(nil, k.a.line, k.a.i)
+			if err != nil {
+				out.err = fmt.Errorf("state A: %w", err)
+				return out
+			}
+			if len(a) != len(data) {
+				d.WriteString("A and B have different sizes: no diff\n")
+				break
+			}
+			ch, err := schema.Diff(out.sch, a, data)
+			if err != nil {
+				out.err = err
+				return out
+			}
+			mark(ch)
+			gameview.WriteDiff(&d, out.sch, describe(k.a.line, &k.a.ent), here, ch)
+		default:
+			d.WriteString("Press a to mark this state as A, move to another state B (←→, [ ], :), and the diff A → B shows here.\n")
+			d.WriteString("Press A to compare every client's state at this frame (desync hunting).\n")
+		}
+		out.diff = strings.Split(strings.TrimSuffix(d.String(), "\n"), "\n")
+	}
+	out.took = time.Since(t0)
+	return out
+}
+
+// describe names a state in one line.
+func describe(l reassemble.Line, e *replay.Entry) string {
+	return fmt.Sprintf("%s (p%d) slsn %d frame %d", l.Client, e.Player, e.SLSN, e.N)
+}
+
+// header is the two lines every scrubbing view starts with: where it is,
+// and the scrubber.
+func (s *scrubModel) header(m *Model, w int) []string {
+	if s.n == 0 {
+		msg := "no states rebuilt yet"
+		if m.done {
+			msg = "this capture has no rebuilt states (no state difs, or none complete)"
+		}
+		return []string{m.st.dim.Render(msg), ""}
+	}
+	e := &s.ent
+	info := fmt.Sprintf("%s (p%d) · state %d/%d · slsn %d frame %d · dif %d→%d %s %dB %d/%d pieces",
+		s.line().Client, e.Player, s.i+1, s.n, e.SLSN, e.N, e.Src, e.N, e.Status, e.Compressed, e.Pieces, e.Count)
+	if e.Keyframe() {
+		info += " · keyframe"
+	}
+	if !e.Acked() {
+		info += " · not acked"
+	}
+	if f := m.e.Stats().First; f != nil {
+		info += fmt.Sprintf(" · t+%.3fs", e.Time().Sub(*f).Seconds())
+	}
+	bar := []rune(strings.Repeat("─", max(w, 1)))
+	if w >= 2 {
+		bar[0], bar[w-1] = '├', '┤'
+		if s.a != nil && s.a.line == s.line() && s.n > 1 {
+			bar[s.a.i*(w-1)/(s.n-1)] = 'A'
+		}
+		c := 0
+		if s.n > 1 {
+			c = s.i * (w - 1) / (s.n - 1)
+		}
+		bar[c] = '●'
+	}
+	return []string{m.st.title.Render(fit(info, w)), string(bar)}
+}
+
+// renderTimeline draws the clients, the scrubber and the sparklines of
+// the client's whole game with the position marked.
+func (s *scrubModel) renderTimeline(m *Model, r rect) []string {
+	out := s.header(m, r.w)
+	var cl strings.Builder
+	cl.WriteString("clients (c/C):")
+	for i, l := range s.lines {
+		t := fmt.Sprintf(" %d %s ", l.Conv, l.Client)
+		if i == s.li {
+			t = m.st.selected.Render(t)
+		}
+		cl.WriteString(t)
+	}
+	out = append(out, cl.String(), "")
+	h := m.health.of(s.line().Conv)
+	if h == nil {
+		return append(out, m.st.dim.Render("no health figures for this client yet"))
+	}
+	var first time.Time
+	if f := m.e.Stats().First; f != nil {
+		first = *f
+	}
+	cw := max(r.w-healthLabel-14, 10)
+	sec := int(s.ent.Time().Sub(first).Seconds())
+	k := secondIndex(h, sec)
+	marker := []rune(strings.Repeat(" ", cw))
+	if c := column(k, len(h.Seconds), cw); c >= 0 && c < cw {
+		marker[c] = '▼'
+	}
+	out = append(out, fit("", healthLabel)+string(marker))
+	for _, se := range timelineSeries {
+		vals := se.get(h)
+		cur := "-"
+		if k >= 0 && k < len(vals) && vals[k] == vals[k] {
+			cur = gameview.Num(vals[k])
+		}
+		line := fit(se.name, healthLabel) + sparkline(vals, cw) + " " + fit(cur, 6) + m.st.dim.Render(fmt.Sprintf("max %s", gameview.Num(maxOf(vals))))
+		out = append(out, line)
+	}
+	out = append(out, "", m.st.dim.Render(fmt.Sprintf("whole game, %d s per column at most; ▼ this state's second (t=%d s)", (len(h.Seconds)+cw-1)/cw, sec)))
+	return out
+}
+
+// secondIndex is the index of second sec in a health series (the last at
+// or before it).
+func secondIndex(h *engine.ClientHealth, sec int) int {
+	k := -1
+	for i, s := range h.Seconds {
+		if s.T > sec {
+			break
+		}
+		k = i
+	}
+	return k
+}
+
+// renderState draws the state in the game's terms beside the level map.
+func (s *scrubModel) renderState(m *Model, r rect) []string {
+	out := s.header(m, r.w)
+	l := m.layout()
+	var left, right []string
+	ld := s.loaded
+	if ld == nil || ld.key.line != s.line() || ld.key.i != s.i {
+		left = []string{m.st.dim.Render("rebuilding the state…")}
+	}
+	if ld != nil && ld.err != nil {
+		left = []string{m.st.err.Render(ld.err.Error())}
+	} else if ld != nil {
+		if left == nil {
+			left = ld.text
+		}
+		right = s.mapLines(m, ld, nil, l.level)
+	}
+	return append(out, s.panes(m, l, left, right)...)
+}
+
+// renderDiff draws the diff beside the map with the changed blocks
+// highlighted.
+func (s *scrubModel) renderDiff(m *Model, r rect) []string {
+	out := s.header(m, r.w)
+	l := m.layout()
+	ld := s.loaded
+	var left, right []string
+	switch {
+	case ld == nil || !ld.key.diff || ld.key.line != s.line() || ld.key.i != s.i:
+		left = []string{m.st.dim.Render("comparing…")}
+	case ld.err != nil:
+		left = []string{m.st.err.Render(ld.err.Error())}
+	default:
+		d := ld.diff
+		s.diffScroll = clamp(s.diffScroll, 0, max(len(d)-l.text.h, 0))
+		left = d[s.diffScroll:]
+		right = s.mapLines(m, ld, ld.changed, l.level)
+	}
+	return append(out, s.panes(m, l, left, right)...)
+}
+
+// mapLines draws the loaded state's map centred on the client's player.
+func (s *scrubModel) mapLines(m *Model, ld *stateMsg, changed []bool, r rect) []string {
+	if ld.lmap == nil {
+		return []string{m.st.dim.Render("no level map: the schema " + ld.sch.Name + " names no level")}
+	}
+	cx, cy := 50, 50
+	for _, a := range ld.lmap.Actors {
+		if a.Thing == levelmap.Player && a.Index == int(ld.ent.Player) {
+			cx, cy = a.X, a.Y
+		}
+	}
+	return renderMap(ld.lmap, changed, r.w, r.h, cx, cy, m.opts.Color)
+}
+
+// panes puts the text and the map side by side, or one of them (M) in a
+// narrow window.
+func (s *scrubModel) panes(m *Model, l layout, left, right []string) []string {
+	var out []string
+	for i := 0; i < l.text.h; i++ {
+		var a, b string
+		if i < len(left) {
+			a = left[i]
+		}
+		if i < len(right) {
+			b = right[i]
+		}
+		switch {
+		case l.wide:
+			out = append(out, fit(a, l.text.w)+" "+b)
+		case s.mapOnly:
+			out = append(out, b)
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,553 @@
+// Package tui is pmdump's terminal user interface: one capture (or, later,
+// a live interface) explored in five views over the engine's analysis —
+// packets with a display filter, a timeline of each client's rebuilt
+// states, the state at any frame with a map of the level, diffs between
+// two states or between clients, and the netgame's health over time.
+//
+// The TUI computes nothing of its own: it renders what the engine, the
+// schema, the level map and the diff give it. One root Model routes
+// messages to one model per view; the keys are in one key map (keys.go),
+// the styles in one place (styles.go) and layout gives each pane its
+// rectangle (layout.go). The engine runs on its own goroutine and every
+// heavy request (filtering, rebuilding a state, a diff) runs off the UI
+// goroutine and is dropped or cancelled when it is no longer wanted.
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/schema"
+)
+
+// Options configure the TUI.
+type Options struct {
+	// Config is the engine's configuration (era, schema, …); the TUI adds
+	// the work it needs (index, timeline, health) and its event handler.
+	Config engine.Config
+	// Start feeds the engine: reads the capture files, or captures from
+	// an interface. It runs on its own goroutine; ctx is cancelled when
+	// the user quits.
+	Start func(ctx context.Context, e *engine.Engine) error
+	// Engine, when set, is an engine that has already done its work (Start
+	// is then not called): tests and benchmarks use it.
+	Engine *engine.Engine
+	// Title names what is shown (the inputs).
+	Title string
+	// Color is false for NO_COLOR: no colors, reverse video for what is
+	// selected, and a map of characters.
+	Color bool
+	// Schema is the layout of states of a size the built-in ones do not
+	// know (nil: built-ins only).
+	Schema *schema.Schema
+}
+
+// Views.
+const (
+	viewPackets = iota
+	viewTimeline
+	viewState
+	viewDiff
+	viewHealth
+	numViews
+)
+
+var viewNames = [numViews]string{"1 Packets", "2 Timeline", "3 State", "4 Diff", "5 Health"}
+
+// feed is what the engine's event handler leaves for the UI: it runs on
+// the engine's goroutine, so it only stores the latest figures, and the UI
+// reads them on its refresh tick.
+type feed struct {
+	mu       sync.Mutex
+	progress engine.ProgressEvent
+	warnings []string
+}
+
+func (f *feed) onEvent(ev engine.Event) {
+	switch ev := ev.(type) {
+	case engine.ProgressEvent:
+		f.mu.Lock()
+		f.progress = ev
+		f.mu.Unlock()
+	case engine.WarningEvent:
+		f.mu.Lock()
+		if len(f.warnings) < 100 {
+			f.warnings = append(f.warnings, ev.Message)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// Model is the root model of the program.
+type Model struct {
+	opts   Options
+	e      *engine.Engine
+	ctx    context.Context
+	cancel context.CancelFunc
+	feed   *feed
+	done   bool // the engine has read everything
+	runErr error
+
+	w, h  int
+	dark  bool
+	st    styles
+	keys  keyMap
+	view  int
+	help  bool
+	pend  string // a key waiting for its second key (m, ')
+	msg   string // status line message
+	isErr bool
+
+	prompt     int // promptNone, …
+	input      textinput.Model
+	promptNote string
+
+	packets packetsModel
+	scrub   scrubModel
+	health  healthModel
+}
+
+// Prompts of the status line.
+const (
+	promptNone = iota
+	promptFilter
+	promptPacket
+	promptFrame
+)
+
+// New returns the root model. Start (or the finished Engine) is used when
+// the program starts it (Init).
+func New(opts Options) *Model {
+	m := &Model{opts: opts, keys: newKeyMap(), dark: true, w: 80, h: 24}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.st = newStyles(m.dark, opts.Color)
+	m.feed = &feed{}
+	if opts.Engine != nil {
+		m.e = opts.Engine
+		m.done = true
+	} else {
+		cfg := opts.Config
+		cfg.Work |= engine.Index | engine.Timeline | engine.Health
+		if cfg.Schema == nil {
+			cfg.Schema = opts.Schema
+		}
+		next := cfg.OnEvent
+		cfg.OnEvent = func(ev engine.Event) {
+			m.feed.onEvent(ev)
+			if next != nil {
+				next(ev)
+			}
+		}
+		m.e = engine.New(cfg)
+	}
+	m.input = textinput.New()
+	m.input.SetVirtualCursor(true)
+	m.packets.init()
+	m.health.cur = -1
+	return m
+}
+
+// Engine is the engine the model shows.
+func (m *Model) Engine() *engine.Engine { return m.e }
+
+// Close stops the engine's work and releases it.
+func (m *Model) Close() error {
+	m.cancel()
+	m.packets.cancelFilter()
+	return m.e.Close()
+}
+
+type (
+	tickMsg    struct{}
+	runDoneMsg struct{ err error }
+)
+
+// refresh is how often the screen follows a running engine.
+const refresh = 100 * time.Millisecond
+
+func tick() tea.Cmd { return tea.Tick(refresh, func(time.Time) tea.Msg { return tickMsg{} }) }
+
+// Init starts the engine on its own goroutine.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{tea.RequestBackgroundColor}
+	if !m.done && m.opts.Start != nil {
+		e, ctx, start := m.e, m.ctx, m.opts.Start
+		cmds = append(cmds, func() tea.Msg { return runDoneMsg{start(ctx, e)} }, tick())
+	} else {
+		m.done = true
+		cmds = append(cmds, m.refreshAll())
+	}
+	return tea.Batch(cmds...)
+}
+
+// refreshAll picks up what the engine has found since the last refresh.
+func (m *Model) refreshAll() tea.Cmd {
+	m.scrub.refreshLines(m)
+	m.health.refresh(m)
+	return m.scrub.request(m)
+}
+
+// Update routes a message to the view it is for.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		return m, nil
+	case tea.BackgroundColorMsg:
+		m.dark = msg.IsDark()
+		m.st = newStyles(m.dark, m.opts.Color)
+		return m, nil
+	case tickMsg:
+		if m.done {
+			return m, nil
+		}
+		return m, tea.Batch(m.refreshAll(), m.packets.onGrow(m), tick())
+	case runDoneMsg:
+		m.done = true
+		if msg.err != nil && m.ctx.Err() == nil {
+			m.runErr = msg.err
+			m.setErr(msg.err)
+		}
+		return m, tea.Batch(m.refreshAll(), m.packets.onGrow(m))
+	case filterMsg:
+		return m, m.packets.onFilter(m, msg)
+	case stateMsg:
+		return m, m.scrub.onState(m, msg)
+	case tea.KeyPressMsg:
+		return m, m.onKey(msg)
+	case tea.MouseWheelMsg:
+		return m, m.onWheel(msg)
+	case tea.MouseClickMsg:
+		return m, m.onClick(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) setErr(err error) {
+	m.msg, m.isErr = err.Error(), true
+}
+
+func (m *Model) setMsg(format string, a ...any) {
+	m.msg, m.isErr = fmt.Sprintf(format, a...), false
+}
+
+func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
+	if m.prompt != promptNone {
+		return m.onPromptKey(k)
+	}
+	if m.pend != "" {
+		p := m.pend
+		m.pend = ""
+		return m.packets.onMarkKey(m, p, k.String())
+	}
+	if m.help {
+		if key.Matches(k, m.keys.Help, m.keys.Cancel) {
+			m.help = false
+		} else if key.Matches(k, m.keys.Quit) {
+			return m.quit()
+		}
+		return nil
+	}
+	keys := m.keys
+	switch {
+	case key.Matches(k, keys.Quit):
+		return m.quit()
+	case key.Matches(k, keys.Help):
+		m.help = true
+		return nil
+	case key.Matches(k, keys.Cancel):
+		m.msg = ""
+		return nil
+	case key.Matches(k, keys.Packets):
+		return m.show(viewPackets)
+	case key.Matches(k, keys.Timeline):
+		return m.show(viewTimeline)
+	case key.Matches(k, keys.State):
+		return m.show(viewState)
+	case key.Matches(k, keys.Diff):
+		return m.show(viewDiff)
+	case key.Matches(k, keys.Health):
+		return m.show(viewHealth)
+	case key.Matches(k, keys.Next):
+		return m.show((m.view + 1) % numViews)
+	case key.Matches(k, keys.Prev):
+		return m.show((m.view + numViews - 1) % numViews)
+	}
+	switch m.view {
+	case viewPackets:
+		return m.packets.onKey(m, k)
+	case viewHealth:
+		return m.health.onKey(m, k)
+	}
+	return m.scrub.onKey(m, k)
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.cancel()
+	m.packets.cancelFilter()
+	return tea.Quit
+}
+
+// show switches to a view.
+func (m *Model) show(v int) tea.Cmd {
+	m.view = v
+	return m.scrub.request(m)
+}
+
+// openPrompt starts editing a line in the status line.
+func (m *Model) openPrompt(kind int, prompt, value string) tea.Cmd {
+	m.prompt = kind
+	m.input.Prompt = prompt
+	m.input.SetValue(value)
+	m.input.CursorEnd()
+	m.promptNote = ""
+	if kind == promptFilter {
+		m.promptNote = m.packets.check(value)
+	}
+	return m.input.Focus()
+}
+
+func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "esc", "ctrl+c":
+		m.prompt = promptNone
+		m.input.Blur()
+		return nil
+	case "enter":
+		kind, v := m.prompt, strings.TrimSpace(m.input.Value())
+		m.prompt = promptNone
+		m.input.Blur()
+		switch kind {
+		case promptFilter:
+			return m.packets.applyFilter(m, v)
+		case promptPacket:
+			return m.packets.gotoNumber(m, v)
+		case promptFrame:
+			return m.scrub.gotoFrame(m, v)
+		}
+		return nil
+	}
+	if m.prompt == promptFilter {
+		switch k.String() {
+		case "tab":
+			m.input.SetValue(complete(m.input.Value()))
+			m.input.CursorEnd()
+			m.promptNote = m.packets.check(m.input.Value())
+			return nil
+		case "up", "down":
+			m.input.SetValue(m.packets.historyStep(k.String() == "up", m.input.Value()))
+			m.input.CursorEnd()
+			m.promptNote = m.packets.check(m.input.Value())
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	if m.prompt == promptFilter {
+		m.promptNote = m.packets.check(m.input.Value())
+	}
+	return cmd
+}
+
+func (m *Model) onWheel(w tea.MouseWheelMsg) tea.Cmd {
+	step := 3
+	up := w.Button == tea.MouseWheelUp
+	switch m.view {
+	case viewPackets:
+		if up {
+			m.packets.move(m, -step)
+		} else {
+			m.packets.move(m, step)
+		}
+		return nil
+	case viewHealth:
+		if up {
+			m.health.move(m, -1)
+		} else {
+			m.health.move(m, 1)
+		}
+		return nil
+	}
+	if up {
+		return m.scrub.step(m, -1)
+	}
+	return m.scrub.step(m, 1)
+}
+
+func (m *Model) onClick(c tea.MouseClickMsg) tea.Cmd {
+	if c.Y == 0 {
+		// the tabs
+		x := 0
+		for v, name := range viewNames {
+			wd := ansi.StringWidth(m.st.tab.Render(name))
+			if c.X >= x && c.X < x+wd {
+				return m.show(v)
+			}
+			x += wd
+		}
+		return nil
+	}
+	l := m.layout()
+	switch m.view {
+	case viewPackets:
+		if l.list.contains(c.X, c.Y) && c.Y > l.list.y {
+			m.packets.clickRow(m, c.Y-l.list.y-1)
+		}
+	case viewHealth:
+		if l.body.contains(c.X, c.Y) {
+			m.health.click(m, c.X-l.body.x-healthLabel)
+		}
+	default:
+		if c.Y == l.body.y+1 {
+			return m.scrub.clickBar(m, c.X-l.body.x)
+		}
+	}
+	return nil
+}
+
+// View renders the screen: tabs, the current view (or the help) and the
+// status line, every line exactly the window's width.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "pmdump " + m.opts.Title
+	return v
+}
+
+// Render is the screen as text (the View's content).
+func (m *Model) Render() string {
+	l := m.layout()
+	lines := make([]string, 0, m.h)
+	lines = append(lines, m.renderTabs(l.tabs.w))
+	var body []string
+	if m.help {
+		body = m.renderHelp(l.body)
+	} else {
+		switch m.view {
+		case viewPackets:
+			body = m.packets.render(m, l)
+		case viewTimeline:
+			body = m.scrub.renderTimeline(m, l.body)
+		case viewState:
+			body = m.scrub.renderState(m, l.body)
+		case viewDiff:
+			body = m.scrub.renderDiff(m, l.body)
+		case viewHealth:
+			body = m.health.render(m, l.body)
+		}
+	}
+	for i := 0; i < l.body.h; i++ {
+		s := ""
+		if i < len(body) {
+			s = body[i]
+		}
+		lines = append(lines, fit(s, l.body.w))
+	}
+	lines = append(lines, m.renderStatus(l.status.w))
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) renderTabs(w int) string {
+	var b strings.Builder
+	for v, name := range viewNames {
+		if v == m.view {
+			b.WriteString(m.st.tabActive.Render(name))
+		} else {
+			b.WriteString(m.st.tab.Render(name))
+		}
+	}
+	b.WriteString("  ")
+	b.WriteString(m.st.dim.Render(m.opts.Title + "  ? help  q quit"))
+	return fit(b.String(), w)
+}
+
+func (m *Model) renderStatus(w int) string {
+	if m.prompt != promptNone {
+		s := m.input.View()
+		if m.promptNote != "" {
+			st := m.st.ok
+			if !strings.HasPrefix(m.promptNote, "✓") {
+				st = m.st.err
+			}
+			s += "  " + st.Render(m.promptNote)
+		}
+		return fit(s, w)
+	}
+	var parts []string
+	if !m.done {
+		m.feed.mu.Lock()
+		p := m.feed.progress
+		m.feed.mu.Unlock()
+		parts = append(parts, progressBar(p, 20))
+	}
+	if idx := m.e.Index(); idx != nil {
+		parts = append(parts, fmt.Sprintf("%d packets", idx.Len()))
+	}
+	m.feed.mu.Lock()
+	nw := len(m.feed.warnings)
+	var lastWarn string
+	if nw > 0 {
+		lastWarn = m.feed.warnings[nw-1]
+	}
+	m.feed.mu.Unlock()
+	s := m.st.dim.Render(strings.Join(parts, "  "))
+	switch {
+	case m.msg != "" && m.isErr:
+		s += "  " + m.st.err.Render(m.msg)
+	case m.msg != "":
+		s += "  " + m.msg
+	case lastWarn != "":
+		s += "  " + m.st.warn.Render(fmt.Sprintf("warning (%d): %s", nw, lastWarn))
+	}
+	return fit(s, w)
+}
+
+// progressBar draws how far the engine has read.
+func progressBar(p engine.ProgressEvent, w int) string {
+	if p.Total <= 0 {
+		return fmt.Sprintf("reading %s: %d frames", p.Input, p.Frames)
+	}
+	f := float64(p.Read) / float64(p.Total)
+	f = min(max(f, 0), 1)
+	n := int(f * float64(w))
+	return fmt.Sprintf("reading [%s%s] %3.0f%%", strings.Repeat("█", n), strings.Repeat("░", w-n), f*100)
+}
+
+// fit pads or cuts a (styled) line to exactly w cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := ansi.StringWidth(s)
+	if n > w {
+		s = ansi.Truncate(s, w, "…")
+		n = ansi.StringWidth(s)
+	}
+	if n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// Run runs the TUI on the terminal until the user quits, then releases
+// the engine.
+func Run(ctx context.Context, opts Options, progOpts ...tea.ProgramOption) error {
+	m := New(opts)
+	defer m.Close()
+	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, progOpts...)...)
+	_, err := p.Run()
+	if err != nil {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	return m.runErr
+}
