@@ -127,7 +127,12 @@ func (h *healthModel) move(m *Model, d int) {
 		return
 	}
 	if h.cur < 0 {
+		// the first move puts the cursor on the first (or last) second
 		h.cur = 0
+		if d < 0 {
+			h.cur = len(c.Seconds) - 1
+		}
+		return
 	}
 	h.cur = clamp(h.cur+d, 0, len(c.Seconds)-1)
 }
@@ -191,8 +196,8 @@ func (h *healthModel) jump(m *Model) tea.Cmd {
 		m.setMsg("conversation %d has no rebuilt states", c.Conv)
 		return nil
 	}
-	first := m.e.Stats().First
-	if first == nil {
+	first := m.first
+	if first.IsZero() {
 		return nil
 	}
 	s.li = li

@@ -25,8 +25,8 @@ func (m *Model) renderHelp(r rect) []string {
 	for _, l := range lines {
 		colW = max(colW, len([]rune(stripped(l))))
 	}
-	colW = min(colW+2, 60)
 	cols := (len(lines) + r.h - 1) / r.h
+	colW = min(colW+2, r.w/cols)
 	out := make([]string, r.h)
 	for c := 0; c < cols; c++ {
 		for i := 0; i < r.h; i++ {

@@ -22,8 +22,14 @@ type layout struct {
 // drawn as if it were this size (cut by the terminal).
 const minW, minH = 80, 24
 
-// mapW is the map's width: one column per block.
-const mapW = 100
+// mapW is the map's width: one column per block; a narrower map pane
+// shows the part around the client's player. textMin and mapMin are the
+// narrowest text and map panes shown side by side.
+const (
+	mapW    = 100
+	textMin = 60
+	mapMin  = 60
+)
 
 func (m *Model) layout() layout {
 	w, h := max(m.w, minW), max(m.h, minH)
@@ -38,10 +44,11 @@ func (m *Model) layout() layout {
 	// State and diff panes, below their one-line header and scrubber.
 	top := 2
 	inner := rect{b.x, b.y + top, b.w, b.h - top}
-	if b.w >= 60+1+mapW {
+	if b.w >= textMin+1+mapMin {
 		l.wide = true
-		l.text = rect{inner.x, inner.y, inner.w - mapW - 1, inner.h}
-		l.level = rect{inner.x + inner.w - mapW, inner.y, mapW, inner.h}
+		mw := min(mapW, b.w-textMin-1)
+		l.text = rect{inner.x, inner.y, inner.w - mw - 1, inner.h}
+		l.level = rect{inner.x + inner.w - mw, inner.y, mw, inner.h}
 	} else {
 		l.text, l.level = inner, inner
 	}

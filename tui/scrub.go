@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -467,8 +468,8 @@ func (s *scrubModel) header(m *Model, w int) []string {
 	if !e.Acked() {
 		info += " · not acked"
 	}
-	if f := m.e.Stats().First; f != nil {
-		info += fmt.Sprintf(" · t+%.3fs", e.Time().Sub(*f).Seconds())
+	if !m.first.IsZero() {
+		info += fmt.Sprintf(" · t+%.3fs", e.Time().Sub(m.first).Seconds())
 	}
 	bar := []rune(strings.Repeat("─", max(w, 1)))
 	if w >= 2 {
@@ -503,11 +504,8 @@ func (s *scrubModel) renderTimeline(m *Model, r rect) []string {
 	if h == nil {
 		return append(out, m.st.dim.Render("no health figures for this client yet"))
 	}
-	var first time.Time
-	if f := m.e.Stats().First; f != nil {
-		first = *f
-	}
-	cw := max(r.w-healthLabel-14, 10)
+	first := m.first
+	cw := max(r.w-healthLabel-22, 10)
 	sec := int(s.ent.Time().Sub(first).Seconds())
 	k := secondIndex(h, sec)
 	marker := []rune(strings.Repeat(" ", cw))
@@ -519,9 +517,9 @@ func (s *scrubModel) renderTimeline(m *Model, r rect) []string {
 		vals := se.get(h)
 		cur := "-"
 		if k >= 0 && k < len(vals) && vals[k] == vals[k] {
-			cur = gameview.Num(vals[k])
+			cur = gameview.Num(math.Round(vals[k]*10) / 10)
 		}
-		line := fit(se.name, healthLabel) + sparkline(vals, cw) + " " + fit(cur, 6) + m.st.dim.Render(fmt.Sprintf("max %s", gameview.Num(maxOf(vals))))
+		line := fit(se.name, healthLabel) + sparkline(vals, cw) + " " + fit(cur, 8) + m.st.dim.Render(fit("max "+gameview.Num(math.Round(maxOf(vals))), 12))
 		out = append(out, line)
 	}
 	out = append(out, "", m.st.dim.Render(fmt.Sprintf("whole game, %d s per column at most; ▼ this state's second (t=%d s)", (len(h.Seconds)+cw-1)/cw, sec)))

@@ -18,9 +18,10 @@ func newStyles(dark, useColor bool) styles {
 	s := styles{color: useColor}
 	plain := lipgloss.NewStyle()
 	if !useColor {
-		s.tab, s.title, s.header, s.dim, s.err, s.warn, s.ok, s.key = plain, plain, plain, plain, plain, plain, plain, plain
+		s.title, s.header, s.dim, s.err, s.warn, s.ok, s.key = plain, plain, plain, plain, plain, plain, plain
+		s.tab = plain.Padding(0, 1)
 		// Without color, reverse video still shows what is selected.
-		s.tabActive = plain.Reverse(true)
+		s.tabActive = plain.Reverse(true).Padding(0, 1)
 		s.selected = plain.Reverse(true)
 		s.mark = plain.Bold(true)
 		s.cursor = plain.Reverse(true)

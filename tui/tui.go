@@ -94,7 +94,9 @@ type Model struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	feed   *feed
-	done   bool // the engine has read everything
+	done   bool      // the engine has read everything
+	first  time.Time // the capture's first time stamp, the zero of times shown
+	ticks  int
 	runErr error
 
 	w, h  int
@@ -191,8 +193,18 @@ func (m *Model) Init() tea.Cmd {
 
 // refreshAll picks up what the engine has found since the last refresh.
 func (m *Model) refreshAll() tea.Cmd {
+	m.ticks++
+	if m.first.IsZero() {
+		if f := m.e.Stats().First; f != nil {
+			m.first = *f
+		}
+	}
 	m.scrub.refreshLines(m)
-	m.health.refresh(m)
+	// The health report is built afresh each time: twice a second is
+	// enough while the engine reads.
+	if m.done || m.ticks%5 == 1 {
+		m.health.refresh(m)
+	}
 	return m.scrub.request(m)
 }
 
@@ -313,7 +325,9 @@ func (m *Model) openPrompt(kind int, prompt, value string) tea.Cmd {
 	if kind == promptFilter {
 		m.promptNote = m.packets.check(value)
 	}
-	return m.input.Focus()
+	// The cursor does not blink: its timer would only redraw the screen.
+	m.input.Focus()
+	return nil
 }
 
 func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
@@ -350,12 +364,11 @@ func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
-	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(k)
+	m.input, _ = m.input.Update(k)
 	if m.prompt == promptFilter {
 		m.promptNote = m.packets.check(m.input.Value())
 	}
-	return cmd
+	return nil
 }
 
 func (m *Model) onWheel(w tea.MouseWheelMsg) tea.Cmd {

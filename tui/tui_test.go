@@ -1,0 +1,407 @@
+package tui
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/pmdump/pmdump/engine"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden screens in testdata/")
+
+// newTest returns a model over a bundled sample whose engine has read it
+// all, at a fixed window size and without color.
+func newTest(t testing.TB, sample string, w, h int, color bool) *Model {
+	t.Helper()
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health})
+	if err := e.Run(context.Background(), sample); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Engine: e, Title: sample, Color: color})
+	t.Cleanup(func() { m.Close() })
+	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+// drive feeds messages to the model and runs the commands it returns, as
+// the program would, until none is left.
+func drive(t testing.TB, m *Model, items ...any) {
+	t.Helper()
+	var queue []tea.Msg
+	runCmd := func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		queue = append(queue, c())
+	}
+	for _, it := range items {
+		switch it := it.(type) {
+		case tea.Cmd:
+			runCmd(it)
+		case string:
+			queue = append(queue, keys(it)...)
+		case tea.Msg:
+			queue = append(queue, it)
+		}
+		for len(queue) > 0 {
+			msg := queue[0]
+			queue = queue[1:]
+			switch msg := msg.(type) {
+			case nil:
+				continue
+			case tea.BatchMsg:
+				for _, c := range msg {
+					runCmd(c)
+				}
+				continue
+			case tea.QuitMsg:
+				continue
+			}
+			_, c := m.Update(msg)
+			runCmd(c)
+		}
+	}
+}
+
+// keys turns "abc<enter>" into key presses.
+func keys(s string) []tea.Msg {
+	named := map[string]tea.KeyPressMsg{
+		"enter": {Code: tea.KeyEnter}, "esc": {Code: tea.KeyEscape}, "tab": {Code: tea.KeyTab},
+		"up": {Code: tea.KeyUp}, "down": {Code: tea.KeyDown}, "left": {Code: tea.KeyLeft}, "right": {Code: tea.KeyRight},
+		"end": {Code: tea.KeyEnd}, "home": {Code: tea.KeyHome}, "pgdown": {Code: tea.KeyPgDown},
+		"ctrl+u": {Code: 'u', Mod: tea.ModCtrl},
+	}
+	var out []tea.Msg
+	for s != "" {
+		if strings.HasPrefix(s, "<") {
+			if i := strings.Index(s, ">"); i > 0 {
+				if k, ok := named[s[1:i]]; ok {
+					out = append(out, k)
+					s = s[i+1:]
+					continue
+				}
+			}
+		}
+		r := []rune(s)[0]
+		out = append(out, tea.KeyPressMsg{Code: r, Text: string(r)})
+		s = s[len(string(r)):]
+	}
+	return out
+}
+
+// screen is the rendered screen without styles.
+func screen(m *Model) string { return ansi.Strip(m.Render()) }
+
+// golden compares a screen with testdata/NAME.golden.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("screen %s differs from %s:\n%s", name, path, got)
+	}
+}
+
+// listRows are the packet rows of the list on a screen.
+func listRows(s string) []string {
+	var rows []string
+	for _, l := range strings.Split(s, "\n") {
+		if regexp.MustCompile(`^.\s+\d+ \d\d:\d\d:\d\d\.\d{6} `).MatchString(l) {
+			rows = append(rows, l)
+		}
+	}
+	return rows
+}
+
+func TestFilterNarrowsList(t *testing.T) {
+	m := newTest(t, "sample:modern", 120, 40, false)
+	before := screen(m)
+	golden(t, "packets", before)
+	all := listRows(before)
+	if len(all) == 0 {
+		t.Fatal("no packet rows on the first screen")
+	}
+	drive(t, m, "/stdf and src == 0")
+	if s := screen(m); !strings.Contains(s, "/ stdf and src == 0") || !strings.Contains(s, "✓") {
+		t.Errorf("the filter bar does not show a valid expression:\n%s", s)
+	}
+	drive(t, m, "<enter>")
+	after := screen(m)
+	golden(t, "packets-filtered", after)
+	rows := listRows(after)
+	if len(rows) == 0 {
+		t.Fatal("the filter shows no rows")
+	}
+	for _, r := range rows {
+		if !strings.Contains(r, " stdf src=0 ") {
+			t.Errorf("row does not match stdf and src == 0: %s", r)
+		}
+	}
+	if len(m.packets.rows) >= m.e.Index().Len() {
+		t.Errorf("the filter kept %d of %d packets", len(m.packets.rows), m.e.Index().Len())
+	}
+	if !strings.Contains(after, "matches") {
+		t.Error("no match count shown")
+	}
+	// An invalid expression says why, and applying it keeps the list.
+	drive(t, m, "/<ctrl+u>stfd")
+	if s := screen(m); !strings.Contains(s, "✗") || !strings.Contains(s, "unknown name") {
+		t.Errorf("invalid filter not explained:\n%s", s)
+	}
+	drive(t, m, "<esc>")
+	// Completion and history.
+	drive(t, m, "/<up>")
+	if got := m.input.Value(); got != "stdf and src == 0" {
+		t.Errorf("history up: %q", got)
+	}
+	m.input.SetValue("stdf and sr")
+	drive(t, m, "<tab>")
+	if got := m.input.Value(); got != "stdf and src" && !strings.HasPrefix(got, "stdf and src") {
+		t.Errorf("completion: %q", got)
+	}
+	drive(t, m, "<esc>")
+}
+
+func TestPacketJumpsAndMarks(t *testing.T) {
+	m := newTest(t, "sample:modern", 120, 40, false)
+	drive(t, m, ":100<enter>")
+	x := m.e.Index()
+	if n := x.Entry(m.packets.pos(m.packets.cur)).N; n != 100 {
+		t.Fatalf("go to 100: at packet %d", n)
+	}
+	drive(t, m, "ma<end>")
+	if m.packets.cur != x.Len()-1 {
+		t.Errorf("end: row %d of %d", m.packets.cur, x.Len())
+	}
+	drive(t, m, "'a")
+	if n := x.Entry(m.packets.pos(m.packets.cur)).N; n != 100 {
+		t.Errorf("jump to mark a: at packet %d, want 100", n)
+	}
+	ref := x.Entry(m.packets.pos(m.packets.cur))
+	drive(t, m, "n")
+	if e := x.Entry(m.packets.pos(m.packets.cur)); e.Name != ref.Name || e.N <= ref.N {
+		t.Errorf("n: packet %d %s after %d %s", e.N, e.Name[:], ref.N, ref.Name[:])
+	}
+	drive(t, m, "c")
+	if e := x.Entry(m.packets.pos(m.packets.cur)); e.Conv != ref.Conv {
+		t.Errorf("c: conversation %d, want %d", e.Conv, ref.Conv)
+	}
+	drive(t, m, "f")
+	for _, p := range m.packets.rows {
+		if x.Entry(int(p)).Conv != ref.Conv {
+			t.Fatalf("follow: packet of conversation %d shown", x.Entry(int(p)).Conv)
+		}
+	}
+	if len(m.packets.rows) == 0 {
+		t.Error("follow shows nothing")
+	}
+	drive(t, m, "f")
+	if m.packets.filter != nil {
+		t.Error("f again does not show every packet")
+	}
+	drive(t, m, ":99999<enter>")
+	if !m.isErr || !strings.Contains(screen(m), "no game packet") {
+		t.Errorf("a number past the end is not reported: %q", m.msg)
+	}
+}
+
+// mapPlayer finds player digit p in the map pane of a screen: row and
+// column, -1 when absent.
+func mapPlayer(m *Model, s string, p byte) (int, int) {
+	l := m.layout()
+	for y, line := range strings.Split(s, "\n") {
+		r := []rune(line)
+		for x := l.level.x; x < len(r); x++ {
+			if r[x] == rune(p) {
+				return y, x
+			}
+		}
+	}
+	return -1, -1
+}
+
+func TestScrubMovesPlayer(t *testing.T) {
+	m := newTest(t, "sample:modern", 160, 48, false)
+	drive(t, m, "3:1:50<enter>")
+	a := screen(m)
+	golden(t, "state-frame50", a)
+	if !strings.Contains(a, "slsn 1 frame 50 ") {
+		t.Fatalf("not at frame 50:\n%s", a)
+	}
+	ya, xa := mapPlayer(m, a, '1')
+	if ya < 0 {
+		t.Fatalf("player 1 not on the map:\n%s", a)
+	}
+	// Scrub forward state by state to frame 100.
+	for i := 0; i < 200 && m.scrub.ent.N < 100; i++ {
+		drive(t, m, "l")
+	}
+	b := screen(m)
+	golden(t, "state-frame100", b)
+	if !strings.Contains(b, "slsn 1 frame 100 ") {
+		t.Fatalf("scrubbing did not reach frame 100:\n%s", b)
+	}
+	yb, xb := mapPlayer(m, b, '1')
+	if yb < 0 {
+		t.Fatalf("player 1 not on the map at frame 100:\n%s", b)
+	}
+	if ya == yb && xa == xb {
+		t.Errorf("player 1 did not move on the map: (%d,%d) at frames 50 and 100", xa, ya)
+	}
+	// The keyframe and first/last keys.
+	drive(t, m, "g")
+	if m.scrub.i != 0 || !m.scrub.ent.Keyframe() {
+		t.Errorf("g: state %d, keyframe %v", m.scrub.i, m.scrub.ent.Keyframe())
+	}
+	drive(t, m, "]")
+	if !m.scrub.ent.Keyframe() || m.scrub.i == 0 {
+		t.Errorf("]: state %d is not the next keyframe", m.scrub.i)
+	}
+	drive(t, m, "G")
+	if m.scrub.i != m.scrub.n-1 {
+		t.Errorf("G: state %d of %d", m.scrub.i, m.scrub.n)
+	}
+}
+
+func TestDiffListsKnownChange(t *testing.T) {
+	m := newTest(t, "sample:modern", 160, 48, false)
+	// Player 2 runs from x 605 to 705.75 between frames 50 and 100 of
+	// level sequence 1 (pmdump diff sample:modern --player 1 --slsn 1 50 100).
+	drive(t, m, "3:1:50<enter>a:1:100<enter>")
+	s := screen(m)
+	golden(t, "diff", s)
+	for _, want := range []string{"psyn[2].x 605 → 705.75", "psyn: 15 changed values"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the diff does not list %q:\n%s", want, s)
+		}
+	}
+	// Every client at this frame.
+	drive(t, m, "A")
+	s = screen(m)
+	if !strings.Contains(s, "every client at level sequence 1 frame 100") || !strings.Contains(s, "10.0.0.3:24785") {
+		t.Errorf("the diff across clients is not shown:\n%s", s)
+	}
+}
+
+func TestHelpListsEveryBinding(t *testing.T) {
+	m := newTest(t, "sample:legacy", 160, 48, false)
+	drive(t, m, "?")
+	s := screen(m)
+	golden(t, "help", s)
+	for _, g := range m.keys.groups() {
+		for _, b := range g.keys {
+			h := b.Help()
+			if !strings.Contains(s, h.Key) || !strings.Contains(s, h.Desc) {
+				t.Errorf("help lacks %q %q", h.Key, h.Desc)
+			}
+		}
+	}
+	drive(t, m, "?")
+	if strings.Contains(screen(m), "pmdump tui: keys") {
+		t.Error("? does not close the help")
+	}
+}
+
+func TestEveryViewFits(t *testing.T) {
+	for _, sample := range []string{"sample:modern", "sample:legacy"} {
+		for _, size := range [][2]int{{80, 24}, {160, 48}} {
+			m := newTest(t, sample, size[0], size[1], false)
+			for _, v := range []string{"1", "2", "3", "4", "5", "?"} {
+				drive(t, m, v)
+				s := screen(m)
+				lines := strings.Split(s, "\n")
+				if len(lines) != size[1] {
+					t.Errorf("%s %v view %s: %d lines", sample, size, v, len(lines))
+				}
+				for i, l := range lines {
+					if w := ansi.StringWidth(l); w != size[0] {
+						t.Errorf("%s %v view %s line %d: %d cells: %q", sample, size, v, i, w, l)
+						break
+					}
+				}
+				if v == "?" {
+					drive(t, m, "?")
+				}
+			}
+		}
+	}
+}
+
+func TestHealthAndTimeline(t *testing.T) {
+	m := newTest(t, "sample:modern", 120, 40, false)
+	drive(t, m, "2")
+	s := screen(m)
+	golden(t, "timeline", s)
+	for _, want := range []string{"dif bytes/s", "ack latency ms", "▼", "clients (c/C)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, s)
+		}
+	}
+	drive(t, m, "5llll")
+	s = screen(m)
+	golden(t, "health", s)
+	for _, want := range []string{"inputs", "dif bytes", "second 4"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("health lacks %q:\n%s", want, s)
+		}
+	}
+	drive(t, m, "<enter>")
+	if m.view != viewTimeline {
+		t.Fatal("enter in health does not show the timeline")
+	}
+	if got := int(m.scrub.ent.Time().Sub(m.first).Seconds()); got != 3 {
+		t.Errorf("timeline at t=%d s, want 3 (the 4th second)", got)
+	}
+}
+
+func TestColorAndNoColor(t *testing.T) {
+	m := newTest(t, "sample:modern", 160, 48, false)
+	drive(t, m, "3")
+	if r := m.Render(); strings.Contains(r, "38;") || strings.Contains(r, "48;") || strings.Contains(r, "▀") {
+		t.Error("colors without color")
+	}
+	c := newTest(t, "sample:modern", 160, 48, true)
+	drive(t, c, "3")
+	r := c.Render()
+	if !strings.Contains(r, "\x1b[") || !strings.Contains(r, "▀") {
+		t.Error("no colored half-block map with color")
+	}
+}
+
+func TestMouse(t *testing.T) {
+	m := newTest(t, "sample:modern", 120, 40, false)
+	drive(t, m, tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if m.packets.cur != 3 {
+		t.Errorf("wheel down: row %d, want 3", m.packets.cur)
+	}
+	drive(t, m, tea.MouseClickMsg{X: 10, Y: 2 + 5})
+	if m.packets.cur != m.packets.top+5 {
+		t.Errorf("click: row %d, want %d", m.packets.cur, m.packets.top+5)
+	}
+	// Click the third tab.
+	x := strings.Index(screen(m), "3 State")
+	drive(t, m, tea.MouseClickMsg{X: x, Y: 0})
+	if m.view != viewState {
+		t.Errorf("click on the tab: view %d", m.view)
+	}
+}
