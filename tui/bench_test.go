@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pmdump/pmdump/engine"
+)
+
+// The large capture of the benchmarks: the real multi-client game read 20
+// times over as one capture (286k packets), or PMDUMP_BENCH_CAPTURE (a
+// one-hour 8-player synthetic capture, say).
+const benchCapture = "../../shared/captures/modern/multi/multi.pcap"
+
+func benchInputs(b *testing.B) []string {
+	if p := os.Getenv("PMDUMP_BENCH_CAPTURE"); p != "" {
+		return []string{p}
+	}
+	if _, err := os.Stat(benchCapture); err != nil {
+		b.Skipf("real captures not available (%v)", err)
+	}
+	in := make([]string, 20)
+	for i := range in {
+		in[i] = benchCapture
+	}
+	return in
+}
+
+var (
+	bigOnce sync.Once
+	bigEng  *engine.Engine
+	bigTook time.Duration
+)
+
+// bigEngine is an engine that has read the large capture.
+func bigEngine(b *testing.B) *engine.Engine {
+	in := benchInputs(b)
+	bigOnce.Do(func() {
+		t0 := time.Now()
+		bigEng = engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health})
+		if err := bigEng.Run(context.Background(), in...); err != nil {
+			b.Fatal(err)
+		}
+		bigTook = time.Since(t0)
+	})
+	b.Logf("engine read the capture in %v: %d packets", bigTook, bigEng.Index().Len())
+	return bigEng
+}
+
+// BenchmarkFirstScreen is the time from starting the program to a first
+// screen that shows a screenful of packets, while the engine goes on
+// reading the capture.
+func BenchmarkFirstScreen(b *testing.B) {
+	in := benchInputs(b)
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		m := New(Options{Start: func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, in...) }})
+		m.w, m.h = 160, 48
+		done := make(chan struct{})
+		go func() { m.opts.Start(m.ctx, m.e); close(done) }()
+		for m.e.Index().Len() < 48 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		m.refreshAll()
+		s := m.Render()
+		took := time.Since(t0)
+		if len(listRows(s)) == 0 {
+			b.Fatalf("no packets on the first screen:\n%s", s)
+		}
+		b.ReportMetric(float64(took.Microseconds())/1000, "ms/screen")
+		m.Close()
+		<-done
+	}
+}
+
+func bigModel(b *testing.B) *Model {
+	e := bigEngine(b)
+	m := New(Options{Engine: e, Title: "big"})
+	drive(b, m, m.Init(), tea.WindowSizeMsg{Width: 160, Height: 48})
+	return m
+}
+
+// BenchmarkJumpEnd is G in the packet list and the screen after it.
+func BenchmarkJumpEnd(b *testing.B) {
+	m := bigModel(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		drive(b, m, "gG")
+		_ = m.Render()
+	}
+}
+
+// BenchmarkJumpPacket is going to a packet number near the end and the
+// screen after it.
+func BenchmarkJumpPacket(b *testing.B) {
+	m := bigModel(b)
+	last := m.e.Index().Entry(m.e.Index().Len() - 10).N
+	keys := ":" + strconv.Itoa(int(last)) + "<enter>"
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		drive(b, m, "g", keys)
+		_ = m.Render()
+	}
+}
+
+// BenchmarkJumpFrame is going to a frame of the last level sequence in
+// the state view: the state rebuilt, its map drawn and the screen after
+// it.
+func BenchmarkJumpFrame(b *testing.B) {
+	m := bigModel(b)
+	drive(b, m, "3G")
+	keys := fmt.Sprintf(":%d:%d<enter>", m.scrub.ent.SLSN, m.scrub.ent.N/2)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		drive(b, m, "g", keys)
+		_ = m.Render()
+	}
+}
+
+// BenchmarkKeyPress is one key press on the packet list (down) and the
+// screen after it.
+func BenchmarkKeyPress(b *testing.B) {
+	m := bigModel(b)
+	drive(b, m, ":100000<enter>")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		drive(b, m, "j")
+		_ = m.Render()
+	}
+}
