@@ -385,7 +385,12 @@ func (p *packetsModel) runFilter(m *Model, f *filter.Filter, from int) tea.Cmd {
 	p.cancel = cancel
 	p.running = true
 	to := x.Len()
-	return func() tea.Msg {
+	return func() (msg tea.Msg) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = filterMsg{gen: gen, err: fmt.Errorf("filter %s failed: %v", f, r)}
+			}
+		}()
 		var rows []int32
 		err := x.Filter(ctx, f, from, to, func(i int) bool {
 			rows = append(rows, int32(i))

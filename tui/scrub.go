@@ -10,6 +10,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/gameview"
@@ -340,7 +341,14 @@ func (s *scrubModel) request(m *Model) tea.Cmd {
 	}
 	s.inflight, s.pending = true, false
 	e, user, lines := m.e, m.opts.Schema, append([]reassemble.Line(nil), s.lines...)
-	return func() tea.Msg { return load(e, user, lines, k) }
+	return func() (msg tea.Msg) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = stateMsg{key: k, err: fmt.Errorf("rebuilding state %d of %s failed: %v", k.i, k.line, r)}
+			}
+		}()
+		return load(e, user, lines, k)
+	}
 }
 
 func (s *scrubModel) onState(m *Model, msg stateMsg) tea.Cmd {
@@ -379,7 +387,28 @@ func load(e *engine.Engine, user *schema.Schema, lines []reassemble.Line, k stat
 			if out.changed == nil {
 				out.changed = make([]bool, len(out.lmap.Cells))
 			}
+			v := out.sch.View
+			thing := map[string]levelmap.Thing{}
+			if v.Players != nil {
+				thing[v.Players.Region] = levelmap.Player
+			}
+			for _, t := range []struct {
+				th *schema.Things
+				k  levelmap.Thing
+			}{{v.Enemies, levelmap.Enemy}, {v.Items, levelmap.Item}} {
+				if t.th != nil {
+					thing[t.th.Region], thing[t.th.Pos] = t.k, t.k
+				}
+			}
 			for _, c := range ch {
+				// a player, enemy or item that changed: its block in B
+				if k, ok := thing[c.Region]; ok && len(c.Index) > 0 {
+					for _, a := range out.lmap.Actors {
+						if a.Thing == k && a.Index == c.Index[0] && a.X >= 0 && a.Y >= 0 && a.X < out.lmap.W && a.Y < out.lmap.H {
+							out.changed[a.Y*out.lmap.W+a.X] = true
+						}
+					}
+				}
 				if c.Region == out.sch.View.Level.Region && len(c.Index) == 2 {
 					x, y := c.Index[0], c.Index[1]
 					if x < out.lmap.W && y < out.lmap.H {
@@ -467,6 +496,9 @@ func (s *scrubModel) header(m *Model, w int) []string {
 	}
 	if !e.Acked() {
 		info += " · not acked"
+	}
+	if l := m.layout(); !l.wide && (m.view == viewState || m.view == viewDiff) {
+		info = "M: map/text · " + info
 	}
 	if !m.first.IsZero() {
 		info += fmt.Sprintf(" · t+%.3fs", e.Time().Sub(m.first).Seconds())
@@ -572,7 +604,11 @@ func (s *scrubModel) renderDiff(m *Model, r rect) []string {
 	case ld.err != nil:
 		left = []string{m.st.err.Render(ld.err.Error())}
 	default:
-		d := ld.diff
+		// Long lines (paths, errors) wrap rather than lose their ends.
+		var d []string
+		for _, line := range ld.diff {
+			d = append(d, strings.Split(ansi.Wrap(line, l.text.w, " "), "\n")...)
+		}
 		s.diffScroll = clamp(s.diffScroll, 0, max(len(d)-l.text.h, 0))
 		left = d[s.diffScroll:]
 		right = s.mapLines(m, ld, ld.changed, l.level)
