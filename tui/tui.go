@@ -527,6 +527,9 @@ func (m *Model) renderStatus(w int) string {
 
 // progressBar draws how far the engine has read.
 func progressBar(p engine.ProgressEvent, w int) string {
+	if p.Input == "" {
+		return "reading…"
+	}
 	if p.Total <= 0 {
 		return fmt.Sprintf("reading %s: %d frames", p.Input, p.Frames)
 	}

@@ -405,3 +405,47 @@ func TestMouse(t *testing.T) {
 		t.Errorf("click on the tab: view %d", m.view)
 	}
 }
+
+func TestProgressBar(t *testing.T) {
+	for _, c := range []struct {
+		p    engine.ProgressEvent
+		want string
+	}{
+		{engine.ProgressEvent{}, "reading…"},
+		{engine.ProgressEvent{Input: "a.pcap", Read: 50, Total: 100}, "reading [█████░░░░░]  50%"},
+		{engine.ProgressEvent{Input: "-", Frames: 7}, "reading -: 7 frames"},
+	} {
+		if got := progressBar(c.p, 10); got != c.want {
+			t.Errorf("progressBar(%+v) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
+// TestRunningEngine starts the program the way pmdump tui does: the
+// engine reads on its own goroutine while the screen refreshes.
+func TestRunningEngine(t *testing.T) {
+	m := New(Options{Start: func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, "sample:legacy") }})
+	defer m.Close()
+	m.w, m.h = 100, 30
+	var done tea.Msg
+	for _, c := range m.Init()().(tea.BatchMsg) {
+		if c == nil {
+			continue
+		}
+		if msg := c(); msg != nil {
+			if _, ok := msg.(runDoneMsg); ok {
+				done = msg
+			}
+		}
+	}
+	if done == nil {
+		t.Fatal("the engine's run did not end")
+	}
+	drive(t, m, done)
+	if !m.done || m.e.Index().Len() == 0 || len(m.scrub.lines) == 0 {
+		t.Errorf("after the run: done %v, %d packets, %d lines", m.done, m.e.Index().Len(), len(m.scrub.lines))
+	}
+	if rows := listRows(screen(m)); len(rows) == 0 {
+		t.Error("no packets shown")
+	}
+}
