@@ -156,10 +156,6 @@ func (h *healthModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 		h.move(m, -1)
 	case key.Matches(k, keys.Fwd):
 		h.move(m, 1)
-	case key.Matches(k, keys.BackSec):
-		h.move(m, -10)
-	case key.Matches(k, keys.FwdSec):
-		h.move(m, 10)
 	case key.Matches(k, keys.First):
 		h.move(m, -1<<30)
 	case key.Matches(k, keys.Last):

@@ -16,7 +16,7 @@ func (m *Model) renderHelp(r rect) []string {
 			lines = append(lines, "  "+m.st.key.Render(fit(h.Key, 13))+" "+h.Desc)
 		}
 	}
-	lines = append(lines, "", "Mouse: the wheel scrolls, a click selects a packet, a view's tab, a place on the scrubber or a second of the health charts.")
+	lines = append(lines, "", "Mouse: the wheel scrolls; a click picks a tab, a packet,", "a place on the scrubber, a second of the health charts.")
 	// Lay the lines out in as many columns as the body needs.
 	if len(lines) <= r.h {
 		return lines

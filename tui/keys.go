@@ -89,6 +89,7 @@ func (k keyMap) groups() []group {
 		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
 		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
 		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine, k.MapOnly, k.MarkA, k.AcrossClients}},
-		{"Health", []key.Binding{k.Back, k.Fwd, k.NextLine, k.PrevLine, k.JumpTimeline}},
+		{"Diff (scroll the text)", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown}},
+		{"Health", []key.Binding{k.Back, k.Fwd, k.First, k.Last, k.NextLine, k.PrevLine, k.JumpTimeline}},
 	}
 }
