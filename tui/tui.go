@@ -98,6 +98,7 @@ type Model struct {
 	first  time.Time // the capture's first time stamp, the zero of times shown
 	ticks  int
 	runErr error
+	ran    chan struct{} // closed when Start has returned (nil: not started)
 
 	w, h  int
 	dark  bool
@@ -165,6 +166,9 @@ func (m *Model) Engine() *engine.Engine { return m.e }
 func (m *Model) Close() error {
 	m.cancel()
 	m.packets.cancelFilter()
+	if m.ran != nil {
+		<-m.ran // the run stops at the next datagram
+	}
 	return m.e.Close()
 }
 
@@ -182,8 +186,16 @@ func tick() tea.Cmd { return tea.Tick(refresh, func(time.Time) tea.Msg { return 
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{tea.RequestBackgroundColor}
 	if !m.done && m.opts.Start != nil {
-		e, ctx, start := m.e, m.ctx, m.opts.Start
-		cmds = append(cmds, func() tea.Msg { return runDoneMsg{start(ctx, e)} }, tick())
+		// The engine runs on its own goroutine, started here so that Close
+		// can always wait for it; a command waits for its end.
+		e, ctx, start, ran := m.e, m.ctx, m.opts.Start, make(chan struct{})
+		res := make(chan error, 1)
+		m.ran = ran
+		go func() {
+			defer close(ran)
+			res <- start(ctx, e)
+		}()
+		cmds = append(cmds, func() tea.Msg { return runDoneMsg{<-res} }, tick())
 	} else {
 		m.done = true
 		cmds = append(cmds, m.refreshAll())
