@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -37,6 +38,7 @@ var (
 	bigOnce sync.Once
 	bigEng  *engine.Engine
 	bigTook time.Duration
+	bigHeap uint64
 )
 
 // bigEngine is an engine that has read the large capture.
@@ -49,8 +51,12 @@ func bigEngine(b *testing.B) *engine.Engine {
 			b.Fatal(err)
 		}
 		bigTook = time.Since(t0)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		bigHeap = ms.HeapInuse
 	})
-	b.Logf("engine read the capture in %v: %d packets", bigTook, bigEng.Index().Len())
+	b.Logf("engine read the capture in %v: %d packets, heap in use %d MB", bigTook, bigEng.Index().Len(), bigHeap>>20)
 	return bigEng
 }
 
