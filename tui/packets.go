@@ -434,7 +434,9 @@ func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
 func (p *packetsModel) render(m *Model, l layout) []string {
 	out := make([]string, 0, l.body.h)
 	x := p.index(m)
-	title := "   No. Time            Source → Destination               Dir    Pl Name Info"
+	// The rows are pmdump read's lines, which are not in columns: the
+	// header names their parts.
+	title := "    No. Time            Source → Destination  Dir  Player  Name  Key fields"
 	out = append(out, m.st.header.Render(fit(title, l.list.w)))
 	n := p.n(m)
 	vis := l.list.h - 1
