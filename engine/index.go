@@ -199,6 +199,9 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 	payload := raw[spoolHeader:]
 	if e.Conv != 0 || e.Kind != session.NonGame {
 		r.Conv = x.conv(int(e.Conv))
+		if r.Conv != nil {
+			r.Client = r.Conv.Client
+		}
 	}
 	switch e.Kind {
 	case session.Unknown:
