@@ -368,6 +368,10 @@ func load(e *engine.Engine, user *schema.Schema, lines []reassemble.Line, k stat
 		return out
 	}
 	out.ent = es[0]
+	if st := out.ent.Status; st != replay.OK {
+		out.err = fmt.Errorf("the dif %d→%d is %s (%d of %d pieces): no state was rebuilt from it; ←→ move to another", out.ent.Src, out.ent.N, st, out.ent.Pieces, out.ent.Count)
+		return out
+	}
 	data, err := e.State(nil, k.line, k.i)
 	if err != nil {
 		out.err = err
