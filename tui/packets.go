@@ -39,7 +39,8 @@ type packetsModel struct {
 	rec      session.Record
 	detailAt int // position of the detail's packet
 	detail   []string
-	keep     int // the packet to keep selected when a filter's first matches come
+	keep     int  // the packet to keep selected when a filter's matches come
+	placed   bool // the selection was placed among the matches
 }
 
 func (p *packetsModel) init() {
@@ -331,6 +332,9 @@ func complete(src string) string {
 
 var filterNames = filter.Names()
 
+// filterChunk is how many packets one filter command goes through.
+var filterChunk = 1 << 16
+
 func isWord(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
@@ -368,7 +372,7 @@ func (p *packetsModel) applyFilter(m *Model, src string) tea.Cmd {
 	p.filter, p.rows, p.scanned = f, nil, 0
 	p.cur, p.top = 0, 0
 	p.detailAt = -1
-	p.keep = keep
+	p.keep, p.placed = keep, false
 	return p.runFilter(m, f, 0)
 }
 
@@ -384,7 +388,9 @@ func (p *packetsModel) runFilter(m *Model, f *filter.Filter, from int) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	p.cancel = cancel
 	p.running = true
-	to := x.Len()
+	// A chunk at a time, so the first matches show while the rest are
+	// filtered.
+	to := min(x.Len(), from+filterChunk)
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -418,15 +424,21 @@ func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
 		m.setErr(fmt.Errorf("filter: %w", msg.err))
 		return nil
 	}
-	first := p.scanned == 0
 	p.rows = append(p.rows, msg.rows...)
 	p.scanned = msg.scanned
-	if first {
+	more := p.scanned < p.index(m).Len()
+	if !p.placed && (!more || len(p.rows) > 0 && int(p.rows[len(p.rows)-1]) >= p.keep) {
+		// the packet selected before, or the nearest match after it
+		p.placed = true
 		p.setCur(m, p.rowOf(m, p.keep))
-		m.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
-	} else if p.atEnd {
+	} else if p.atEnd && p.placed {
 		p.setCur(m, len(p.rows)-1)
 	}
+	if more {
+		m.setMsg("filtering: %d matches in %d of %d packets", len(p.rows), p.scanned, p.index(m).Len())
+		return p.runFilter(m, p.filter, p.scanned)
+	}
+	m.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
 	return nil
 }
 

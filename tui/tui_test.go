@@ -449,3 +449,26 @@ func TestRunningEngine(t *testing.T) {
 		t.Error("no packets shown")
 	}
 }
+
+// TestFilterInChunks filters a chunk at a time and finds what one pass
+// finds, keeping the selected packet selected.
+func TestFilterInChunks(t *testing.T) {
+	m := newTest(t, "sample:legacy", 120, 40, false)
+	drive(t, m, ":300<enter>/cdat<enter>")
+	want := append([]int32(nil), m.packets.rows...)
+	sel := m.e.Index().Entry(m.packets.pos(m.packets.cur)).N
+	defer func(n int) { filterChunk = n }(filterChunk)
+	filterChunk = 50
+	drive(t, m, "/<ctrl+u><enter>:300<enter>/cdat<enter>")
+	if len(want) == 0 || len(m.packets.rows) != len(want) {
+		t.Fatalf("%d matches in chunks, %d in one pass", len(m.packets.rows), len(want))
+	}
+	for i := range want {
+		if want[i] != m.packets.rows[i] {
+			t.Fatalf("match %d: %d in chunks, %d in one pass", i, m.packets.rows[i], want[i])
+		}
+	}
+	if got := m.e.Index().Entry(m.packets.pos(m.packets.cur)).N; got != sel || sel < 300 {
+		t.Errorf("selected packet %d in chunks, %d in one pass (at or after 300)", got, sel)
+	}
+}
