@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -17,7 +18,8 @@ func (m *Model) renderHelp(r rect) []string {
 		}
 	}
 	lines = append(lines, "", "Mouse: the wheel scrolls; a click picks a tab, a packet,", "a place on the scrubber, a second of the health charts.")
-	// Lay the lines out in as many columns as the body needs.
+	// Lay the lines out in as many columns as the body needs, when they
+	// are wide enough to read; else one column that scrolls.
 	if len(lines) <= r.h {
 		return lines
 	}
@@ -26,19 +28,28 @@ func (m *Model) renderHelp(r rect) []string {
 		colW = max(colW, len([]rune(stripped(l))))
 	}
 	cols := (len(lines) + r.h - 1) / r.h
-	colW = min(colW+2, r.w/cols)
-	out := make([]string, r.h)
-	for c := 0; c < cols; c++ {
-		for i := 0; i < r.h; i++ {
-			k := c*r.h + i
-			if k >= len(lines) {
-				break
+	if r.w/cols >= helpColumn {
+		colW = min(colW+2, r.w/cols)
+		out := make([]string, r.h)
+		for c := 0; c < cols; c++ {
+			for i := 0; i < r.h; i++ {
+				k := c*r.h + i
+				if k >= len(lines) {
+					break
+				}
+				out[i] += fit(lines[k], colW)
 			}
-			out[i] += fit(lines[k], colW)
 		}
+		return out
 	}
-	return out
+	page := r.h - 1
+	m.helpScroll = clamp(m.helpScroll, 0, len(lines)-page)
+	out := append([]string(nil), lines[m.helpScroll:m.helpScroll+page]...)
+	return append(out, m.st.dim.Render(fmt.Sprintf("↑↓ pgup pgdn scroll · lines %d-%d of %d", m.helpScroll+1, m.helpScroll+page, len(lines))))
 }
+
+// helpColumn is the narrowest column of the help in several columns.
+const helpColumn = 58
 
 // stripped is a line without its styles.
 func stripped(s string) string {

@@ -100,15 +100,16 @@ type Model struct {
 	runErr error
 	ran    chan struct{} // closed when Start has returned (nil: not started)
 
-	w, h  int
-	dark  bool
-	st    styles
-	keys  keyMap
-	view  int
-	help  bool
-	pend  string // a key waiting for its second key (m, ')
-	msg   string // status line message
-	isErr bool
+	w, h       int
+	dark       bool
+	st         styles
+	keys       keyMap
+	view       int
+	help       bool
+	helpScroll int
+	pend       string // a key waiting for its second key (m, ')
+	msg        string // status line message
+	isErr      bool
 
 	prompt     int // promptNone, …
 	input      textinput.Model
@@ -274,10 +275,19 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.packets.onMarkKey(m, p, k.String())
 	}
 	if m.help {
-		if key.Matches(k, m.keys.Help, m.keys.Cancel) {
+		switch {
+		case key.Matches(k, m.keys.Help, m.keys.Cancel):
 			m.help = false
-		} else if key.Matches(k, m.keys.Quit) {
+		case key.Matches(k, m.keys.Quit):
 			return m.quit()
+		case key.Matches(k, m.keys.Up):
+			m.helpScroll--
+		case key.Matches(k, m.keys.Down):
+			m.helpScroll++
+		case key.Matches(k, m.keys.PageUp):
+			m.helpScroll -= 10
+		case key.Matches(k, m.keys.PageDown):
+			m.helpScroll += 10
 		}
 		return nil
 	}

@@ -472,3 +472,21 @@ func TestFilterInChunks(t *testing.T) {
 		t.Errorf("selected packet %d in chunks, %d in one pass (at or after 300)", got, sel)
 	}
 }
+
+// TestHelpScrollsInSmallWindow reads the whole help at 80×24 by scrolling.
+func TestHelpScrollsInSmallWindow(t *testing.T) {
+	m := newTest(t, "sample:modern", 80, 24, false)
+	drive(t, m, "?")
+	seen := screen(m)
+	for i := 0; i < 10; i++ {
+		drive(t, m, "<pgdown>")
+		seen += screen(m)
+	}
+	for _, g := range m.keys.groups() {
+		for _, b := range g.keys {
+			if h := b.Help(); !strings.Contains(seen, h.Key) || !strings.Contains(seen, h.Desc) {
+				t.Errorf("scrolling the help never shows %q %q", h.Key, h.Desc)
+			}
+		}
+	}
+}
