@@ -39,6 +39,7 @@ type scrubModel struct {
 	across     bool   // diff: every client at this frame
 	diffScroll int
 	mapOnly    bool
+	follow     bool // the last state was asked for: stay at the end as states come
 	buf        []replay.Entry
 }
 
@@ -92,7 +93,11 @@ func (s *scrubModel) refreshLines(m *Model) {
 		s.n = 0
 		return
 	}
+	old := s.n
 	s.n = m.e.EntryCount(s.line())
+	if s.follow && old > 0 && s.i == old-1 && !m.done {
+		s.i = s.n - 1 // G was pressed: follow the growing timeline
+	}
 	s.setI(m, s.i)
 }
 
@@ -199,6 +204,7 @@ func (s *scrubModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 		m.setMsg("no states yet")
 		return nil
 	}
+	s.follow = key.Matches(k, keys.Last)
 	switch {
 	case key.Matches(k, keys.Back):
 		return s.step(m, -1)
