@@ -16,6 +16,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -558,7 +559,7 @@ func progressBar(p engine.ProgressEvent, w int) string {
 	f := float64(p.Read) / float64(p.Total)
 	f = min(max(f, 0), 1)
 	n := int(f * float64(w))
-	return fmt.Sprintf("reading [%s%s] %3.0f%%", strings.Repeat("█", n), strings.Repeat("░", w-n), f*100)
+	return fmt.Sprintf("reading %s [%s%s] %3.0f%%, %d frames", filepath.Base(p.Input), strings.Repeat("█", n), strings.Repeat("░", w-n), f*100, p.Frames)
 }
 
 // fit pads or cuts a (styled) line to exactly w cells.

@@ -412,7 +412,7 @@ func TestProgressBar(t *testing.T) {
 		want string
 	}{
 		{engine.ProgressEvent{}, "reading…"},
-		{engine.ProgressEvent{Input: "a.pcap", Read: 50, Total: 100}, "reading [█████░░░░░]  50%"},
+		{engine.ProgressEvent{Input: "/tmp/a.pcap", Read: 50, Total: 100, Frames: 9}, "reading a.pcap [█████░░░░░]  50%, 9 frames"},
 		{engine.ProgressEvent{Input: "-", Frames: 7}, "reading -: 7 frames"},
 	} {
 		if got := progressBar(c.p, 10); got != c.want {
