@@ -216,6 +216,10 @@ func (p *packetsModel) gotoNumber(m *Model, v string) tea.Cmd {
 	if x == nil || x.Len() == 0 {
 		return nil
 	}
+	if p.n(m) == 0 {
+		m.setMsg("no packet is shown to go to")
+		return nil
+	}
 	pos := x.Search(n)
 	if pos >= x.Len() {
 		m.setErr(fmt.Errorf("no game packet at or after number %d (the last is %d)", n, x.Entry(x.Len()-1).N))

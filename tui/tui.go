@@ -223,7 +223,15 @@ func (m *Model) refreshAll() tea.Cmd {
 }
 
 // Update routes a message to the view it is for.
-func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
+	defer func() {
+		// A bug must not take the terminal down: it is shown, and the
+		// program goes on.
+		if r := recover(); r != nil {
+			m.setErr(fmt.Errorf("internal error (please report): %v", r))
+			cmd = nil
+		}
+	}()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
@@ -453,7 +461,16 @@ func (m *Model) onClick(c tea.MouseClickMsg) tea.Cmd {
 // View renders the screen: tabs, the current view (or the help) and the
 // status line, every line exactly the window's width.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.Render())
+	var content string
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				content = fmt.Sprintf("internal error while drawing (please report): %v\npress q to quit", r)
+			}
+		}()
+		content = m.Render()
+	}()
+	v := tea.NewView(content)
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "pmdump " + m.opts.Title

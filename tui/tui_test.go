@@ -490,3 +490,20 @@ func TestHelpScrollsInSmallWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingToShow goes to a packet number and a mark while a filter
+// matches nothing.
+func TestNothingToShow(t *testing.T) {
+	m := newTest(t, "sample:modern", 80, 24, false)
+	drive(t, m, "ma/num == 0<enter>")
+	if len(m.packets.rows) != 0 {
+		t.Fatalf("num == 0 matched %d packets", len(m.packets.rows))
+	}
+	drive(t, m, ":5<enter>'anNcCf")
+	if m.isErr && strings.Contains(m.msg, "internal error") {
+		t.Errorf("keys on an empty list: %s", m.msg)
+	}
+	if s := screen(m); !strings.Contains(s, "no packet matches num == 0") {
+		t.Errorf("the empty list does not say why:\n%s", s)
+	}
+}
