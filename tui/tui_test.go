@@ -499,9 +499,11 @@ func TestNothingToShow(t *testing.T) {
 	if len(m.packets.rows) != 0 {
 		t.Fatalf("num == 0 matched %d packets", len(m.packets.rows))
 	}
-	drive(t, m, ":5<enter>'anNcCf")
-	if m.isErr && strings.Contains(m.msg, "internal error") {
-		t.Errorf("keys on an empty list: %s", m.msg)
+	for _, k := range []string{":5<enter>", "'a", "n", "N", "c", "C", "f"} {
+		drive(t, m, k)
+		if m.isErr && strings.Contains(m.msg, "internal error") {
+			t.Errorf("%s on an empty list: %s", k, m.msg)
+		}
 	}
 	if s := screen(m); !strings.Contains(s, "no packet matches num == 0") {
 		t.Errorf("the empty list does not say why:\n%s", s)
