@@ -141,3 +141,17 @@ func BenchmarkKeyPress(b *testing.B) {
 		_ = m.Render()
 	}
 }
+
+// BenchmarkRenderMap draws the whole level of a state in color.
+func BenchmarkRenderMap(b *testing.B) {
+	m := newTest(b, "sample:modern", 160, 48, true)
+	drive(b, m, "3")
+	ld := m.scrub.loaded
+	if ld == nil || ld.lmap == nil {
+		b.Fatal("no map loaded")
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		renderMap(ld.lmap, nil, 100, 50, 50, 50, true)
+	}
+}

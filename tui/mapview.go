@@ -31,6 +31,13 @@ func mapColor(c levelmap.Cell, changed bool) int {
 	return tileColors[c.Tile]
 }
 
+// The map writes its color sequences itself instead of through lipgloss
+// styles: a full map is 5,000 cells whose colors change from cell to cell,
+// and a style rendered per cell would build 5,000 strings a frame where
+// this writes a sequence only where the colors change. The program's
+// renderer still adapts the colors to the terminal (and NO_COLOR draws the
+// map in characters instead).
+
 // renderMap draws the part of the map that fits w × h cells: with color,
 // two blocks per cell with the upper half block (100 × 50 cells for the
 // whole level); without, one character per block as pmdump state --map
