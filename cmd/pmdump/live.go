@@ -67,6 +67,20 @@ func (l *liveFlags) check(cmd *cobra.Command) error {
 	return nil
 }
 
+// open opens the live capture the flags describe; its errors are input
+// errors (exit status 2) that say what to do.
+func (l *liveFlags) open() (*source.LiveSource, error) {
+	ports := make([]uint16, len(l.ports))
+	for i, p := range l.ports {
+		ports[i] = uint16(p)
+	}
+	live, err := source.OpenLive(source.LiveOptions{Interfaces: l.ifaces, Promiscuous: l.promisc, Ports: ports, RingSize: l.ringMiB << 20})
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return live, nil
+}
+
 // liveRun is what a live capture saw, for its summary.
 type liveRun struct {
 	ifaces            []string
@@ -82,13 +96,9 @@ type liveRun struct {
 // at once, and writes every frame to --write. Events reach cfg.OnEvent one
 // at a time. Errors opening the capture are input errors (exit status 2).
 func driveLive(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg engine.Config, l *liveFlags) (*engine.Engine, *liveRun, error) {
-	ports := make([]uint16, len(l.ports))
-	for i, p := range l.ports {
-		ports[i] = uint16(p)
-	}
-	live, err := source.OpenLive(source.LiveOptions{Interfaces: l.ifaces, Promiscuous: l.promisc, Ports: ports, RingSize: l.ringMiB << 20})
+	live, err := l.open()
 	if err != nil {
-		return nil, nil, inputError{err}
+		return nil, nil, err
 	}
 	run := &liveRun{ifaces: l.ifaces, writeFile: l.write}
 	var frames source.FrameSource = live

@@ -6,17 +6,20 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/source"
 	"github.com/pmdump/pmdump/tui"
 )
 
 type tuiOpts struct {
 	era    string
 	schema string
+	liveFlags
 }
 
 func newTUICmd() *cobra.Command {
@@ -42,13 +45,14 @@ The first screen shows at once; the capture is read in the background with
 a progress bar. Press ? for every key. NO_COLOR turns colors off.`,
 		Example: `  pmdump tui capture.pcap
   pmdump tui sample:modern
-  pmdump tui --era legacy old.pcapng`,
-		Args: cobra.MinimumNArgs(1),
+  pmdump tui --era legacy old.pcapng
+  sudo pmdump tui -i eth0            # a live game: the views update as packets come`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTUI(cmd, args, &o) },
 	}
 	f := c.Flags()
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
 	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON) for a state size the built-in schemas do not know")
+	o.liveFlags.add(f, false)
 	return c
 }
 
@@ -60,6 +64,12 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 	user, err := loadSchema(o.schema)
 	if err != nil {
 		return err
+	}
+	if err := o.liveFlags.check(cmd); err != nil {
+		return err
+	}
+	if o.live() != (len(args) == 0) {
+		return usagef("give capture files or -i IFACE (one of them)")
 	}
 	for _, a := range args {
 		if a == "-" {
@@ -79,14 +89,51 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 		Color:  os.Getenv("NO_COLOR") == "",
 		Schema: user,
 	}
+	if o.live() {
+		live, err := o.liveFlags.open()
+		if err != nil {
+			return err
+		}
+		defer live.Close()
+		opts.Start, opts.Title = liveStarter(live), "live: "+strings.Join(o.ifaces, ", ")
+	}
 	if err := tui.Run(cmd.Context(), opts); err != nil {
 		return fmt.Errorf("tui: %w", err)
 	}
 	return nil
 }
 
-// fileStarter is the TUI's input for capture files; a live capture gives
-// the TUI another starter (RunSource on an interface, then Finish).
+// liveStarter is the TUI's input for a live capture: it feeds the engine
+// what the interfaces capture, ticks it while the network is quiet (so the
+// last states show), and ends when the TUI quits.
+func liveStarter(live *source.LiveSource) func(ctx context.Context, e *engine.Engine) error {
+	return func(ctx context.Context, e *engine.Engine) error {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-ctx.Done():
+					live.Close() // the reader drains what was captured, then ends
+					return
+				case now := <-t.C:
+					e.Tick(now)
+				}
+			}
+		}()
+		pf := source.Prefetch(source.NewFrameReader(live, "live"))
+		defer pf.Close()
+		err := e.RunSource(context.Background(), pf)
+		e.Finish()
+		return err
+	}
+}
+
+// fileStarter is the TUI's input for capture files.
 func fileStarter(inputs []string) func(ctx context.Context, e *engine.Engine) error {
 	return func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, inputs...) }
 }
