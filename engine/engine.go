@@ -84,7 +84,7 @@ type Config struct {
 	Select *Selector
 	// MemoryBudget bounds the bytes of difs, checkpoints and packets the
 	// timeline and the index keep in memory before they spill to temporary
-	// files; 0 means 64 MiB each.
+	// files (shared when the engine keeps both); 0 means 64 MiB.
 	MemoryBudget int
 }
 
@@ -171,8 +171,12 @@ func New(cfg Config) *Engine {
 		difs:    newDifFigures(),
 	}
 	e.cap.linkTypes = map[string]int{}
+	budget := cfg.MemoryBudget
+	if cfg.Work&Index != 0 && cfg.Work&Timeline != 0 {
+		budget /= 2 // the index and the timeline share the budget
+	}
 	if cfg.Work&Index != 0 {
-		e.index = newPacketIndex(cfg.MemoryBudget, cfg.TempDir, e.conversation)
+		e.index = newPacketIndex(budget, cfg.TempDir, e.conversation)
 	}
 	if cfg.Work&Difs != 0 {
 		e.asm = reassemble.New(reassemble.DefaultLimits, e.onMessage)
@@ -184,7 +188,7 @@ func New(cfg Config) *Engine {
 		opt := replay.Options{Inspect: e.inspect}
 		if cfg.Work&Timeline != 0 {
 			opt.CheckpointEvery = CheckpointEvery
-			e.timeline = replay.NewTimeline(cfg.MemoryBudget, cfg.TempDir)
+			e.timeline = replay.NewTimeline(budget, cfg.TempDir)
 		}
 		e.builder = replay.New(opt, e.onState)
 	}
