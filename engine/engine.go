@@ -179,7 +179,9 @@ func New(cfg Config) *Engine {
 		e.index = newPacketIndex(budget, cfg.TempDir, e.conversation)
 	}
 	if cfg.Work&Difs != 0 {
-		e.asm = reassemble.New(reassemble.DefaultLimits, e.onMessage)
+		lim := reassemble.DefaultLimits
+		lim.HeadersOnly = cfg.Work&States == 0 // figures from the piece headers only
+		e.asm = reassemble.New(lim, e.onMessage)
 	}
 	if cfg.Work&Health != 0 {
 		e.health = newHealthCollector(cfg.Schema)

@@ -334,7 +334,7 @@ func TestFuzzSeeds(t *testing.T) {
 	if !slices.Equal(got, []reassemble.Status{reassemble.Complete}) {
 		t.Errorf("whole seed: %v", got)
 	}
-	if s := fmt.Sprint(fuzzLimits(0x1a)); s != "{4000 3 4 1s 0}" {
+	if s := fmt.Sprint(fuzzLimits(0x1a)); s != "{4000 3 4 1s 0 false}" {
 		t.Errorf("hostile seed limits %s", s)
 	}
 }

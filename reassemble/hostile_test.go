@@ -128,3 +128,28 @@ func TestOldestPendingN(t *testing.T) {
 		t.Errorf("OldestPendingN %d, want 5", n)
 	}
 }
+
+// Without the bytes (figures from the headers), every outcome is the same
+// and a complete dif carries no stream.
+func TestHeadersOnly(t *testing.T) {
+	for _, only := range []bool{false, true} {
+		c := newCollector(t)
+		lim := reassemble.DefaultLimits
+		lim.HeadersOnly = only
+		a := reassemble.New(lim, c.emit)
+		k1, k2, k3 := key(0, 1), key(0, 2), key(0, 3)
+		a.Add(reassemble.Piece{Key: k1, Seq: 0, Count: 2, Start: 0, Data: []byte("ab"), TS: t0})
+		a.Add(reassemble.Piece{Key: k1, Seq: 1, Count: 2, Start: 2, Data: []byte("cd"), TS: t0})
+		a.Add(reassemble.Piece{Key: k2, Seq: 0, Count: 2, Start: 0, Data: []byte("ab"), TS: t0})
+		a.Add(reassemble.Piece{Key: k2, Seq: 1, Count: 2, Start: 3, Data: []byte("cd"), TS: t0}) // a hole
+		a.Add(reassemble.Piece{Key: k3, Seq: 0, Count: 2, Start: 0, Data: []byte("ab"), TS: t0})
+		a.Add(reassemble.Piece{Key: k3, Seq: 0, Count: 2, Start: 0, Data: []byte("abc"), TS: t0}) // contradicts
+		m1, m2, m3 := c.byKey(k1), c.byKey(k2), c.byKey(k3)
+		if m1.Status != reassemble.Complete || m1.Bytes != 4 || m2.Status != reassemble.Corrupt || m3.Status != reassemble.Corrupt {
+			t.Errorf("headers only %v: %v %d, %v, %v", only, m1.Status, m1.Bytes, m2.Status, m3.Status)
+		}
+		if got := string(m1.Compressed); only && got != "" || !only && got != "abcd" {
+			t.Errorf("headers only %v: stream %q", only, got)
+		}
+	}
+}

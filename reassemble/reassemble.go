@@ -119,6 +119,11 @@ type Limits struct {
 	// PendingBytes bounds the piece bytes held for unfinished messages
 	// over all clients; beyond it the oldest message is abandoned.
 	PendingBytes int
+	// HeadersOnly keeps no piece bytes, only their sizes: every outcome
+	// is decided as usual (a piece received twice differs only when its
+	// start or size does), but a complete message carries no Compressed
+	// stream. For figures that need no rebuild.
+	HeadersOnly bool
 }
 
 // DefaultLimits suit the game: a state is about 110 KB, so its dif never
@@ -158,6 +163,7 @@ type piece struct {
 	have      bool
 	truncated bool
 	start     int
+	size      int
 	data      []byte
 }
 
@@ -367,7 +373,7 @@ func (a *Assembler) place(m *message, p Piece) (dup bool, err error) {
 		m.Truncated--
 	}
 	if pc.have {
-		if pc.start != p.Start || !bytes.Equal(pc.data, p.Data) {
+		if pc.start != p.Start || pc.size != len(p.Data) || !a.limits.HeadersOnly && !bytes.Equal(pc.data, p.Data) {
 			return false, fmt.Errorf("piece %d received twice with different contents", p.Seq)
 		}
 		m.Duplicates++
@@ -378,9 +384,9 @@ func (a *Assembler) place(m *message, p Piece) (dup bool, err error) {
 		// than the largest dif.
 		return false, fmt.Errorf("piece %d: the pieces hold %d bytes, more than the largest dif (%d bytes)", p.Seq, m.Bytes+len(p.Data), a.limits.MaxCompressed)
 	}
-	*pc = piece{have: true, start: p.Start, data: bytes.Clone(p.Data)}
-	if pc.data == nil {
-		pc.data = []byte{}
+	*pc = piece{have: true, start: p.Start, size: len(p.Data)}
+	if !a.limits.HeadersOnly {
+		pc.data = bytes.Clone(p.Data)
 	}
 	m.Pieces++
 	m.Bytes += len(p.Data)
@@ -405,7 +411,11 @@ func (a *Assembler) complete(m *message) {
 			m.Status, m.Err = Corrupt, fmt.Errorf("overlap: piece %d starts at byte %d, the pieces before it end at %d", i, pc.start, size)
 			return
 		}
-		size += len(pc.data)
+		size += pc.size
+	}
+	m.Status = Complete
+	if a.limits.HeadersOnly {
+		return
 	}
 	buf := make([]byte, 0, size)
 	for i := range m.pieces {
