@@ -104,9 +104,13 @@ func realGoldenCases() []goldenCase {
 			goldenCase{name: n("stats", ""), args: []string{"stats", rc.path}},
 			goldenCase{name: n("stats", "-json"), args: []string{"stats", "--json", rc.path}},
 			goldenCase{name: n("stats", "-health"), args: []string{"stats", "--health", rc.path}},
-			goldenCase{name: n("states", ""), args: []string{"states", rc.path}, head: goldenBigHead},
 			goldenCase{name: n("states", "-json"), args: []string{"states", "--json", rc.path}, head: goldenBigHead},
 		)
+		if rc.short == "legacy-lossy" {
+			// The text form once on a real capture (the samples have it too):
+			// every states run rebuilds the whole capture.
+			cs = append(cs, goldenCase{name: n("states", ""), args: []string{"states", rc.path}, head: goldenBigHead})
+		}
 	}
 	caps := map[string]string{}
 	for _, rc := range goldenRealCaptures() {
