@@ -267,9 +267,14 @@ type spool struct {
 	mem    [][]byte // segments of segSize
 	memLen int64
 	file   *os.File
-	size   int64 // bytes in the file
+	size   int64  // bytes in the file
+	pend   []byte // bytes after them, not written yet
 	err    error
 }
+
+// pendMax is how many bytes the spool gathers before it writes them to its
+// file: one write a megabyte, not one a packet.
+const pendMax = 1 << 20
 
 const segSize = 1 << 20
 
@@ -300,13 +305,28 @@ func (s *spool) put(b []byte) (int64, error) {
 		os.Remove(f.Name()) // gone when closed, whatever happens
 		s.file = f
 	}
-	if _, err := s.file.WriteAt(b, s.size); err != nil {
-		s.err = fmt.Errorf("packet index spool: %w", err)
-		return 0, s.err
+	off := s.memLen + s.size + int64(len(s.pend))
+	s.pend = append(s.pend, b...)
+	if len(s.pend) >= pendMax {
+		if err := s.flush(); err != nil {
+			return 0, err
+		}
 	}
-	off := s.memLen + s.size
-	s.size += int64(len(b))
 	return off, nil
+}
+
+// flush writes the pending bytes to the file.
+func (s *spool) flush() error {
+	if len(s.pend) == 0 {
+		return nil
+	}
+	if _, err := s.file.WriteAt(s.pend, s.size); err != nil {
+		s.err = fmt.Errorf("packet index spool: %w", err)
+		return s.err
+	}
+	s.size += int64(len(s.pend))
+	s.pend = s.pend[:0]
+	return nil
 }
 
 func (s *spool) get(dst []byte, off int64) error {
@@ -321,8 +341,20 @@ func (s *spool) get(dst []byte, off int64) error {
 	if s.file == nil {
 		return fmt.Errorf("packet index spool: offset %d beyond its end", off)
 	}
-	if _, err := s.file.ReadAt(dst, off-s.memLen); err != nil {
-		return fmt.Errorf("packet index spool: %w", err)
+	fo := off - s.memLen // offset in the file and its pending bytes
+	if fo < s.size {
+		n := min(int64(len(dst)), s.size-fo)
+		if _, err := s.file.ReadAt(dst[:n], fo); err != nil {
+			return fmt.Errorf("packet index spool: %w", err)
+		}
+		dst, fo = dst[n:], fo+n
+	}
+	if len(dst) > 0 {
+		if p := fo - s.size; p < 0 || p+int64(len(dst)) > int64(len(s.pend)) {
+			return fmt.Errorf("packet index spool: offset %d beyond its end", off)
+		} else {
+			copy(dst, s.pend[p:])
+		}
 	}
 	return nil
 }
