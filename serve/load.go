@@ -118,7 +118,7 @@ func (r *Recording) State(i int, cur *Cursor) ([]byte, error) {
 			return nil, err
 		}
 		d := make([]byte, len(prev))
-		sub(d, prev, cur.delta[:len(prev)])
+		replay.Sub(d, prev, cur.delta[:len(prev)])
 		r.cache.put(i, d)
 		return d, nil
 	}
@@ -281,7 +281,7 @@ func (l *loader) add(s *replay.State) {
 		base = make([]byte, len(data))
 	}
 	delta := make([]byte, len(data))
-	sub(delta, base, data)
+	replay.Sub(delta, base, data)
 	l.buf.Reset()
 	if l.zw == nil {
 		l.zw, _ = flate.NewWriter(&l.buf, flate.BestSpeed)
@@ -336,7 +336,7 @@ func (c *Cursor) Next() (int, []byte, error) {
 	if len(c.state) != c.r.Size {
 		c.state = make([]byte, c.r.Size)
 	}
-	sub(c.state, c.state, c.delta[:c.r.Size])
+	replay.Sub(c.state, c.state, c.delta[:c.r.Size])
 	c.next++
 	return i, c.state, nil
 }

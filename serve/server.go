@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/zlib"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/replay"
 )
 
 // The game's constants for sending states.
@@ -522,7 +523,7 @@ func (sp *stateSender) state(slsn int, frame int32, data []byte, round int) {
 	if len(sp.dif) != len(data) {
 		sp.dif = make([]byte, len(data))
 	}
-	sub(sp.dif, baseData, data) // dif = base − new
+	replay.Sub(sp.dif, baseData, data) // dif = base − new
 	c.mu.Unlock()
 
 	sp.z.Reset()
