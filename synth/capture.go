@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/pmdump/pmdump/source"
 )
 
 // PacketWriter receives the datagrams Generate puts on the wire, in time
@@ -21,32 +20,18 @@ type PacketWriter interface {
 	WriteDatagram(ts time.Time, src, dst netip.AddrPort, payload []byte) error
 }
 
-// Format is a capture file format.
-type Format uint8
+// Format is a capture file format: the capture layer's.
+type Format = source.Format
 
+// The formats (see source.Format).
 const (
-	// Pcap is the classic libpcap format with microsecond time stamps.
-	Pcap Format = iota
-	// Pcapng is the pcapng format with nanosecond time stamps.
-	Pcapng
+	Pcap   = source.Pcap
+	Pcapng = source.Pcapng
 )
-
-// String returns "pcap" or "pcapng".
-func (f Format) String() string {
-	if f == Pcapng {
-		return "pcapng"
-	}
-	return "pcap"
-}
 
 // FormatFor returns Pcapng for a file name ending in .pcapng and Pcap
 // otherwise.
-func FormatFor(path string) Format {
-	if strings.EqualFold(filepath.Ext(path), ".pcapng") {
-		return Pcapng
-	}
-	return Pcap
-}
+func FormatFor(path string) Format { return source.FormatFor(path) }
 
 // CaptureWriter writes datagrams as Ethernet / IPv4 / UDP frames to a pcap
 // or pcapng stream, the way tcpdump on the LAN would record them. Flush
