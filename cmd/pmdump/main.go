@@ -50,12 +50,21 @@ func newRoot() *cobra.Command {
 		Short: "Protocol analyzer for the Purple Martians netgame",
 		Long: `pmdump decodes the UDP traffic of Purple Martians LAN games, both protocol
 eras (legacy 2018-2022, big-endian; modern 2023-, little-endian), from pcap
-and pcapng captures (plain or gzip-compressed, or a stream on stdin).
+and pcapng captures (plain or gzip-compressed, or a stream on stdin) or live
+from a network interface. It rebuilds every state the server sent each client,
+shows a state in the game's terms with a map of the level, diffs states between
+frames and between clients, reports the netgame's health, sends a capture again,
+serves a recorded game to real game clients and writes a Wireshark dissector.
 
 Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
 		Example: `  pmdump read sample:modern
   pmdump read -Y 'stdf and src == 0' game.pcap
   pmdump stats game.pcapng
+  pmdump states game.pcap --player 1
+  pmdump state game.pcap --player 1 --frame 1200 --map
+  pmdump diff game.pcap --player 1 1200 1240
+  pmdump tui game.pcap
+  sudo pmdump live -i eth0
   pmdump synth -o game.pcap --players 3 --duration 10s --era modern`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
