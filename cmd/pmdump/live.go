@@ -16,10 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
-	"github.com/pmdump/pmdump/filter"
-	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/source"
 )
 
@@ -256,24 +253,9 @@ func runLive(cmd *cobra.Command, o *liveOpts) error {
 	if err := o.liveFlags.check(cmd); err != nil {
 		return err
 	}
-	era, err := decode.ParseEra(o.era)
+	era, flt, err := o.readOpts.parse()
 	if err != nil {
-		return usageError{err}
-	}
-	if o.count < 0 {
-		return usagef("-c must not be negative")
-	}
-	if _, err := timefmt.ParseFormat(o.time); err != nil {
-		return usageError{err}
-	}
-	if o.json && o.verbose {
-		return usagef("--json prints its own form of each packet: -V does not go with it")
-	}
-	var flt *filter.Filter
-	if o.filter != "" {
-		if flt, err = filter.Compile(o.filter); err != nil {
-			return usageError{err}
-		}
+		return err
 	}
 	var stdout io.Writer = cmd.OutOrStdout()
 	quiet := o.liveFlags.write == "-" // the capture goes to stdout: print nothing there

@@ -99,25 +99,38 @@ func (o *readOpts) addDisplayFlags(f *pflag.FlagSet, filterHelp string) {
 	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since the first packet), d (since the previous packet shown), e (epoch)")
 }
 
-func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
+// parse checks the display flags read and live share and returns the era
+// and the compiled filter (nil without -Y).
+func (o *readOpts) parse() (decode.Era, *filter.Filter, error) {
 	era, err := decode.ParseEra(o.era)
 	if err != nil {
-		return usageError{err}
+		return era, nil, usageError{err}
 	}
 	if o.count < 0 {
-		return usagef("-c must not be negative")
+		return era, nil, usagef("-c must not be negative")
 	}
 	if _, err := timefmt.ParseFormat(o.time); err != nil {
-		return usageError{err}
+		return era, nil, usageError{err}
 	}
-	if o.json && (o.verbose || o.write != "") {
-		return usagef("--json prints its own form of each packet: -V and -w do not go with it")
+	if o.json && o.verbose {
+		return era, nil, usagef("--json prints its own form of each packet: -V does not go with it")
 	}
 	var flt *filter.Filter
 	if o.filter != "" {
 		if flt, err = filter.Compile(o.filter); err != nil {
-			return usageError{err}
+			return era, nil, usageError{err}
 		}
+	}
+	return era, flt, nil
+}
+
+func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
+	if o.json && (o.verbose || o.write != "") {
+		return usagef("--json prints its own form of each packet: -V and -w do not go with it")
+	}
+	era, flt, err := o.parse()
+	if err != nil {
+		return err
 	}
 	if o.write != "" {
 		return writeMatching(cmd, args, era, flt, o)
