@@ -13,42 +13,55 @@ func (p *Packet) AppendSummary(b []byte) []byte {
 	if p.Layout == nil {
 		return b
 	}
-	first := true
-	for i := range p.Layout.Fields {
-		f := &p.Layout.Fields[i]
-		if !f.Key || i >= len(p.Values) {
-			continue
+	for k, i := range p.Layout.keys {
+		if i >= len(p.Values) {
+			break
 		}
-		if !first {
+		if k > 0 {
 			b = append(b, ' ')
 		}
-		first = false
+		f := &p.Layout.Fields[i]
 		b = append(b, f.Name...)
 		b = append(b, '=')
-		b = appendValue(b, f, p.Values[i])
+		b = appendValue(b, f, &p.Values[i])
 	}
 	return b
 }
 
+// appendInt appends v in decimal, as strconv.AppendInt, with a shortcut for
+// the small numbers most fields hold.
+func appendInt(b []byte, v int64) []byte {
+	if v >= 0 && v < 1000 {
+		switch {
+		case v < 10:
+			return append(b, byte('0'+v))
+		case v < 100:
+			return append(b, byte('0'+v/10), byte('0'+v%10))
+		}
+		return append(b, byte('0'+v/100), byte('0'+v/10%10), byte('0'+v%10))
+	}
+	return strconv.AppendInt(b, v, 10)
+}
+
 // appendValue appends a field's value in text form: the meant value, with
 // the raw one in parentheses when they differ; control bits by name.
-func appendValue(b []byte, f *Field, v Value) []byte {
+func appendValue(b []byte, f *Field, v *Value) []byte {
 	switch f.Type {
 	case F64:
 		return appendFloat(b, v.Float)
 	case Str16:
 		return strconv.AppendQuote(b, v.Text())
 	case Data, Rest:
-		b = strconv.AppendInt(b, int64(len(v.Bytes)), 10)
+		b = appendInt(b, int64(len(v.Bytes)))
 		return append(b, " bytes"...)
 	}
 	if m, differs := f.Meant(v.Int); differs {
-		b = strconv.AppendInt(b, m, 10)
+		b = appendInt(b, m)
 		b = append(b, "(raw "...)
-		b = strconv.AppendInt(b, v.Int, 10)
+		b = appendInt(b, v.Int)
 		return append(b, ')')
 	}
-	b = strconv.AppendInt(b, v.Int, 10)
+	b = appendInt(b, v.Int)
 	if f.Bits != nil && v.Int != 0 {
 		b = append(b, '[')
 		b = appendBits(b, f.Bits, v.Int)
@@ -128,7 +141,7 @@ func (p *Packet) AppendTree(b []byte, indent string) []byte {
 					b = append(b, ' ')
 					b = append(b, f.Sub[j].Name...)
 					b = append(b, '=')
-					b = appendValue(b, &f.Sub[j], p.Entries[entry+j])
+					b = appendValue(b, &f.Sub[j], &p.Entries[entry+j])
 					pos += f.Sub[j].Type.Size()
 				}
 				b = append(b, '\n')
@@ -157,7 +170,7 @@ func appendTreeLine(b []byte, indent string, pos int, f *Field, v Value) []byte 
 		b = strconv.AppendInt(b, v.Int, 10)
 		b = append(b, " entries"...)
 	} else {
-		b = appendValue(b, f, v)
+		b = appendValue(b, f, &v)
 	}
 	b = append(b, "  — "...)
 	b = append(b, f.Doc...)

@@ -189,6 +189,7 @@ type Layout struct {
 	index             map[string]int
 	player, frame     int   // index of the RolePlayer and RoleFrame fields, or -1
 	offsets           []int // byte offset of each field in the payload, -1 after a variable-size one
+	keys              []int // indexes of the Key fields, in order
 }
 
 // Field returns the index of the named field, or -1.
@@ -215,6 +216,9 @@ func (l *Layout) finish() {
 	for i, f := range l.Fields {
 		l.index[f.Name] = i
 		l.offsets[i] = off
+		if f.Key {
+			l.keys = append(l.keys, i)
+		}
 		if sz := f.Type.Size(); sz > 0 && off >= 0 {
 			off += sz
 		} else {
@@ -266,14 +270,49 @@ type nameInfo struct {
 	layout [3]*Layout // indexed by Era
 }
 
-var names = map[uint32]*nameInfo{}
+// names finds a name's nameInfo. It is a small open-addressing table, not
+// a map: every packet of a capture is looked up, and this is several times
+// cheaper than hashing into a map.
+var names nameTable
+
+// nameSlots is the size of the name table: a power of two well above the
+// number of names of all eras, so probes stay short.
+const nameSlots = 256
+
+type nameTable [nameSlots]struct {
+	key  uint32
+	info *nameInfo
+}
+
+func nameSlot(k uint32) uint32 { return (k * 0x9E3779B1) >> 24 }
+
+func (t *nameTable) get(k uint32) *nameInfo {
+	for i := nameSlot(k); ; i = (i + 1) % nameSlots {
+		e := &t[i]
+		if e.info == nil || e.key == k {
+			return e.info
+		}
+	}
+}
+
+func (t *nameTable) put(k uint32, n *nameInfo) {
+	for i, probes := nameSlot(k), 0; ; i, probes = (i+1)%nameSlots, probes+1 {
+		if probes == nameSlots/2 {
+			panic("decode: the name table is too small")
+		}
+		if e := &t[i]; e.info == nil {
+			e.key, e.info = k, n
+			return
+		}
+	}
+}
 
 // Lookup returns the layout of a name in an era, or nil.
 func Lookup(era Era, name []byte) *Layout {
 	if len(name) < 4 || int(era) >= 3 {
 		return nil
 	}
-	if n := names[NameKey(name)]; n != nil {
+	if n := names.get(NameKey(name)); n != nil {
 		return n.layout[era]
 	}
 	return nil
@@ -285,7 +324,7 @@ func DirOf(name []byte) Dir {
 	if len(name) < 4 {
 		return DirUnknown
 	}
-	if n := names[NameKey(name)]; n != nil {
+	if n := names.get(NameKey(name)); n != nil {
 		return n.dir
 	}
 	return DirUnknown
@@ -316,10 +355,10 @@ func register(ls ...*Layout) {
 	for _, l := range ls {
 		l.finish()
 		k := NameKey([]byte(l.Name))
-		n := names[k]
+		n := names.get(k)
 		if n == nil {
 			n = &nameInfo{dir: l.Dir}
-			names[k] = n
+			names.put(k, n)
 		}
 		if n.dir != l.Dir {
 			panic("decode: " + l.Name + " travels in different directions in different eras")

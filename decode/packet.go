@@ -174,11 +174,15 @@ func decodeFields(p *Packet, l *Layout, b []byte) error {
 		if f.Optional && pos == len(b) {
 			break
 		}
+		// Each value is written in place: a Value returned and then
+		// copied costs a stall per field on the hot path.
+		p.Values = append(p.Values, Value{})
+		v := &p.Values[len(p.Values)-1]
 		// Fast path for the fixed-size numbers most fields are.
 		if pos+4 <= len(b) {
 			switch f.Type {
 			case U8:
-				p.Values = append(p.Values, Value{Int: int64(b[pos])})
+				v.Int = int64(b[pos])
 				pos++
 				continue
 			case I32:
@@ -188,19 +192,19 @@ func decodeFields(p *Packet, l *Layout, b []byte) error {
 				} else {
 					u = binary.LittleEndian.Uint32(b[pos:])
 				}
-				p.Values = append(p.Values, Value{Int: int64(int32(u))})
+				v.Int = int64(int32(u))
 				pos += 4
 				continue
 			}
 		}
-		v, n, err := decodeField(p, f, b, pos, be)
+		n, err := decodeField(p, f, b, pos, be, v)
 		if err != nil {
+			p.Values = p.Values[:len(p.Values)-1]
 			if short != nil {
 				return short
 			}
 			return fmt.Errorf("%s field %s at offset %d: %w", l.Name, f.Name, pos, err)
 		}
-		p.Values = append(p.Values, v)
 		pos += n
 	}
 	if short != nil {
@@ -217,8 +221,9 @@ func decodeFields(p *Packet, l *Layout, b []byte) error {
 	return nil
 }
 
-func decodeField(p *Packet, f *Field, b []byte, pos int, be bool) (Value, int, error) {
-	var v Value
+// decodeField decodes field f at pos into v, which must be zero, and
+// returns the bytes it took.
+func decodeField(p *Packet, f *Field, b []byte, pos int, be bool, v *Value) (int, error) {
 	rest := len(b) - pos
 	switch f.Type {
 	case U8:
@@ -226,13 +231,13 @@ func decodeField(p *Packet, f *Field, b []byte, pos int, be bool) (Value, int, e
 			break
 		}
 		v.Int = int64(b[pos])
-		return v, 1, nil
+		return 1, nil
 	case S8:
 		if rest < 1 {
 			break
 		}
 		v.Int = int64(int8(b[pos]))
-		return v, 1, nil
+		return 1, nil
 	case U16:
 		if rest < 2 {
 			break
@@ -242,7 +247,7 @@ func decodeField(p *Packet, f *Field, b []byte, pos int, be bool) (Value, int, e
 		} else {
 			v.Int = int64(binary.LittleEndian.Uint16(b[pos:]))
 		}
-		return v, 2, nil
+		return 2, nil
 	case I32:
 		if rest < 4 {
 			break
@@ -252,29 +257,29 @@ func decodeField(p *Packet, f *Field, b []byte, pos int, be bool) (Value, int, e
 		} else {
 			v.Int = int64(int32(binary.LittleEndian.Uint32(b[pos:])))
 		}
-		return v, 4, nil
+		return 4, nil
 	case F64:
 		if rest < 8 {
 			break
 		}
 		v.Float = math.Float64frombits(binary.LittleEndian.Uint64(b[pos:]))
-		return v, 8, nil
+		return 8, nil
 	case Str16:
 		if rest < 16 {
 			break
 		}
 		v.Bytes = b[pos : pos+16]
-		return v, 16, nil
+		return 16, nil
 	case Data:
 		n := p.Values[f.ref].Int
 		if n < 0 || n > int64(rest) {
-			return v, 0, fmt.Errorf("size %d but %d bytes follow: %w", n, rest, ErrOverrun)
+			return 0, fmt.Errorf("size %d but %d bytes follow: %w", n, rest, ErrOverrun)
 		}
 		v.Bytes = b[pos : pos+int(n)]
-		return v, int(n), nil
+		return int(n), nil
 	case Rest:
 		v.Bytes = b[pos:]
-		return v, rest, nil
+		return rest, nil
 	case Group:
 		n := int(p.Values[f.ref].Int)
 		per := 0
@@ -282,20 +287,20 @@ func decodeField(p *Packet, f *Field, b []byte, pos int, be bool) (Value, int, e
 			per += s.Type.Size()
 		}
 		if n*per > rest {
-			return v, 0, fmt.Errorf("%d entries of %d bytes but %d bytes follow: %w", n, per, rest, ErrOverrun)
+			return 0, fmt.Errorf("%d entries of %d bytes but %d bytes follow: %w", n, per, rest, ErrOverrun)
 		}
 		q := pos
 		for e := 0; e < n; e++ {
 			for si := range f.Sub {
-				sv, sn, _ := decodeField(p, &f.Sub[si], b, q, be)
-				p.Entries = append(p.Entries, sv)
+				p.Entries = append(p.Entries, Value{})
+				sn, _ := decodeField(p, &f.Sub[si], b, q, be, &p.Entries[len(p.Entries)-1])
 				q += sn
 			}
 		}
 		v.Int = int64(n)
-		return v, q - pos, nil
+		return q - pos, nil
 	}
-	return v, 0, fmt.Errorf("needs %d bytes, %d left: %w", f.Type.Size(), rest, ErrShort)
+	return 0, fmt.Errorf("needs %d bytes, %d left: %w", f.Type.Size(), rest, ErrShort)
 }
 
 // Text returns a Str16 value as text, cut at the first NUL.

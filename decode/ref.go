@@ -11,8 +11,10 @@ import (
 // name once (usually in a package-level variable, so a name that does not
 // resolve stops the program, and every test of the package, at start-up).
 // Reading a field through a Ref costs an index lookup by Layout.ID, not a
-// search by name.
-type Ref struct {
+// search by name. A Ref is one pointer, so passing it costs nothing.
+type Ref struct{ *ref }
+
+type ref struct {
 	field  string
 	index  []int  // by Layout.ID: the field's index, -1 for layouts the Ref is not about
 	offset []int  // by Layout.ID: the field's byte offset in the payload, -1 when not fixed
@@ -28,7 +30,7 @@ func NewRef(era Era, field string, packets ...string) (Ref, error) {
 	if len(packets) == 0 {
 		return Ref{}, fmt.Errorf("decode: ref to field %q names no packet", field)
 	}
-	r := Ref{field: field, index: make([]int, len(allLayouts)), offset: make([]int, len(allLayouts)), typ: make([]Type, len(allLayouts))}
+	r := Ref{&ref{field: field, index: make([]int, len(allLayouts)), offset: make([]int, len(allLayouts)), typ: make([]Type, len(allLayouts))}}
 	for i := range r.index {
 		r.index[i], r.offset[i] = -1, -1
 	}
@@ -80,16 +82,26 @@ func fieldNames(l *Layout) string {
 }
 
 // Name is the field's name.
-func (r Ref) Name() string { return r.field }
+func (r Ref) Name() string {
+	if r.ref == nil {
+		return ""
+	}
+	return r.field
+}
 
 // Layouts returns the layouts the Ref resolves in.
-func (r Ref) Layouts() []*Layout { return r.lays }
+func (r Ref) Layouts() []*Layout {
+	if r.ref == nil {
+		return nil
+	}
+	return r.lays
+}
 
 // Value returns the field's decoded value in p, and false when p's layout is
 // not one the Ref is about or the field was not decoded (a short or
 // malformed packet, an absent optional field).
 func (r Ref) Value(p *Packet) (Value, bool) {
-	if p.Layout == nil || p.Layout.ID >= len(r.index) {
+	if r.ref == nil || p.Layout == nil || p.Layout.ID >= len(r.index) {
 		return Value{}, false
 	}
 	i := r.index[p.Layout.ID]
@@ -119,7 +131,7 @@ func (r Ref) Text(p *Packet) (string, bool) {
 // fails when l is not one of the Ref's layouts, the field is not an integer
 // at a fixed offset, or the payload is too short to hold it.
 func (r Ref) Peek(l *Layout, payload []byte) (int64, bool) {
-	if l == nil || l.ID >= len(r.index) || r.index[l.ID] < 0 {
+	if r.ref == nil || l == nil || l.ID >= len(r.index) || r.index[l.ID] < 0 {
 		return 0, false
 	}
 	off := r.offset[l.ID]

@@ -71,7 +71,7 @@ func BenchmarkIndex(b *testing.B)   { benchWork(b, engine.Index) }
 
 // BenchmarkRedecode decodes random packets of the big capture again from
 // the packet index (target: under 50 µs each) and reports the index's
-// memory per packet.
+// memory per packet (its entries and whatever it spooled).
 func BenchmarkRedecode(b *testing.B) {
 	path := bigCapture(b)
 	e := engine.New(engine.Config{Work: engine.Index})
@@ -87,5 +87,30 @@ func BenchmarkRedecode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(x.MemoryBytes())/float64(x.Len()), "index-B/packet")
+	b.ReportMetric(float64(x.MemoryBytes()+x.SpoolBytes())/float64(x.Len()), "index-B/packet")
+}
+
+// BenchmarkIndexFilter runs a display filter over every packet of the big
+// capture's index: each packet read again from the capture file (in large
+// reads, as a scan) and decoded.
+func BenchmarkIndexFilter(b *testing.B) {
+	path := bigCapture(b)
+	e := engine.New(engine.Config{Work: engine.Index})
+	defer e.Close()
+	if err := e.Run(context.Background(), path); err != nil {
+		b.Fatal(err)
+	}
+	x := e.Index()
+	f := mustFilter(b, "stdf and src == 0")
+	b.ResetTimer()
+	for b.Loop() {
+		n := 0
+		if err := x.Filter(context.Background(), f, 0, x.Len(), func(int) bool { n++; return true }); err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			b.Fatal("no keyframe piece")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(x.Len()), "ns/packet")
 }

@@ -113,6 +113,7 @@ type Engine struct {
 	builder  *replay.Builder
 	timeline *replay.Timeline
 	index    *PacketIndex
+	input    int // the number the index gives the input being read, 0 when it cannot be read again
 	difs     *difFigures
 	health   *healthCollector
 	cap      captureFigures
@@ -255,9 +256,16 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 		e.cap.formats = append(e.cap.formats, in.Reader.Format())
 		in.Reader.SetFrameBase(e.cap.counters.Frames)
 		e.mu.Unlock()
+		e.input = 0
+		if e.index != nil && in.Path != "" {
+			if rr, ok := source.OpenRereader(in.Path, in.Reader, in.Stat); ok {
+				e.input = e.index.addInput(rr)
+			}
+		}
 		pf := source.Prefetch(in.Reader)
 		pf.Idle = e.cfg.Idle
 		err = e.runSource(ctx, pf, in)
+		e.input = 0
 		pf.Close()
 		in.Close()
 		if err != nil {
@@ -293,8 +301,21 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 		}
 		e.emit(ProgressEvent{Input: in.Name, Read: in.Read(), Total: in.Size, Frames: e.cap.counters.Frames, Done: done})
 	}
+	// The lock is held over runs of up to lockRun datagrams the source
+	// has at hand, not taken for each: snapshots wait a few microseconds
+	// at most, and a large capture saves a lock per packet.
+	ready, _ := src.(interface{ Ready() bool })
+	locked := false
+	unlock := func() {
+		if locked {
+			e.mu.Unlock()
+			locked = false
+		}
+	}
+	defer unlock()
 	for i := 0; ; i++ {
 		if i&255 == 0 {
+			unlock()
 			if err := ctx.Err(); err != nil {
 				e.mu.Lock()
 				e.addCounters(base, src.Counters())
@@ -309,8 +330,12 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 				e.mu.Unlock()
 			}
 		}
+		if locked && (i%lockRun == 0 || ready == nil || !ready.Ready()) {
+			unlock() // the source may wait for its next datagram
+		}
 		d, err := src.Next()
 		if err != nil {
+			unlock()
 			e.mu.Lock()
 			c := src.Counters()
 			e.addCounters(base, c)
@@ -327,17 +352,20 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 			}
 			return nil
 		}
-		e.mu.Lock()
-		e.feed(d)
-		e.mu.Unlock()
-		if e.stop.Load() {
+		if !locked {
 			e.mu.Lock()
+			locked = true
+		}
+		e.feed(d)
+		if e.stop.Load() {
 			e.addCounters(base, src.Counters())
-			e.mu.Unlock()
 			return nil
 		}
 	}
 }
+
+// lockRun is the most datagrams runSource analyses under one lock.
+const lockRun = 64
 
 // Feed analyses one datagram. Datagrams must come in capture order.
 func (e *Engine) Feed(d *source.Datagram) {
@@ -358,7 +386,7 @@ func (e *Engine) feed(d *source.Datagram) {
 	}
 	idx := -1
 	if e.index != nil {
-		idx = e.index.add(r, d)
+		idx = e.index.add(r, d, e.input)
 	}
 	if c := r.Conv; c != nil {
 		if e.cfg.OnEvent != nil {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -23,6 +24,7 @@ import (
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
+	"github.com/pmdump/pmdump/source"
 )
 
 var (
@@ -142,35 +144,112 @@ func TestStatesInCaptureOrder(t *testing.T) {
 	}
 }
 
-// Every packet of the index decodes again to what was read the first time.
+// Every packet of the index decodes again to what was read the first time:
+// from the capture file when it is a pcap or pcapng file (nothing spooled),
+// from the spool for a sample, a compressed file or several of them; and
+// with the inputs read together, each packet from its own input.
 func TestIndexDecodesAgain(t *testing.T) {
-	for _, in := range []string{"sample:legacy", realcap.Path(t, "modern/basic_pcapng/basic.pcapng")} {
-		var first [][]byte
-		e := engine.New(engine.Config{Work: engine.Index, MemoryBudget: 64 << 10, OnEvent: func(ev engine.Event) {
-			if p, ok := ev.(engine.PacketEvent); ok {
-				first = append(first, packetText(p.Keep()))
+	gzipped := filepath.Join(t.TempDir(), "basic.pcap.gz")
+	writeGzip(t, gzipped, realcap.Path(t, "modern/basic/basic.pcap"))
+	for _, tt := range []struct {
+		name    string
+		inputs  []string
+		spooled bool
+	}{
+		{"sample", []string{"sample:legacy"}, true},
+		{"pcapng", []string{realcap.Path(t, "modern/basic_pcapng/basic.pcapng")}, false},
+		{"pcap", []string{realcap.Path(t, "modern/basic/basic.pcap")}, false},
+		{"gzip", []string{gzipped}, true},
+		{"two files", []string{realcap.Path(t, "legacy/basic/capture.pcap"), realcap.Path(t, "modern/basic/basic.pcap")}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var first [][]byte
+			e := engine.New(engine.Config{Work: engine.Index, MemoryBudget: 64 << 10, OnEvent: func(ev engine.Event) {
+				if p, ok := ev.(engine.PacketEvent); ok {
+					first = append(first, packetText(p.Keep()))
+				}
+			}})
+			defer e.Close()
+			if err := e.Run(context.Background(), tt.inputs...); err != nil {
+				t.Fatal(err)
 			}
-		}})
-		if err := e.Run(context.Background(), in); err != nil {
-			t.Fatal(err)
-		}
-		x := e.Index()
-		if x.Len() != len(first) || x.Len() == 0 {
-			t.Fatalf("%s: index has %d packets, %d were read", in, x.Len(), len(first))
-		}
-		for i := range x.Len() {
-			p, err := x.Packet(i)
-			if err != nil {
-				t.Fatalf("%s packet %d: %v", in, i, err)
+			x := e.Index()
+			if x.Len() != len(first) || x.Len() == 0 {
+				t.Fatalf("index has %d packets, %d were read", x.Len(), len(first))
 			}
-			if got := packetText(p); !bytes.Equal(got, first[i]) {
-				t.Fatalf("%s packet %d decodes again as\n%s\nwas\n%s", in, i, got, first[i])
+			if spooled := x.SpoolBytes() > 0; spooled != tt.spooled {
+				t.Errorf("%d bytes spooled; want spooled %v", x.SpoolBytes(), tt.spooled)
 			}
-		}
-		if n := x.Search(int(x.Entry(10).N)); n != 10 {
-			t.Errorf("Search of packet 10's frame: %d", n)
-		}
-		e.Close()
+			for i := range x.Len() {
+				p, err := x.Packet(i)
+				if err != nil {
+					t.Fatalf("packet %d: %v", i, err)
+				}
+				if got := packetText(p); !bytes.Equal(got, first[i]) {
+					t.Fatalf("packet %d decodes again as\n%s\nwas\n%s", i, got, first[i])
+				}
+			}
+			if n := x.Search(int(x.Entry(10).N)); n != 10 {
+				t.Errorf("Search of packet 10's frame: %d", n)
+			}
+		})
+	}
+}
+
+// A capture file that changes after it was indexed: its packets no longer
+// decode again, with an error that says so, and nothing else happens.
+func TestIndexFileChanged(t *testing.T) {
+	data, err := os.ReadFile(realcap.Path(t, "modern/basic/basic.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "basic.pcap")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := engine.New(engine.Config{Work: engine.Index})
+	defer e.Close()
+	if err := e.Run(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	x := e.Index()
+	last := x.Len() - 1
+	if _, err := x.Packet(last); err != nil {
+		t.Fatalf("before the change: %v", err)
+	}
+	// The same file, overwritten in place with other bytes, then cut.
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(bytes.Repeat([]byte{0xee}, len(data)-24), 24)
+	f.Close()
+	if _, err := x.Packet(last); !errors.Is(err, source.ErrReread) {
+		t.Errorf("overwritten: %v, want an error wrapping source.ErrReread", err)
+	}
+	if err := os.Truncate(path, 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Packet(last); !errors.Is(err, source.ErrReread) {
+		t.Errorf("cut: %v, want an error wrapping source.ErrReread", err)
+	}
+}
+
+// writeGzip writes a gzip-compressed copy of file src to dst.
+func writeGzip(t *testing.T, dst, src string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

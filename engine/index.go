@@ -3,12 +3,15 @@ package engine
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/filter"
@@ -17,10 +20,12 @@ import (
 )
 
 // IndexEntry is what the packet index keeps in memory of one game packet:
-// 40 bytes. Its addresses and payload are in the index's spool.
+// 40 bytes. Its addresses and payload are read again from the capture file
+// (at its record's offset) or, for a capture that cannot be read again, from
+// the index's spool.
 type IndexEntry struct {
 	TS     int64 // capture time, unix nanoseconds
-	off    int64 // where its record starts in the spool
+	loc    int64 // where its bytes are: see location
 	N      int32 // frame number in the capture
 	Conv   int32 // conversation number, 0 when none
 	Frame  int32 // the game frame the packet refers to, NoFrame when none
@@ -31,7 +36,18 @@ type IndexEntry struct {
 	Dir    decode.Dir
 	Player int8       // -1 when not known
 	layout decode.Era // the era of the layout it decoded in
+	link   uint8      // its frame's link type, as an index in PacketIndex.links
 }
+
+// A location says where an entry's bytes are: in input file k (k > 0) at
+// byte offset off, read again with the input's Rereader, when loc is
+// k<<inputShift | off; at offset loc of the spool when k is 0; nowhere when
+// loc is negative (the spool failed).
+const inputShift = 48
+
+// maxRereadInputs is how many inputs can be read again by offset; the
+// packets of any further ones go to the spool.
+const maxRereadInputs = 1<<(63-inputShift) - 1
 
 // NoFrame is IndexEntry.Frame for a packet that refers to no game frame.
 const NoFrame = math.MinInt32
@@ -44,18 +60,22 @@ func (e *IndexEntry) Time() time.Time { return time.Unix(0, e.TS) }
 const chunkSize = 1 << 16
 
 // PacketIndex indexes every game packet of a capture for random access:
-// an entry per packet in memory, and the packet's addresses and payload in
-// a spool (memory up to a budget, then a temporary file), so any packet can
-// be decoded again and filtered without reading the capture again, from a
-// file, a stream or a live interface alike. It is safe for concurrent use:
-// packets can be read while it grows.
+// an entry per packet in memory, and where to read the packet again: the
+// offset of its record in a capture file (pcap or pcapng, not compressed),
+// or, for a stream, a compressed file, a live interface or a datagram
+// rebuilt from fragments, its addresses and payload in a spool (memory up
+// to a budget, then a temporary file). Any packet can be decoded again and
+// filtered without a new pass over the capture. It is safe for concurrent
+// use: packets can be read while it grows.
 type PacketIndex struct {
-	mu     sync.RWMutex
-	chunks [][]IndexEntry
-	n      int
-	spool  spool
-	conv   func(id int) *session.Conversation
-	rec    []byte
+	mu        sync.RWMutex
+	chunks    [][]IndexEntry
+	n         int
+	spool     spool
+	conv      func(id int) *session.Conversation
+	rec       []byte
+	rereaders []*source.Rereader // by input number - 1
+	links     []layers.LinkType  // the link types of re-readable frames, by IndexEntry.link
 }
 
 func newPacketIndex(budget int, dir string, conv func(int) *session.Conversation) *PacketIndex {
@@ -84,8 +104,38 @@ func readAddr(b []byte) netip.AddrPort {
 	return netip.AddrPortFrom(ip, binary.BigEndian.Uint16(b[16:18]))
 }
 
-// add indexes one game record and returns its position.
-func (x *PacketIndex) add(r *session.Record, d *source.Datagram) int {
+// addInput makes the records of a capture file readable again through rr:
+// it returns the input number to give add for the file's records, 0 when
+// no more inputs can be (their records are then spooled).
+func (x *PacketIndex) addInput(rr *source.Rereader) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.rereaders) >= maxRereadInputs {
+		rr.Close()
+		return 0
+	}
+	x.rereaders = append(x.rereaders, rr)
+	return len(x.rereaders)
+}
+
+// linkID is the IndexEntry.link of link type lt, false when the table is
+// full (the record is then spooled). Call with x.mu held.
+func (x *PacketIndex) linkID(lt layers.LinkType) (uint8, bool) {
+	for i, l := range x.links {
+		if l == lt {
+			return uint8(i), true
+		}
+	}
+	if len(x.links) > math.MaxUint8 {
+		return 0, false
+	}
+	x.links = append(x.links, lt)
+	return uint8(len(x.links) - 1), true
+}
+
+// add indexes one game record of input number input (0: an input that
+// cannot be read again) and returns its position.
+func (x *PacketIndex) add(r *session.Record, d *source.Datagram, input int) int {
 	e := IndexEntry{TS: r.TS.UnixNano(), N: int32(r.N), Name: r.Packet.Name, Kind: r.Kind, Era: r.Era, Dir: r.Dir,
 		Player: int8(max(min(r.Player, 127), -1)), Frame: NoFrame, Len: uint16(min(len(r.Packet.Raw), math.MaxUint16))}
 	if r.Conv != nil {
@@ -99,17 +149,25 @@ func (x *PacketIndex) add(r *session.Record, d *source.Datagram) int {
 			e.Frame = int32(f)
 		}
 	}
-	b := appendAddr(x.rec[:0], r.Src)
-	b = appendAddr(b, r.Dst)
-	b = append(b, r.Packet.Raw[:e.Len]...)
-	x.rec = b
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	off, err := x.spool.put(b)
-	if err != nil {
-		off = -1 // the packet is listed; decoding it again says why not
+	reread := false
+	if input > 0 && d.Offset >= 0 && d.Offset < 1<<inputShift && !d.Reassembled {
+		if id, ok := x.linkID(d.LinkType); ok {
+			e.loc, e.link, reread = int64(input)<<inputShift|d.Offset, id, true
+		}
 	}
-	e.off = off
+	if !reread {
+		b := appendAddr(x.rec[:0], r.Src)
+		b = appendAddr(b, r.Dst)
+		b = append(b, r.Packet.Raw[:e.Len]...)
+		x.rec = b
+		off, err := x.spool.put(b)
+		if err != nil {
+			off = -1 // the packet is listed; decoding it again says why not
+		}
+		e.loc = off
+	}
 	if x.n%chunkSize == 0 {
 		x.chunks = append(x.chunks, make([]IndexEntry, 0, chunkSize))
 	}
@@ -184,19 +242,18 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 		return fmt.Errorf("packet %d: the index has %d packets", i, x.n)
 	}
 	e := x.chunks[i/chunkSize][i%chunkSize]
-	if e.off < 0 {
-		x.mu.RUnlock()
-		return fmt.Errorf("packet %d (frame %d): its bytes could not be kept", i, e.N)
+	*r = session.Record{N: int(e.N), TS: time.Unix(0, e.TS), Kind: e.Kind, Era: e.Era, Dir: e.Dir, Player: int(e.Player)}
+	var payload []byte
+	var err error
+	if k := e.loc >> inputShift; k > 0 {
+		payload, err = x.reread(int(k), &e, r)
+	} else {
+		payload, err = x.unspool(&e, r)
 	}
-	raw := make([]byte, spoolHeader+int(e.Len))
-	err := x.spool.get(raw, e.off)
 	x.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("packet %d (frame %d): %w", i, e.N, err)
 	}
-	*r = session.Record{N: int(e.N), TS: time.Unix(0, e.TS), Src: readAddr(raw[:19]), Dst: readAddr(raw[19:38]),
-		Kind: e.Kind, Era: e.Era, Dir: e.Dir, Player: int(e.Player)}
-	payload := raw[spoolHeader:]
 	if e.Conv != 0 || e.Kind != session.NonGame {
 		r.Conv = x.conv(int(e.Conv))
 		if r.Conv != nil {
@@ -213,6 +270,39 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 		}
 	}
 	return nil
+}
+
+// reread reads entry e's packet again from input file k: it sets r's
+// addresses and returns the payload. Call with x.mu held.
+func (x *PacketIndex) reread(k int, e *IndexEntry, r *session.Record) ([]byte, error) {
+	if k > len(x.rereaders) || int(e.link) >= len(x.links) {
+		return nil, fmt.Errorf("no input %d to read it from", k)
+	}
+	var d source.Datagram
+	if err := x.rereaders[k-1].Datagram(e.loc&(1<<inputShift-1), x.links[e.link], &d); err != nil {
+		return nil, err
+	}
+	// The capture's record must still hold the packet indexed (a short
+	// simple packet block may add its padding).
+	if len(d.Payload) < int(e.Len) || string(d.Payload[:min(4, e.Len)]) != string(e.Name[:min(4, e.Len)]) {
+		return nil, fmt.Errorf("the capture file changed since it was read: %w", source.ErrReread)
+	}
+	r.Src, r.Dst = d.Src, d.Dst
+	return d.Payload[:e.Len:e.Len], nil
+}
+
+// unspool reads entry e's packet from the spool: it sets r's addresses and
+// returns the payload. Call with x.mu held.
+func (x *PacketIndex) unspool(e *IndexEntry, r *session.Record) ([]byte, error) {
+	if e.loc < 0 {
+		return nil, errors.New("its bytes could not be kept")
+	}
+	raw := make([]byte, spoolHeader+int(e.Len))
+	if err := x.spool.get(raw, e.loc); err != nil {
+		return nil, err
+	}
+	r.Src, r.Dst = readAddr(raw[:19]), readAddr(raw[19:38])
+	return raw[spoolHeader:], nil
 }
 
 // Filter calls fn with the position of every packet in [from, to) that
@@ -244,6 +334,15 @@ func (x *PacketIndex) MemoryBytes() int64 {
 	return int64(len(x.chunks)) * chunkSize * int64(entrySize) // entries are allocated a chunk at a time
 }
 
+// SpoolBytes is how many bytes of packets the index keeps in its spool (in
+// memory or a temporary file): none for packets it reads again from their
+// capture file.
+func (x *PacketIndex) SpoolBytes() int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.spool.memLen + x.spool.size + int64(len(x.spool.pend))
+}
+
 // entrySize is the size of an IndexEntry in memory.
 const entrySize = 40
 
@@ -257,7 +356,12 @@ func (x *PacketIndex) err() error {
 func (x *PacketIndex) close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.spool.close()
+	err := x.spool.close()
+	for _, rr := range x.rereaders {
+		err = errors.Join(err, rr.Close())
+	}
+	x.rereaders = nil
+	return err
 }
 
 // spool holds bytes in memory up to a budget, then in a temporary file.

@@ -16,6 +16,8 @@ import (
 // bundled sample, with how many of its bytes have been read.
 type Input struct {
 	Name   string
+	Path   string      // the file's path, when the input is a regular file
+	Stat   os.FileInfo // the file's, when Path is set
 	Reader *source.Reader
 	Size   int64 // bytes in all, 0 when unknown (a stream)
 	read   *countingReader
@@ -23,12 +25,21 @@ type Input struct {
 }
 
 // Read is how many bytes of the input have been read so far.
-func (in *Input) Read() int64 { return in.read.n.Load() }
+func (in *Input) Read() int64 {
+	if in.read == nil { // a mapped file: its reader counts
+		done, _ := in.Reader.Progress()
+		return done
+	}
+	return in.read.n.Load()
+}
 
 // Close closes the input's file.
 func (in *Input) Close() error {
 	if in.file != nil && in.file != os.Stdin {
 		return in.file.Close()
+	}
+	if in.Reader != nil {
+		return in.Reader.Close() // a mapped file: unmapped and closed
 	}
 	return nil
 }
@@ -74,7 +85,11 @@ func OpenInput(name string) (*Input, error) {
 			return nil, fmt.Errorf("%s is a directory, not a capture file", name)
 		}
 		if st.Mode().IsRegular() {
-			in.Size = st.Size()
+			in.Size, in.Path, in.Stat = st.Size(), name, st
+		}
+		if rd, ok := source.OpenMapped(f, name); ok {
+			in.Reader = rd // it closes f
+			return in, nil
 		}
 		in.file, r = f, f
 	}

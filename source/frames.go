@@ -282,10 +282,14 @@ func resolutionDigits(r gopacket.TimestampResolution) int {
 	return 9
 }
 
+// digitser is a file source that knows the precision of its time stamps:
+// digits is how many fraction digits of a second interface iface has.
+type digitser interface{ digits(iface int) int }
+
 // digitsOf is how many fraction digits of a second the time stamps of
 // interface iface have (at least 6; 9 for a live capture).
 func (r *Reader) digitsOf(iface int) int {
-	if r.file == nil {
+	if r.digits == nil {
 		return 9
 	}
 	if iface < 0 || iface >= 1024 {
@@ -295,7 +299,7 @@ func (r *Reader) digitsOf(iface int) int {
 		r.ifDigits = append(r.ifDigits, 0)
 	}
 	if r.ifDigits[iface] == 0 {
-		r.ifDigits[iface] = max(r.file.digits(iface), 6)
+		r.ifDigits[iface] = max(r.digits.digits(iface), 6)
 	}
 	return r.ifDigits[iface]
 }

@@ -3,7 +3,11 @@ package source_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pmdump/pmdump/source"
@@ -16,8 +20,20 @@ import (
 // The seed corpus in testdata/fuzz/FuzzReader holds tiny pcap, pcapng and
 // gzip captures of every link type the reader knows, with fragments, VLAN
 // tags, snap-length cuts and cut records.
+//
+// Every datagram read from an uncompressed capture is read again by its
+// offset with a Rereader, to the same addresses and payload.
+//
+// A pcap is also read as a mapped file, which must give exactly what the
+// stream reader gives.
 func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if m, ok := source.NewMappedReader(data, "in"); ok {
+			want, _ := streamTrace(t, data)
+			if got := trace(t, m); got != want {
+				t.Fatalf("mapped:\n%s\nstream:\n%s", got, want)
+			}
+		}
 		r, err := source.NewReader(bytes.NewReader(data), "fuzz")
 		if err != nil {
 			if r != nil {
@@ -26,8 +42,15 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		last := 0
+		var kept []source.Datagram // what a Rereader must find again
+		defer func() { checkReread(t, data, r, kept) }()
 		for i := 0; i < 10000; i++ {
 			d, err := r.Next()
+			if err == nil && d.Offset >= 0 && !d.Reassembled && len(kept) < 64 {
+				k := *d
+				k.Payload = bytes.Clone(d.Payload)
+				kept = append(kept, k)
+			}
 			if err != nil {
 				if d != nil {
 					t.Fatalf("Next returned a datagram and %v", err)
@@ -69,4 +92,61 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// trace is everything a Reader gives for a capture, as text: each
+// datagram's fields and bytes, then the error that ended it.
+func trace(t testing.TB, r *source.Reader) string {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < 100000; i++ {
+		d, err := r.Next()
+		if err != nil {
+			fmt.Fprintf(&b, "end: %v\ncounters: %+v\n", err, r.Counters())
+			return b.String()
+		}
+		fmt.Fprintf(&b, "%d %s %v>%v len=%d/%d wire=%d lt=%v if=%d off=%d reasm=%v digits=%d frame=%x payload=%x\n",
+			d.N, d.TS.Format("15:04:05.000000000"), d.Src, d.Dst, len(d.Payload), d.Length, d.WireLength, d.LinkType,
+			d.Interface, d.Offset, d.Reassembled, d.Digits, d.Frame, d.Payload)
+	}
+	t.Fatal("more than 100000 datagrams")
+	return ""
+}
+
+// streamTrace reads data with the stream reader.
+func streamTrace(t testing.TB, data []byte) (string, bool) {
+	r, err := source.NewReader(bytes.NewReader(data), "in")
+	if err != nil {
+		return "", false
+	}
+	return trace(t, r), true
+}
+
+// checkReread reads the kept datagrams of capture data again by offset.
+func checkReread(t *testing.T, data []byte, r *source.Reader, kept []source.Datagram) {
+	if len(kept) == 0 || r.Compressed() {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "c")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, ok := source.OpenRereader(path, r, st)
+	if !ok {
+		t.Fatalf("a %s capture cannot be read again", r.Format())
+	}
+	defer rr.Close()
+	for _, k := range kept {
+		var d source.Datagram
+		if err := rr.Datagram(k.Offset, k.LinkType, &d); err != nil {
+			t.Fatalf("frame %d at byte %d: %v", k.N, k.Offset, err)
+		}
+		if d.Src != k.Src || d.Dst != k.Dst || len(d.Payload) < len(k.Payload) || !bytes.Equal(d.Payload[:len(k.Payload)], k.Payload) {
+			t.Fatalf("frame %d at byte %d read again as %v>%v %x, was %v>%v %x", k.N, k.Offset, d.Src, d.Dst, d.Payload, k.Src, k.Dst, k.Payload)
+		}
+	}
 }

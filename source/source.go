@@ -149,6 +149,7 @@ type Reader struct {
 	closer     io.Closer
 	src        FrameSource
 	file       *fileSource // when src reads a file or stream
+	digits     digitser    // what src says of its time stamps' precision, when it does
 	offsets    RecordOffsetter
 	buffered   interface{ Buffered() bool }
 	format     string
@@ -243,7 +244,7 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 		return nil, fmt.Errorf("%s: magic %x: %w", name, magic, ErrFormat)
 	}
 	r := NewFrameReader(f, name)
-	r.file, r.format, r.compressed = f, format, compressed
+	r.file, r.format, r.compressed, r.digits = f, format, compressed, f
 	return r, nil
 }
 

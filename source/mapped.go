@@ -1,0 +1,204 @@
+//go:build unix
+
+package source
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// mappedPcap is a FrameSource over a pcap file mapped into memory: the
+// fastest way through a large capture, with no read calls and no copy by
+// the kernel. It gives the same frames, time stamps and errors as pcapgo's
+// reader over the same bytes.
+//
+// Its frames are slices of the mapping. Should the file shrink while it is
+// read, touching them faults: OpenMapped's Reader must be used through
+// Prefetch, which copies every frame in a goroutine that turns such a fault
+// into an error.
+type mappedPcap struct {
+	file    *os.File
+	data    []byte
+	pos     int   // where the next record starts
+	offset  int64 // where the last record returned started
+	order   binary.ByteOrder
+	nsf     uint32 // nanoseconds per unit of the fraction field
+	snaplen int
+	lt      layers.LinkType
+	size    int64
+	done    atomic.Int64 // bytes read, as of the last 64 KiB step (Progress runs on other goroutines)
+}
+
+// minMapped is the smallest file worth mapping; smaller ones are read.
+var minMapped int64 = 1 << 20
+
+// OpenMapped opens a pcap file for reading through a memory mapping, when
+// it is an uncompressed pcap file on a system that maps files; ok is false
+// otherwise (and f is left as it was), for the caller to read it as a
+// stream. The Reader owns f once ok: Close unmaps and closes it. Use the
+// Reader through Prefetch (see mappedPcap).
+func OpenMapped(f *os.File, name string) (r *Reader, ok bool) {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() < max(minMapped, 24) || int64(int(st.Size())) != st.Size() {
+		return nil, false
+	}
+	var hdr [24]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return nil, false
+	}
+	if _, ok := parsePcapHeader(hdr[:]); !ok {
+		return nil, false // pcapng, gzip or not a capture: the stream reader says which
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, false
+	}
+	_ = unix.Madvise(data, unix.MADV_SEQUENTIAL) // a hint: read ahead, and drop pages read
+	r, ok = newMappedReader(data, name)
+	if !ok { // the file changed between the two reads of its header
+		unix.Munmap(data)
+		return nil, false
+	}
+	r.src.(*mappedPcap).file = f
+	return r, true
+}
+
+// newMappedReader reads the pcap capture in data as a mapped file.
+func newMappedReader(data []byte, name string) (*Reader, bool) {
+	m, ok := parsePcapHeader(data)
+	if !ok {
+		return nil, false
+	}
+	m.data, m.pos, m.size = data, 24, int64(len(data))
+	r := NewFrameReader(m, name)
+	r.format, r.digits = "pcap", m
+	return r, true
+}
+
+// parsePcapHeader reads a pcap file header; ok is false unless it is one
+// of version 2.4, the only one pcapgo reads.
+func parsePcapHeader(hdr []byte) (m *mappedPcap, ok bool) {
+	if len(hdr) < 24 {
+		return nil, false
+	}
+	m = &mappedPcap{}
+	switch binary.LittleEndian.Uint32(hdr) {
+	case 0xa1b2c3d4:
+		m.order, m.nsf = binary.LittleEndian, 1000
+	case 0xa1b23c4d:
+		m.order, m.nsf = binary.LittleEndian, 1
+	case 0xd4c3b2a1:
+		m.order, m.nsf = binary.BigEndian, 1000
+	case 0x4d3cb2a1:
+		m.order, m.nsf = binary.BigEndian, 1
+	default:
+		return nil, false
+	}
+	if m.order.Uint16(hdr[4:]) != 2 || m.order.Uint16(hdr[6:]) != 4 {
+		return nil, false
+	}
+	m.snaplen = int(m.order.Uint32(hdr[16:]))
+	m.lt = layers.LinkType(m.order.Uint32(hdr[20:]))
+	return m, true
+}
+
+// ReadFrame implements FrameSource, as pcapgo's Reader over the same bytes
+// would (with its snap length capped at MaxRecord, as NewReader does).
+func (m *mappedPcap) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	var ci gopacket.CaptureInfo
+	rest := len(m.data) - m.pos
+	switch {
+	case rest == 0:
+		return nil, ci, 0, io.EOF
+	case rest < 16:
+		m.pos = len(m.data)
+		return nil, ci, 0, io.ErrUnexpectedEOF
+	}
+	h := m.data[m.pos : m.pos+16]
+	ci.Timestamp = time.Unix(int64(m.order.Uint32(h[0:4])), int64(m.order.Uint32(h[4:8])*m.nsf)).UTC()
+	ci.CaptureLength = int(m.order.Uint32(h[8:12]))
+	ci.Length = int(m.order.Uint32(h[12:16]))
+	m.offset = int64(m.pos)
+	if ci.CaptureLength > MaxRecord {
+		m.pos = len(m.data)
+		return nil, ci, 0, tooLong(m.offset, uint64(ci.CaptureLength))
+	}
+	if ci.CaptureLength > ci.Length {
+		m.pos = len(m.data)
+		return nil, ci, 0, fmt.Errorf("capture length exceeds original packet length: %d > %d", ci.CaptureLength, ci.Length)
+	}
+	start := m.pos + 16
+	switch {
+	case rest-16 >= ci.CaptureLength:
+	case rest == 16 && ci.CaptureLength > 0:
+		// A record header and nothing after it: pcapgo's reader, which
+		// reads the data with io.ReadFull, sees the end of the capture.
+		m.pos = len(m.data)
+		return nil, ci, 0, io.EOF
+	default:
+		m.pos = len(m.data)
+		return nil, ci, 0, io.ErrUnexpectedEOF
+	}
+	m.pos = start + ci.CaptureLength
+	if m.pos-int(m.done.Load()) >= 1<<16 || m.pos == len(m.data) {
+		m.done.Store(int64(m.pos))
+	}
+	return m.data[start:m.pos:m.pos], ci, m.lt, nil
+}
+
+// Interface implements FrameSource: a pcap file has one interface.
+func (m *mappedPcap) Interface(i int) Interface {
+	if i != 0 {
+		return Interface{}
+	}
+	return Interface{LinkType: m.lt, SnapLen: m.snaplen}
+}
+
+// RecordOffset implements RecordOffsetter.
+func (m *mappedPcap) RecordOffset() int64 { return m.offset }
+
+// Progress implements Progresser.
+func (m *mappedPcap) Progress() (int64, int64) { return m.done.Load(), m.size }
+
+// Buffered reports whether a record is left: a mapped file never waits.
+func (m *mappedPcap) Buffered() bool { return m.pos < len(m.data) }
+
+func (m *mappedPcap) digits(int) int {
+	if m.nsf == 1 {
+		return 9
+	}
+	return 6
+}
+
+// Close unmaps the file and closes it.
+func (m *mappedPcap) Close() error {
+	if m.file == nil {
+		return nil // bytes in memory (tests)
+	}
+	err := unix.Munmap(m.data)
+	m.data = nil
+	if cerr := m.file.Close(); err == nil {
+		err = cerr
+	}
+	m.file = nil
+	return err
+}
+
+// holds reports whether address a is in the mapping.
+func (m *mappedPcap) holds(a uintptr) bool {
+	if len(m.data) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(&m.data[0]))
+	return a >= start && a < start+uintptr(len(m.data))
+}

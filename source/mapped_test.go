@@ -1,0 +1,200 @@
+//go:build unix
+
+package source_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/pmdump/pmdump/internal/realcap"
+	"github.com/pmdump/pmdump/source"
+)
+
+// pcapCases are pcap captures that end in every way a pcap can: whole,
+// cut in a record header, after a header with no data, in the data, with a
+// record longer than MaxRecord or longer than its packet; in both byte
+// orders and both time stamp precisions.
+func pcapCases(t *testing.T) map[string][]byte {
+	recs := []record{
+		{data: ethernet(t, cli4, srv4, payloadA), ts: epoch},
+		{data: ethernet(t, srv4, cli4, payloadB), ts: epoch.Add(1500)},
+		{data: ethernet(t, cli4, srv4, payloadB), ts: epoch.Add(2e9 + 7)},
+	}
+	pcap := writePcap(t, layers.LinkTypeEthernet, 65535, recs...)
+	last := len(recs[2].data)
+	header := func(b []byte, caplen, length uint32) []byte {
+		b = bytes.Clone(b)
+		b = binary.LittleEndian.AppendUint32(b, 1)
+		b = binary.LittleEndian.AppendUint32(b, 2)
+		b = binary.LittleEndian.AppendUint32(b, caplen)
+		return binary.LittleEndian.AppendUint32(b, length)
+	}
+	cases := map[string][]byte{
+		"whole":                 pcap,
+		"cut in data":           pcap[:len(pcap)-last/2],
+		"cut in header":         pcap[:len(pcap)-last-7],
+		"header only":           pcap[:24],
+		"header without data":   pcap[:len(pcap)-last],
+		"record over MaxRecord": header(pcap, source.MaxRecord+1, source.MaxRecord+1),
+		"capture over length":   append(header(pcap, 8, 4), make([]byte, 8)...),
+		"empty record":          header(pcap, 0, 0),
+	}
+	// The same whole capture in nanoseconds and in big-endian order.
+	ns := bytes.Clone(pcap)
+	binary.LittleEndian.PutUint32(ns, 0xa1b23c4d)
+	cases["nanoseconds"] = ns
+	be := bigEndianPcap(t, pcap)
+	cases["big-endian"] = be
+	return cases
+}
+
+// TestMappedSameAsStream: a pcap read through a mapping gives exactly what
+// the stream reader gives, datagram for datagram and error for error.
+func TestMappedSameAsStream(t *testing.T) {
+	for name, data := range pcapCases(t) {
+		t.Run(name, func(t *testing.T) {
+			want, ok := streamTrace(t, data)
+			if !ok {
+				t.Fatal("the stream reader refuses it")
+			}
+			r, ok := source.NewMappedReader(data, "in")
+			if !ok {
+				t.Fatal("not read as a mapped pcap")
+			}
+			if got := trace(t, r); got != want {
+				t.Errorf("mapped:\n%s\nstream:\n%s", got, want)
+			}
+		})
+	}
+	for _, c := range []string{"legacy/basic/capture.pcap", "legacy/lossy/capture.pcap", "modern/multi/multi.pcap"} {
+		t.Run(c, func(t *testing.T) {
+			data, err := os.ReadFile(realcap.Path(t, c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := streamTrace(t, data)
+			r, ok := source.NewMappedReader(data, "in")
+			if !ok {
+				t.Fatal("not read as a mapped pcap")
+			}
+			if got := trace(t, r); got != want {
+				t.Errorf("mapped and stream readers differ on %s", c)
+			}
+		})
+	}
+}
+
+// TestOpenMapped: a pcap file is mapped and read through Prefetch as the
+// stream reader reads it; pcapng, gzip and small files are not mapped.
+func TestOpenMapped(t *testing.T) {
+	defer source.SetMinMapped(0)()
+	dir := t.TempDir()
+	pcap := pcapCases(t)["whole"]
+	for _, tt := range []struct {
+		name   string
+		data   []byte
+		mapped bool
+	}{
+		{"a.pcap", pcap, true},
+		{"b.pcapng", writePcapng(t, []layers.LinkType{layers.LinkTypeEthernet}, record{data: ethernet(t, cli4, srv4, payloadA), ts: epoch}), false},
+		{"c.pcap.gz", gz(pcap), false},
+		{"d.pcap", []byte("not a capture at all, but long enough"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.name)
+			if err := os.WriteFile(path, tt.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, ok := source.OpenMapped(f, path)
+			if ok != tt.mapped {
+				t.Fatalf("mapped %v, want %v", ok, tt.mapped)
+			}
+			if !ok {
+				f.Close()
+				return
+			}
+			pf := source.Prefetch(r)
+			var got []string
+			for {
+				d, err := pf.Next()
+				if err != nil {
+					if err != io.EOF {
+						t.Errorf("end: %v", err)
+					}
+					break
+				}
+				got = append(got, fmt.Sprintf("%d %x", d.N, d.Payload))
+			}
+			pf.Close()
+			if err := r.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if want := []string{"1 " + fmt.Sprintf("%x", payloadA), "2 " + fmt.Sprintf("%x", payloadB), "3 " + fmt.Sprintf("%x", payloadB)}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			if done, total := r.Progress(); done != total || total != int64(len(tt.data)) {
+				t.Errorf("progress %d of %d, want %d of %d", done, total, len(tt.data), len(tt.data))
+			}
+		})
+	}
+}
+
+// TestMappedFileCut: a mapped capture cut short while it is read ends with
+// an error wrapping ErrChanged, not a crash.
+func TestMappedFileCut(t *testing.T) {
+	defer source.SetMinMapped(0)()
+	rec := record{data: ethernet(t, cli4, srv4, bytes.Repeat([]byte("stdf"), 250)), ts: epoch}
+	recs := make([]record, 40000) // about 42 MB: far more than Prefetch reads ahead
+	for i := range recs {
+		recs[i] = rec
+	}
+	path := filepath.Join(t.TempDir(), "cut.pcap")
+	if err := os.WriteFile(path, writePcap(t, layers.LinkTypeEthernet, 65535, recs...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := source.OpenMapped(f, path)
+	if !ok {
+		t.Fatal("not mapped")
+	}
+	defer r.Close()
+	pf := source.Prefetch(r)
+	defer pf.Close()
+	if _, err := pf.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	n := 1
+	for {
+		_, err := pf.Next()
+		if err == nil {
+			n++
+			continue
+		}
+		if !errors.Is(err, source.ErrChanged) {
+			t.Errorf("after %d datagrams: %v, want an error wrapping ErrChanged", n, err)
+		}
+		t.Logf("after %d datagrams: %v", n, err)
+		break
+	}
+	if n >= len(recs) {
+		t.Errorf("read all %d datagrams of a file cut to 4096 bytes", n)
+	}
+}
