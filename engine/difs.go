@@ -71,6 +71,7 @@ type sentKey struct {
 
 type lineDifs struct {
 	DifStats
+	line                            reassemble.Line
 	ok, missingBase, rebuiltCorrupt int
 	stateBytes, okCompressed        int64
 	acks                            []float64
@@ -88,25 +89,50 @@ type difFigures struct {
 	lines      map[reassemble.Line]*lineDifs
 	order      []reassemble.Line
 	headerless int
+	byConv     []*lineDifs             // the same lines by conversation id, when they have one
+	players    map[reassemble.Line]int // players of lines with no dif yet
 }
 
 func newDifFigures() *difFigures { return &difFigures{lines: map[reassemble.Line]*lineDifs{}} }
 
 func (d *difFigures) of(l reassemble.Line) *lineDifs {
+	if l.Conv > 0 && l.Conv < len(d.byConv) {
+		if x := d.byConv[l.Conv]; x != nil && x.line == l {
+			return x
+		}
+	}
 	x := d.lines[l]
 	if x == nil {
 		x = &lineDifs{levels: map[int]bool{}, sent: map[sentKey]time.Time{}}
-		x.Conv, x.Client = l.Conv, l.Client.String()
+		x.Conv, x.Client, x.line = l.Conv, l.Client.String(), l
+		if p, ok := d.players[l]; ok {
+			x.Player = &p
+			delete(d.players, l)
+		}
 		d.lines[l] = x
 		d.order = append(d.order, l)
+	}
+	if l.Conv > 0 && l.Conv < maxLineMemos {
+		for len(d.byConv) <= l.Conv {
+			d.byConv = append(d.byConv, nil)
+		}
+		d.byConv[l.Conv] = x
 	}
 	return x
 }
 
 func (d *difFigures) setPlayer(l reassemble.Line, p int) {
-	if x := d.lines[l]; x != nil && p >= 0 {
-		x.Player = &p
+	if p < 0 {
+		return
 	}
+	if x := d.lines[l]; x != nil {
+		x.Player = &p
+		return
+	}
+	if d.players == nil {
+		d.players = map[reassemble.Line]int{}
+	}
+	d.players[l] = p // for when its first dif comes
 }
 
 // piece counts what became of one piece.

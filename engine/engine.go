@@ -117,7 +117,10 @@ type Engine struct {
 	difs     *difFigures
 	health   *healthCollector
 	cap      captureFigures
-	perConv  map[int]map[session.NameDir]*session.Count
+	perConv  map[int]*convCounts
+	counts   *convCounts // the last packet's conversation's, and its id
+	countsID int
+	lineMemo []lineMemo // by conversation id
 
 	lines  map[netip.AddrPort]*session.Conversation // the current conversation of each client endpoint
 	slsn   map[reassemble.Line]int                  // a modern line's current level sequence (stdf, sjon)
@@ -164,7 +167,7 @@ func New(cfg Config) *Engine {
 	e := &Engine{
 		cfg:     cfg,
 		tracker: session.NewTracker(cfg.Era),
-		perConv: map[int]map[session.NameDir]*session.Count{},
+		perConv: map[int]*convCounts{},
 		lines:   map[netip.AddrPort]*session.Conversation{},
 		slsn:    map[reassemble.Line]int{},
 		levels:  map[reassemble.Line]*replay.LevelInference{},
@@ -364,6 +367,18 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 	}
 }
 
+// The fields of the packets feed reads, resolved once.
+var (
+	stdfSrc   = decode.MustRef(decode.EraUnknown, "src", "stdf")
+	stdfDst   = decode.MustRef(decode.EraUnknown, "dst", "stdf")
+	stdfSeq   = decode.MustRef(decode.EraUnknown, "seq", "stdf")
+	stdfCount = decode.MustRef(decode.EraUnknown, "count", "stdf")
+	stdfStart = decode.MustRef(decode.EraUnknown, "start", "stdf")
+	stdfData  = decode.MustRef(decode.EraUnknown, "data", "stdf")
+	stdfSLSN  = decode.MustRef(decode.Modern, "slsn", "stdf") // the legacy stdf has none
+	sjonSLSN  = decode.MustRef(decode.Modern, "slsn", "sjon")
+)
+
 // lockRun is the most datagrams runSource analyses under one lock.
 const lockRun = 64
 
@@ -426,17 +441,24 @@ func (e *Engine) feed(d *source.Datagram) {
 	switch pk.Layout.Name {
 	case "stdf":
 		slsn := -1 // legacy: inferred when the dif ends
-		if r.Era == decode.Modern || pk.Has("slsn") {
-			slsn = int(pk.Int("slsn"))
+		if v, ok := stdfSLSN.Int(pk); ok {
+			slsn = int(v)
 			e.slsn[l] = slsn
 		}
+		src, _ := stdfSrc.Int(pk)
+		dst, _ := stdfDst.Int(pk)
+		seq, _ := stdfSeq.Int(pk)
+		count, _ := stdfCount.Int(pk)
+		start, _ := stdfStart.Int(pk)
+		data, _ := stdfData.Value(pk)
 		e.addPiece(reassemble.Piece{
-			Key: reassemble.Key{Client: c.Client, Conv: c.ID, SLSN: slsn, Src: int32(pk.Int("src")), Dst: int32(pk.Int("dst"))},
-			Seq: int(pk.Int("seq")), Count: int(pk.Int("count")), Start: int(pk.Int("start")),
-			Data: pk.Payload(), N: r.N, TS: r.TS,
+			Key: reassemble.Key{Client: c.Client, Conv: c.ID, SLSN: slsn, Src: int32(src), Dst: int32(dst)},
+			Seq: int(seq), Count: int(count), Start: int(start),
+			Data: data.Bytes, N: r.N, TS: r.TS,
 		})
 	case "sjon":
-		e.slsn[l] = int(pk.Int("slsn"))
+		v, _ := sjonSLSN.Int(pk)
+		e.slsn[l] = int(v)
 	case "stak":
 		fr, _ := pk.Frame()
 		a := Ack{Line: l, SLSN: e.slsn[l], Frame: int32(fr), N: r.N, TS: r.TS}
@@ -479,6 +501,11 @@ func (e *Engine) addPiece(p reassemble.Piece) {
 // line returns a conversation's line, ending the previous conversation of
 // the same client endpoint when this one is new.
 func (e *Engine) line(c *session.Conversation) reassemble.Line {
+	if c.ID >= 0 && c.ID < len(e.lineMemo) {
+		if m := &e.lineMemo[c.ID]; m.conv == c && m.player == c.Player {
+			return m.line // as the conversation's packet before: nothing to do again
+		}
+	}
 	l := reassemble.Line{Conv: c.ID, Client: c.Client}
 	if prev, ok := e.lines[c.Client]; ok && prev != c {
 		old := reassemble.Line{Conv: prev.ID, Client: prev.Client}
@@ -499,19 +526,61 @@ func (e *Engine) line(c *session.Conversation) reassemble.Line {
 	if c.Player >= 0 {
 		e.difs.setPlayer(l, c.Player)
 	}
+	if c.ID >= 0 && c.ID < maxLineMemos {
+		for len(e.lineMemo) <= c.ID {
+			e.lineMemo = append(e.lineMemo, lineMemo{})
+		}
+		e.lineMemo[c.ID] = lineMemo{conv: c, player: c.Player, line: l}
+	}
 	return l
+}
+
+// maxLineMemos bounds the conversations whose lines line remembers.
+const maxLineMemos = 4096
+
+// lineMemo is the line line gave a conversation, with the player it had
+// then.
+type lineMemo struct {
+	conv   *session.Conversation
+	player int
+	line   reassemble.Line
 }
 
 func (e *Engine) countName(r *session.Record) {
 	id := r.Conv.ID
-	m := e.perConv[id]
-	if m == nil {
-		m = map[session.NameDir]*session.Count{}
-		e.perConv[id] = m
+	cc := e.counts
+	if cc == nil || e.countsID != id {
+		cc = e.perConv[id]
+		if cc == nil {
+			cc = &convCounts{byName: map[session.NameDir]*session.Count{}, byLayout: make([]*session.Count, 3*decode.NumLayouts())}
+			e.perConv[id] = cc
+		}
+		e.counts, e.countsID = cc, id
 	}
-	if !session.AddName(m, session.NameDir{Name: r.Packet.NameString(), Dir: r.Dir}, len(r.Packet.Raw)) {
+	// Most packets have a layout: their count is found by its number, and
+	// only the first of each is looked up by name.
+	slot := -1
+	if l := r.Packet.Layout; l != nil && int(r.Dir) < 3 {
+		slot = 3*l.ID + int(r.Dir)
+		if c := cc.byLayout[slot]; c != nil && string(r.Packet.Name[:]) == l.Name {
+			c.Add(len(r.Packet.Raw))
+			return
+		}
+	}
+	k := session.NameDir{Name: r.Packet.NameString(), Dir: r.Dir}
+	if !session.AddName(cc.byName, k, len(r.Packet.Raw)) {
 		e.cap.namesDropped++
+		return
 	}
+	if slot >= 0 && k.Name == r.Packet.Layout.Name {
+		cc.byLayout[slot] = cc.byName[k]
+	}
+}
+
+// convCounts counts the packets of one conversation by name and direction.
+type convCounts struct {
+	byName   map[session.NameDir]*session.Count
+	byLayout []*session.Count // the same counts, by 3*Layout.ID + Dir
 }
 
 func (e *Engine) conversationChanged(c *session.Conversation) {

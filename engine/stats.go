@@ -153,7 +153,7 @@ func (e *Engine) Stats() Stats {
 			ID: cv.ID, Client: addrString(cv.Client), Server: addrString(cv.Server), Listen: addrString(cv.Listen),
 			Era: cv.Era.String(), Hostname: cv.Hostname, Color: cv.Color, Level: cv.Level,
 			Packets: cv.Packets, Bytes: cv.Bytes, First: cv.First.UTC(), Last: cv.Last.UTC(),
-			ByName: nameStats(e.perConv[cv.ID]),
+			ByName: nameStats(e.perConv[cv.ID].names()),
 		}
 		if cv.ID == 0 {
 			r.Dropped.Conversations += cv.Packets
@@ -191,4 +191,12 @@ func addrString(a interface {
 		return ""
 	}
 	return a.String()
+}
+
+// names is the conversation's counts by name; nil for none.
+func (cc *convCounts) names() map[session.NameDir]*session.Count {
+	if cc == nil {
+		return nil
+	}
+	return cc.byName
 }

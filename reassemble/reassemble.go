@@ -232,8 +232,10 @@ func (a *Assembler) Pending() int { return a.total }
 
 // finished reports whether k ended recently, and whether it completed.
 func (c *client) finished(k Key) (done, complete bool) {
-	for _, d := range c.done {
-		if d.Key == k {
+	for i := range c.done {
+		// The frames differ for nearly every key: they are compared
+		// first, the addresses last.
+		if d := &c.done[i]; d.Key.Dst == k.Dst && d.Key.Src == k.Src && d.Key.SLSN == k.SLSN && d.Key.Conv == k.Conv && d.Key.Client == k.Client {
 			return true, d.complete
 		}
 	}

@@ -14,6 +14,9 @@ type Count struct {
 
 func (c *Count) add(n int) { c.Packets++; c.Bytes += n }
 
+// Add counts one more packet of n bytes.
+func (c *Count) Add(n int) { c.add(n) }
+
 // NameDir keys per-name counts: a packet name and its direction.
 type NameDir struct {
 	Name string
