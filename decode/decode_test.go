@@ -2,11 +2,14 @@ package decode_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -749,5 +752,44 @@ func TestParseEra(t *testing.T) {
 	}
 	if _, err := decode.ParseEra("2019"); err == nil {
 		t.Error("ParseEra(2019) succeeded")
+	}
+}
+
+// The name table finds every layout by its name and era, and nothing for
+// any other four bytes (checked against a map of the names).
+func TestNameTable(t *testing.T) {
+	known := map[string]bool{}
+	for _, era := range decode.Eras {
+		for _, l := range decode.Layouts(era) {
+			known[l.Name] = true
+			if got := decode.Lookup(era, []byte(l.Name)); got != l {
+				t.Errorf("Lookup(%s, %q) = %v", era, l.Name, got)
+			}
+			if decode.DirOf([]byte(l.Name)) != l.Dir {
+				t.Errorf("DirOf(%q) = %v, want %v", l.Name, decode.DirOf([]byte(l.Name)), l.Dir)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	name := make([]byte, 4)
+	for i := 0; i < 200000; i++ {
+		binary.LittleEndian.PutUint32(name, r.Uint32())
+		if i%2 == 0 { // printable, like names
+			for j := range name {
+				name[j] = 'a' + name[j]%26
+			}
+		}
+		if got := decode.Known(name); got != known[string(name)] {
+			t.Fatalf("Known(%q) = %v", name, got)
+		}
+	}
+}
+
+// appendInt's shortcut for small numbers writes what strconv writes.
+func TestAppendInt(t *testing.T) {
+	for _, v := range []int64{math.MinInt64, -1000, -1, 0, 1, 9, 10, 42, 99, 100, 101, 999, 1000, 1001, 65535, math.MaxInt64} {
+		if got, want := string(decode.AppendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Errorf("appendInt(%d) = %q, want %q", v, got, want)
+		}
 	}
 }

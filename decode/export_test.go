@@ -28,3 +28,6 @@ func TestPieceFields(t *testing.T) {
 		}
 	}
 }
+
+// AppendInt is appendInt, for its test.
+var AppendInt = appendInt

@@ -432,3 +432,37 @@ func TestTemporaryFilesFail(t *testing.T) {
 		t.Errorf("Err() = %v, want ErrInternal", err)
 	}
 }
+
+// Progress goes up to the input's size, never back, for a mapped pcap file
+// and for a compressed one alike, and the last report says it is done.
+func TestProgress(t *testing.T) {
+	gzipped := filepath.Join(t.TempDir(), "multi.pcap.gz")
+	writeGzip(t, gzipped, realcap.Path(t, "modern/multi/multi.pcap"))
+	for _, in := range []string{realcap.Path(t, "modern/multi/multi.pcap"), gzipped} {
+		var evs []engine.ProgressEvent
+		e := engine.New(engine.Config{OnEvent: func(ev engine.Event) {
+			if p, ok := ev.(engine.ProgressEvent); ok {
+				evs = append(evs, p)
+			}
+		}})
+		if err := e.Run(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		st, err := os.Stat(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) == 0 {
+			t.Fatalf("%s: no progress", in)
+		}
+		for i, p := range evs {
+			if p.Total != st.Size() || p.Read > p.Total || i > 0 && p.Read < evs[i-1].Read {
+				t.Errorf("%s: progress %d: %d of %d (size %d)", in, i, p.Read, p.Total, st.Size())
+			}
+		}
+		if last := evs[len(evs)-1]; !last.Done || last.Read != st.Size() {
+			t.Errorf("%s: last progress %+v, want done at %d", in, last, st.Size())
+		}
+	}
+}

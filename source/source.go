@@ -13,6 +13,11 @@
 // counted and skipped; hostile captures (records claiming gigabytes, floods
 // of fragments) cost little and are reported.
 //
+// A large pcap file can be read through a memory mapping (OpenMapped, used
+// through Prefetch, which reads ahead on a core of its own), and any record
+// of an uncompressed pcap or pcapng file read again by its offset
+// (Rereader).
+//
 // CaptureWriter writes frames to pcap or pcapng as they were captured, and
 // Tee writes every frame a source gives while it is read.
 package source
