@@ -11,3 +11,13 @@ func SetMinMapped(n int64) (restore func()) {
 	minMapped = n
 	return func() { minMapped = old }
 }
+
+// Released is how many bytes from the start of a mapped file r has given
+// back to the system; -1 when r does not read a mapped file.
+func Released(r *Reader) int {
+	m, ok := r.src.(*mappedPcap)
+	if !ok {
+		return -1
+	}
+	return m.released
+}

@@ -27,16 +27,17 @@ import (
 // Prefetch, which copies every frame in a goroutine that turns such a fault
 // into an error.
 type mappedPcap struct {
-	file    *os.File
-	data    []byte
-	pos     int   // where the next record starts
-	offset  int64 // where the last record returned started
-	order   binary.ByteOrder
-	nsf     uint32 // nanoseconds per unit of the fraction field
-	snaplen int
-	lt      layers.LinkType
-	size    int64
-	done    atomic.Int64 // bytes read, as of the last 64 KiB step (Progress runs on other goroutines)
+	file     *os.File
+	data     []byte
+	pos      int   // where the next record starts
+	offset   int64 // where the last record returned started
+	order    binary.ByteOrder
+	nsf      uint32 // nanoseconds per unit of the fraction field
+	snaplen  int
+	lt       layers.LinkType
+	size     int64
+	released int          // bytes from the start given back to the system (see release)
+	done     atomic.Int64 // bytes read, as of the last 64 KiB step (Progress runs on other goroutines)
 }
 
 // minMapped is the smallest file worth mapping; smaller ones are read.
@@ -153,7 +154,36 @@ func (m *mappedPcap) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType,
 	if m.pos-int(m.done.Load()) >= 1<<16 || m.pos == len(m.data) {
 		m.done.Store(int64(m.pos))
 	}
+	if m.pos-m.released >= releaseStep+releaseKeep {
+		m.release()
+	}
 	return m.data[start:m.pos:m.pos], ci, m.lt, nil
+}
+
+// Pages read are given back as the reading goes on, so that the capture's
+// pages do not pile up in the process (as resident memory) however large
+// the file: every releaseStep bytes, all but the last releaseKeep bytes
+// read (more than a record, which stays valid until the next ReadFrame).
+const (
+	releaseStep = 16 << 20
+	releaseKeep = 1 << 20
+)
+
+// release drops the pages of the mapping before the last releaseKeep bytes
+// read. The file's pages stay in the system's cache; touching them again
+// would read them again.
+func (m *mappedPcap) release() {
+	if m.file == nil {
+		return // bytes in memory (tests), not a mapping
+	}
+	page := os.Getpagesize()
+	end := (m.pos - releaseKeep) / page * page
+	if end <= m.released {
+		return
+	}
+	if err := unix.Madvise(m.data[m.released:end], unix.MADV_DONTNEED); err == nil {
+		m.released = end
+	}
 }
 
 // Interface implements FrameSource: a pcap file has one interface.

@@ -151,6 +151,54 @@ func TestOpenMapped(t *testing.T) {
 	}
 }
 
+// TestMappedRelease: the pages of a large mapped capture are given back as
+// it is read (they would otherwise count as the process's memory), and
+// every datagram is still read whole.
+func TestMappedRelease(t *testing.T) {
+	defer source.SetMinMapped(0)()
+	payload := bytes.Repeat([]byte("stdf"), 250)
+	rec := record{data: ethernet(t, cli4, srv4, payload), ts: epoch}
+	recs := make([]record, 40000) // about 42 MB
+	for i := range recs {
+		recs[i] = rec
+	}
+	path := filepath.Join(t.TempDir(), "big.pcap")
+	if err := os.WriteFile(path, writePcap(t, layers.LinkTypeEthernet, 65535, recs...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := source.OpenMapped(f, path)
+	if !ok {
+		t.Fatal("not mapped")
+	}
+	defer r.Close()
+	pf := source.Prefetch(r)
+	n := 0
+	for {
+		d, err := pf.Next()
+		if err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+		if !bytes.Equal(d.Payload, payload) {
+			t.Fatalf("datagram %d: payload %x…", d.N, d.Payload[:8])
+		}
+		n++
+	}
+	pf.Close()
+	if n != len(recs) {
+		t.Errorf("%d datagrams, want %d", n, len(recs))
+	}
+	if rel := source.Released(r); rel < 24<<20 {
+		t.Errorf("%d bytes of a 42 MB file given back after reading it", rel)
+	}
+}
+
 // TestMappedFileCut: a mapped capture cut short while it is read ends with
 // an error wrapping ErrChanged, not a crash.
 func TestMappedFileCut(t *testing.T) {
