@@ -165,7 +165,7 @@ func (m *mappedPcap) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType,
 // the file: every releaseStep bytes, all but the last releaseKeep bytes
 // read (more than a record, which stays valid until the next ReadFrame).
 const (
-	releaseStep = 16 << 20
+	releaseStep = 4 << 20
 	releaseKeep = 1 << 20
 )
 
