@@ -199,7 +199,11 @@ type Assembler struct {
 	head, tail *message
 	// LatePieces counts pieces of messages that had already ended.
 	LatePieces int
+	free       []*message // ended messages, to start others in (see finish)
 }
+
+// maxFree bounds the ended messages an Assembler keeps for reuse.
+const maxFree = 64
 
 // maxClients bounds the clients an Assembler remembers: each holds the keys
 // of its recently finished messages. Past it, the clients without
@@ -314,7 +318,14 @@ func (a *Assembler) forgetIdle() {
 // start makes a new message for p's key, abandoning the oldest unfinished
 // ones when a limit is reached.
 func (a *Assembler) start(c *client, p Piece) *message {
-	m := &message{Message: Message{Key: p.Key, Count: p.Count, FirstN: p.N, LastN: p.N, First: p.TS, Last: p.TS}}
+	var m *message
+	if n := len(a.free); n > 0 {
+		m, a.free = a.free[n-1], a.free[:n-1]
+		*m = message{pieces: m.pieces[:0]}
+	} else {
+		m = &message{}
+	}
+	m.Message = Message{Key: p.Key, Count: p.Count, FirstN: p.N, LastN: p.N, First: p.TS, Last: p.TS}
 	if p.Count < 1 || p.Count > decode.MaxPieces {
 		m.Status, m.Err = Corrupt, fmt.Errorf("piece %d: piece count %d", p.Seq, p.Count)
 		return m
@@ -325,7 +336,11 @@ func (a *Assembler) start(c *client, p Piece) *message {
 	for a.total >= a.limits.PendingTotal {
 		a.abandon(a.clientOf(a.oldest()), a.oldest(), "too many unfinished difs")
 	}
-	m.pieces = make([]piece, p.Count)
+	if cap(m.pieces) >= p.Count {
+		m.pieces = m.pieces[:p.Count] // cleared when it was freed
+	} else {
+		m.pieces = make([]piece, p.Count)
+	}
 	a.msgs[p.Key] = m
 	c.pending = append(c.pending, m)
 	a.total++
@@ -466,8 +481,14 @@ func (a *Assembler) finish(c *client, m *message) {
 		}
 	}
 	c.remember(m.Key, m.Status == Complete)
-	m.pieces = nil
 	out := m.Message
+	// m is no longer anyone's: it starts a later message. The Message
+	// emitted is a copy whose slices m does not reuse.
+	clear(m.pieces)
+	m.Message, m.prev, m.next = Message{}, nil, nil
+	if len(a.free) < maxFree {
+		a.free = append(a.free, m)
+	}
 	a.emit(&out)
 }
 
