@@ -17,6 +17,15 @@ var (
 	bigPath string
 )
 
+// TestMain removes the big capture of the benchmarks when they are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bigPath != "" {
+		os.RemoveAll(filepath.Dir(bigPath))
+	}
+	os.Exit(code)
+}
+
 // bigCapture is the real modern/multi capture appended 20 times (286,520
 // packets, 172 MB): one pcap header, then the records 20 times.
 func bigCapture(b *testing.B) string {
