@@ -450,10 +450,6 @@ func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
 func (p *packetsModel) render(m *Model, l layout) []string {
 	out := make([]string, 0, l.body.h)
 	x := p.index(m)
-	// The rows are pmdump read's lines, which are not in columns: the
-	// header names their parts.
-	title := "    No. Time            Source → Destination  Dir  Player  Name  Key fields"
-	out = append(out, m.st.header.Render(fit(title, l.list.w)))
 	n := p.n(m)
 	vis := l.list.h - 1
 	if p.top > max(n-vis, 0) {
@@ -463,9 +459,34 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 	for k, pos := range p.marks {
 		marksAt[pos] = k
 	}
-	for r := p.top; r < p.top+vis; r++ {
-		if r >= n || x == nil {
-			if r == 0 && n == 0 {
+	// The rows on the screen, in cells, so the columns can be sized to
+	// what they show.
+	type row struct {
+		pos   int
+		cells rowCells
+		kind  session.Kind
+		err   error
+	}
+	rows := make([]row, 0, vis)
+	for r := p.top; r < p.top+vis && r < n && x != nil; r++ {
+		pos := p.pos(r)
+		if err := x.Record(pos, &p.rec); err != nil {
+			rows = append(rows, row{pos: pos, err: err})
+			continue
+		}
+		rows = append(rows, row{pos: pos, cells: p.cells(&p.rec), kind: p.rec.Kind})
+	}
+	var cols listColumns
+	for _, r := range rows {
+		if r.err == nil {
+			cols.fit(&r.cells)
+		}
+	}
+	cols.choose(l.list.w - 1)
+	out = append(out, m.st.header.Render(fit(" "+cols.header(), l.list.w)))
+	for i := 0; i < vis; i++ {
+		if i >= len(rows) {
+			if i == 0 && n == 0 {
 				switch {
 				case p.filter != nil && p.running:
 					out = append(out, m.st.dim.Render("filtering…"))
@@ -481,25 +502,23 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 			out = append(out, "")
 			continue
 		}
-		pos := p.pos(r)
-		if err := x.Record(pos, &p.rec); err != nil {
-			out = append(out, m.st.err.Render(fmt.Sprintf("packet %d: %v", pos, err)))
+		r := rows[i]
+		if r.err != nil {
+			out = append(out, m.st.err.Render(fmt.Sprintf("packet %d: %v", r.pos, r.err)))
 			continue
 		}
-		b := p.line.Append(p.buf[:0], &p.rec)
-		p.buf = b
-		text := strings.TrimSuffix(string(b), "\n")
+		text := cols.line(&r.cells)
 		prefix := " "
-		if k, ok := marksAt[pos]; ok {
+		if k, ok := marksAt[r.pos]; ok {
 			prefix = m.st.mark.Render(k)
 		}
 		style := m.st.dim
 		switch {
-		case r == p.cur:
+		case p.top+i == p.cur:
 			style = m.st.selected
-		case p.rec.Kind == session.Malformed:
+		case r.kind == session.Malformed:
 			style = m.st.err
-		case p.rec.Kind == session.Unknown:
+		case r.kind == session.Unknown:
 			style = m.st.warn
 		default:
 			style = style.UnsetForeground()
