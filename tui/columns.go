@@ -42,7 +42,7 @@ func (p *packetsModel) cells(r *session.Record) rowCells {
 // number instead of the addresses.
 type listColumns struct {
 	n, time, src, dst, conv, dir, player, name int
-	addrs                                        bool
+	addrs                                      bool
 }
 
 // minInfo is the room the key fields should have before the addresses are
