@@ -798,6 +798,8 @@ func (e *Engine) Err() error {
 
 // conversation returns a copy of conversation id, for the index.
 func (e *Engine) conversation(id int) *session.Conversation {
+	e.mu.Lock() // the tracker changes its conversations as packets come
+	defer e.mu.Unlock()
 	for _, c := range e.tracker.Conversations() {
 		if c.ID == id {
 			cp := *c

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -465,4 +466,48 @@ func TestProgress(t *testing.T) {
 			t.Errorf("%s: last progress %+v, want done at %d", in, last, st.Size())
 		}
 	}
+}
+
+// Snapshots and the packet index can be used from other goroutines while
+// the engine reads (run with -race to check the locking).
+func TestSnapshotsWhileRunning(t *testing.T) {
+	e := engine.New(engine.Config{Work: engine.Index | engine.Difs | engine.Health})
+	defer e.Close()
+	done := make(chan error)
+	go func() {
+		done <- e.Run(context.Background(), realcap.Path(t, "modern/multi/multi.pcap"), realcap.Path(t, "modern/basic_pcapng/basic.pcapng"))
+	}()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r session.Record
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if g == 0 {
+					e.Stats()
+					e.Health()
+					continue
+				}
+				x := e.Index()
+				if n := x.Len(); n > 0 {
+					if err := x.Record((i*7919)%n, &r); err != nil {
+						t.Errorf("packet %d of %d: %v", (i*7919)%n, n, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+	close(stop)
+	wg.Wait()
 }

@@ -45,9 +45,9 @@ type IndexEntry struct {
 // loc is negative (the spool failed).
 const inputShift = 48
 
-// maxRereadInputs is how many inputs can be read again by offset; the
-// packets of any further ones go to the spool.
-const maxRereadInputs = 1<<(63-inputShift) - 1
+// maxRereadInputs is how many inputs can be read again by offset (each
+// keeps its file open); the packets of any further ones go to the spool.
+const maxRereadInputs = 256
 
 // NoFrame is IndexEntry.Frame for a packet that refers to no game frame.
 const NoFrame = math.MinInt32
@@ -219,7 +219,9 @@ func (x *PacketIndex) Search(n int) int {
 	return lo
 }
 
-// Packet decodes packet i again.
+// Packet decodes packet i again. Like Record and Filter, it must not be
+// called from the engine's event handlers (Config.OnEvent, OnPacket), which
+// run with the engine locked: it looks up the packet's conversation.
 func (x *PacketIndex) Packet(i int) (*Packet, error) {
 	var r session.Record
 	if err := x.Record(i, &r); err != nil {
@@ -245,12 +247,20 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 	*r = session.Record{N: int(e.N), TS: time.Unix(0, e.TS), Kind: e.Kind, Era: e.Era, Dir: e.Dir, Player: int(e.Player)}
 	var payload []byte
 	var err error
-	if k := e.loc >> inputShift; k > 0 {
-		payload, err = x.reread(int(k), &e, r)
+	if k := int(e.loc >> inputShift); k > 0 {
+		// Read from the file without the lock: the index goes on
+		// growing meanwhile, and the Rereader has its own.
+		var rr *source.Rereader
+		var lt layers.LinkType
+		if k <= len(x.rereaders) && int(e.link) < len(x.links) {
+			rr, lt = x.rereaders[k-1], x.links[e.link]
+		}
+		x.mu.RUnlock()
+		payload, err = reread(rr, lt, &e, r)
 	} else {
 		payload, err = x.unspool(&e, r)
+		x.mu.RUnlock()
 	}
-	x.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("packet %d (frame %d): %w", i, e.N, err)
 	}
@@ -272,14 +282,14 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 	return nil
 }
 
-// reread reads entry e's packet again from input file k: it sets r's
-// addresses and returns the payload. Call with x.mu held.
-func (x *PacketIndex) reread(k int, e *IndexEntry, r *session.Record) ([]byte, error) {
-	if k > len(x.rereaders) || int(e.link) >= len(x.links) {
-		return nil, fmt.Errorf("no input %d to read it from", k)
+// reread reads entry e's packet again with rr, its input's Rereader, as
+// link type lt: it sets r's addresses and returns the payload.
+func reread(rr *source.Rereader, lt layers.LinkType, e *IndexEntry, r *session.Record) ([]byte, error) {
+	if rr == nil {
+		return nil, errors.New("no input to read it from")
 	}
 	var d source.Datagram
-	if err := x.rereaders[k-1].Datagram(e.loc&(1<<inputShift-1), x.links[e.link], &d); err != nil {
+	if err := rr.Datagram(e.loc&(1<<inputShift-1), lt, &d); err != nil {
 		return nil, err
 	}
 	// The capture's record must still hold the packet indexed (a short

@@ -3,7 +3,6 @@
 package source
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -23,18 +22,17 @@ import (
 // reader over the same bytes.
 //
 // Its frames are slices of the mapping. Should the file shrink while it is
-// read, touching them faults: OpenMapped's Reader must be used through
-// Prefetch, which copies every frame in a goroutine that turns such a fault
-// into an error.
+// read, touching its lost pages faults: OpenMapped's Reader must be used
+// through Prefetch, which copies every frame in a goroutine that turns such
+// a fault into an error. The bytes lost within the last page read as zeros
+// instead: the records there are checked against the file's size.
 type mappedPcap struct {
+	pcapHeader
 	file     *os.File
 	data     []byte
 	pos      int   // where the next record starts
 	offset   int64 // where the last record returned started
-	order    binary.ByteOrder
-	nsf      uint32 // nanoseconds per unit of the fraction field
-	snaplen  int
-	lt       layers.LinkType
+	lastPage int   // where the file's last page starts: records there are checked against the file's size
 	size     int64
 	released int          // bytes from the start given back to the system (see release)
 	done     atomic.Int64 // bytes read, as of the last 64 KiB step (Progress runs on other goroutines)
@@ -76,41 +74,15 @@ func OpenMapped(f *os.File, name string) (r *Reader, ok bool) {
 
 // newMappedReader reads the pcap capture in data as a mapped file.
 func newMappedReader(data []byte, name string) (*Reader, bool) {
-	m, ok := parsePcapHeader(data)
+	h, ok := parsePcapHeader(data)
 	if !ok {
 		return nil, false
 	}
-	m.data, m.pos, m.size = data, 24, int64(len(data))
+	m := &mappedPcap{pcapHeader: h, data: data, pos: 24, size: int64(len(data))}
+	m.lastPage = len(data) / os.Getpagesize() * os.Getpagesize()
 	r := NewFrameReader(m, name)
 	r.format, r.digits = "pcap", m
 	return r, true
-}
-
-// parsePcapHeader reads a pcap file header; ok is false unless it is one
-// of version 2.4, the only one pcapgo reads.
-func parsePcapHeader(hdr []byte) (m *mappedPcap, ok bool) {
-	if len(hdr) < 24 {
-		return nil, false
-	}
-	m = &mappedPcap{}
-	switch binary.LittleEndian.Uint32(hdr) {
-	case 0xa1b2c3d4:
-		m.order, m.nsf = binary.LittleEndian, 1000
-	case 0xa1b23c4d:
-		m.order, m.nsf = binary.LittleEndian, 1
-	case 0xd4c3b2a1:
-		m.order, m.nsf = binary.BigEndian, 1000
-	case 0x4d3cb2a1:
-		m.order, m.nsf = binary.BigEndian, 1
-	default:
-		return nil, false
-	}
-	if m.order.Uint16(hdr[4:]) != 2 || m.order.Uint16(hdr[6:]) != 4 {
-		return nil, false
-	}
-	m.snaplen = int(m.order.Uint32(hdr[16:]))
-	m.lt = layers.LinkType(m.order.Uint32(hdr[20:]))
-	return m, true
 }
 
 // ReadFrame implements FrameSource, as pcapgo's Reader over the same bytes
@@ -120,6 +92,9 @@ func (m *mappedPcap) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType,
 	rest := len(m.data) - m.pos
 	switch {
 	case rest == 0:
+		if err := m.unchanged(); err != nil {
+			return nil, ci, 0, err
+		}
 		return nil, ci, 0, io.EOF
 	case rest < 16:
 		m.pos = len(m.data)
@@ -127,16 +102,16 @@ func (m *mappedPcap) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType,
 	}
 	h := m.data[m.pos : m.pos+16]
 	ci.Timestamp = time.Unix(int64(m.order.Uint32(h[0:4])), int64(m.order.Uint32(h[4:8])*m.nsf)).UTC()
-	ci.CaptureLength = int(m.order.Uint32(h[8:12]))
-	ci.Length = int(m.order.Uint32(h[12:16]))
+	caplen, length := m.order.Uint32(h[8:12]), m.order.Uint32(h[12:16])
+	ci.CaptureLength, ci.Length = int(caplen), int(length)
 	m.offset = int64(m.pos)
-	if ci.CaptureLength > MaxRecord {
+	if caplen > MaxRecord { // unsigned: on 32 bits a huge length is no negative int
 		m.pos = len(m.data)
-		return nil, ci, 0, tooLong(m.offset, uint64(ci.CaptureLength))
+		return nil, ci, 0, tooLong(m.offset, uint64(caplen))
 	}
-	if ci.CaptureLength > ci.Length {
+	if caplen > length {
 		m.pos = len(m.data)
-		return nil, ci, 0, fmt.Errorf("capture length exceeds original packet length: %d > %d", ci.CaptureLength, ci.Length)
+		return nil, ci, 0, fmt.Errorf("capture length exceeds original packet length: %d > %d", caplen, length)
 	}
 	start := m.pos + 16
 	switch {
@@ -149,6 +124,14 @@ func (m *mappedPcap) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType,
 	default:
 		m.pos = len(m.data)
 		return nil, ci, 0, io.ErrUnexpectedEOF
+	}
+	if start+ci.CaptureLength > m.lastPage {
+		// The bytes of a file cut within its last page read as zeros,
+		// without a fault: the file's size tells.
+		if err := m.unchanged(); err != nil {
+			m.pos = len(m.data)
+			return nil, ci, 0, err
+		}
 	}
 	m.pos = start + ci.CaptureLength
 	if m.pos-int(m.done.Load()) >= 1<<16 || m.pos == len(m.data) {
@@ -184,6 +167,21 @@ func (m *mappedPcap) release() {
 	if err := unix.Madvise(m.data[m.released:end], unix.MADV_DONTNEED); err == nil {
 		m.released = end
 	}
+}
+
+// unchanged checks that the file is still as long as when it was mapped.
+func (m *mappedPcap) unchanged() error {
+	if m.file == nil {
+		return nil // bytes in memory (tests)
+	}
+	st, err := m.file.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() < m.size {
+		return fmt.Errorf("%w: it was %d bytes and is now %d", ErrChanged, m.size, st.Size())
+	}
+	return nil
 }
 
 // Interface implements FrameSource: a pcap file has one interface.

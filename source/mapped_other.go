@@ -14,8 +14,11 @@ import (
 // file as a stream.
 func OpenMapped(f *os.File, name string) (*Reader, bool) { return nil, false }
 
+// minMapped is the smallest file mapped: none is, here.
+var minMapped int64
+
 // mappedPcap is never made where files are not mapped.
-type mappedPcap struct{}
+type mappedPcap struct{ released int }
 
 func (m *mappedPcap) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
 	return nil, gopacket.CaptureInfo{}, 0, io.EOF

@@ -44,6 +44,7 @@ func pcapCases(t *testing.T) map[string][]byte {
 		"header only":           pcap[:24],
 		"header without data":   pcap[:len(pcap)-last],
 		"record over MaxRecord": header(pcap, source.MaxRecord+1, source.MaxRecord+1),
+		"record of 2 GiB":       header(pcap, 1<<31, 1<<31), // negative as an int on 32 bits
 		"capture over length":   append(header(pcap, 8, 4), make([]byte, 8)...),
 		"empty record":          header(pcap, 0, 0),
 	}
@@ -200,7 +201,9 @@ func TestMappedRelease(t *testing.T) {
 }
 
 // TestMappedFileCut: a mapped capture cut short while it is read ends with
-// an error wrapping ErrChanged, not a crash.
+// an error wrapping ErrChanged, not a crash and not zeros: cut by whole
+// pages (which fault) or within its last page (which reads as zeros); and
+// the counters are those of the datagrams read.
 func TestMappedFileCut(t *testing.T) {
 	defer source.SetMinMapped(0)()
 	rec := record{data: ethernet(t, cli4, srv4, bytes.Repeat([]byte("stdf"), 250)), ts: epoch}
@@ -208,41 +211,52 @@ func TestMappedFileCut(t *testing.T) {
 	for i := range recs {
 		recs[i] = rec
 	}
-	path := filepath.Join(t.TempDir(), "cut.pcap")
-	if err := os.WriteFile(path, writePcap(t, layers.LinkTypeEthernet, 65535, recs...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, ok := source.OpenMapped(f, path)
-	if !ok {
-		t.Fatal("not mapped")
-	}
-	defer r.Close()
-	pf := source.Prefetch(r)
-	defer pf.Close()
-	if _, err := pf.Next(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(path, 4096); err != nil {
-		t.Fatal(err)
-	}
-	n := 1
-	for {
-		_, err := pf.Next()
-		if err == nil {
-			n++
-			continue
-		}
-		if !errors.Is(err, source.ErrChanged) {
-			t.Errorf("after %d datagrams: %v, want an error wrapping ErrChanged", n, err)
-		}
-		t.Logf("after %d datagrams: %v", n, err)
-		break
-	}
-	if n >= len(recs) {
-		t.Errorf("read all %d datagrams of a file cut to 4096 bytes", n)
+	data := writePcap(t, layers.LinkTypeEthernet, 65535, recs...)
+	for _, cut := range []int{4096, len(data) - 50} {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cut.pcap")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, ok := source.OpenMapped(f, path)
+			if !ok {
+				t.Fatal("not mapped")
+			}
+			defer r.Close()
+			pf := source.Prefetch(r)
+			defer pf.Close()
+			if _, err := pf.Next(); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, int64(cut)); err != nil {
+				t.Fatal(err)
+			}
+			n := 1
+			for {
+				d, err := pf.Next()
+				if err == nil {
+					if d.Payload[len(d.Payload)-1] != 'f' {
+						t.Fatalf("datagram %d ends in %x", d.N, d.Payload[len(d.Payload)-4:])
+					}
+					n++
+					continue
+				}
+				if !errors.Is(err, source.ErrChanged) {
+					t.Errorf("after %d datagrams: %v, want an error wrapping ErrChanged", n, err)
+				}
+				t.Logf("after %d datagrams: %v", n, err)
+				break
+			}
+			if n >= len(recs) {
+				t.Errorf("read all %d datagrams of a file cut to %d bytes", n, cut)
+			}
+			if c := pf.Counters(); c.Datagrams != n {
+				t.Errorf("counters say %d datagrams, %d were read", c.Datagrams, n)
+			}
+		})
 	}
 }

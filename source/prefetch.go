@@ -75,6 +75,7 @@ func (p *Prefetcher) produce(r *Reader) {
 	// goroutine: the fault ends the input with an error, not the program.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	var cur *batch
+	sent := 0 // datagrams in the batches handed over
 	defer func() {
 		v := recover()
 		if v == nil {
@@ -86,6 +87,10 @@ func (p *Prefetcher) produce(r *Reader) {
 			panic(v) // not a page of the mapped file: a bug, not the input
 		}
 		cur.err = fmt.Errorf("%s: frame %d: %w: it was cut short", r.Name(), r.counters.Frames, ErrChanged)
+		// The counters as the reader has them, less the datagram whose
+		// bytes faulted (it was counted, not handed over).
+		cur.counts = r.Counters()
+		cur.counts.Datagrams = sent + len(cur.dgs)
 		select {
 		case p.full <- cur:
 		case <-p.done:
@@ -136,6 +141,7 @@ func (p *Prefetcher) produce(r *Reader) {
 		}
 		b.counts = r.Counters()
 		cur = nil // handed over: a fault from here on is not this batch's
+		sent += len(b.dgs)
 		select {
 		case p.full <- b:
 		case <-p.done:

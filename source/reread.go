@@ -66,12 +66,12 @@ func OpenRereader(name string, r *Reader, same os.FileInfo) (*Rereader, bool) {
 			f.Close()
 			return nil, false
 		}
-		m, ok := parsePcapHeader(hdr[:])
+		h, ok := parsePcapHeader(hdr[:])
 		if !ok {
 			f.Close()
 			return nil, false
 		}
-		x.order = m.order
+		x.order = h.order
 	}
 	x.parse.init()
 	return x, true
