@@ -82,13 +82,7 @@ func BenchmarkIndex(b *testing.B)   { benchWork(b, engine.Index) }
 // the packet index (target: under 50 µs each) and reports the index's
 // memory per packet (its entries and whatever it spooled).
 func BenchmarkRedecode(b *testing.B) {
-	path := bigCapture(b)
-	e := engine.New(engine.Config{Work: engine.Index})
-	defer e.Close()
-	if err := e.Run(context.Background(), path); err != nil {
-		b.Fatal(err)
-	}
-	x := e.Index()
+	x := bigIndex(b)
 	r := rand.New(rand.NewPCG(1, 2))
 	b.ResetTimer()
 	for b.Loop() {
@@ -103,13 +97,7 @@ func BenchmarkRedecode(b *testing.B) {
 // capture's index: each packet read again from the capture file (in large
 // reads, as a scan) and decoded.
 func BenchmarkIndexFilter(b *testing.B) {
-	path := bigCapture(b)
-	e := engine.New(engine.Config{Work: engine.Index})
-	defer e.Close()
-	if err := e.Run(context.Background(), path); err != nil {
-		b.Fatal(err)
-	}
-	x := e.Index()
+	x := bigIndex(b)
 	f := mustFilter(b, "stdf and src == 0")
 	b.ResetTimer()
 	for b.Loop() {
@@ -122,4 +110,23 @@ func BenchmarkIndexFilter(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(x.Len()), "ns/packet")
+}
+
+var (
+	bigIndexOnce sync.Once
+	bigIndexed   *engine.PacketIndex
+)
+
+// bigIndex is the packet index of the big capture, made once (its engine
+// is left open for the benchmarks that use it).
+func bigIndex(b *testing.B) *engine.PacketIndex {
+	path := bigCapture(b)
+	bigIndexOnce.Do(func() {
+		e := engine.New(engine.Config{Work: engine.Index})
+		if err := e.Run(context.Background(), path); err != nil {
+			b.Fatal(err)
+		}
+		bigIndexed = e.Index()
+	})
+	return bigIndexed
 }

@@ -157,24 +157,8 @@ func TestOpenMapped(t *testing.T) {
 // every datagram is still read whole.
 func TestMappedRelease(t *testing.T) {
 	defer source.SetMinMapped(0)()
-	payload := bytes.Repeat([]byte("stdf"), 250)
-	rec := record{data: ethernet(t, cli4, srv4, payload), ts: epoch}
-	recs := make([]record, 40000) // about 42 MB
-	for i := range recs {
-		recs[i] = rec
-	}
-	path := filepath.Join(t.TempDir(), "big.pcap")
-	if err := os.WriteFile(path, writePcap(t, layers.LinkTypeEthernet, 65535, recs...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, ok := source.OpenMapped(f, path)
-	if !ok {
-		t.Fatal("not mapped")
-	}
+	data, payload, count := bigPcap(t)
+	r := openMapped(t, writeFile(t, "big.pcap", data))
 	defer r.Close()
 	pf := source.Prefetch(r)
 	n := 0
@@ -192,8 +176,8 @@ func TestMappedRelease(t *testing.T) {
 		n++
 	}
 	pf.Close()
-	if n != len(recs) {
-		t.Errorf("%d datagrams, want %d", n, len(recs))
+	if n != count {
+		t.Errorf("%d datagrams, want %d", n, count)
 	}
 	if rel := source.Released(r); rel < 24<<20 {
 		t.Errorf("%d bytes of a 42 MB file given back after reading it", rel)
@@ -206,26 +190,11 @@ func TestMappedRelease(t *testing.T) {
 // the counters are those of the datagrams read.
 func TestMappedFileCut(t *testing.T) {
 	defer source.SetMinMapped(0)()
-	rec := record{data: ethernet(t, cli4, srv4, bytes.Repeat([]byte("stdf"), 250)), ts: epoch}
-	recs := make([]record, 40000) // about 42 MB: far more than Prefetch reads ahead
-	for i := range recs {
-		recs[i] = rec
-	}
-	data := writePcap(t, layers.LinkTypeEthernet, 65535, recs...)
+	data, _, count := bigPcap(t) // far more than Prefetch reads ahead
 	for _, cut := range []int{4096, len(data) - 50} {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "cut.pcap")
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, ok := source.OpenMapped(f, path)
-			if !ok {
-				t.Fatal("not mapped")
-			}
+			path := writeFile(t, "cut.pcap", data)
+			r := openMapped(t, path)
 			defer r.Close()
 			pf := source.Prefetch(r)
 			defer pf.Close()
@@ -251,7 +220,7 @@ func TestMappedFileCut(t *testing.T) {
 				t.Logf("after %d datagrams: %v", n, err)
 				break
 			}
-			if n >= len(recs) {
+			if n >= count {
 				t.Errorf("read all %d datagrams of a file cut to %d bytes", n, cut)
 			}
 			if c := pf.Counters(); c.Datagrams != n {
@@ -259,4 +228,38 @@ func TestMappedFileCut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bigPcap is a pcap of 40000 datagrams of the same payload, about 42 MB.
+func bigPcap(t *testing.T) (data, payload []byte, count int) {
+	payload = bytes.Repeat([]byte("stdf"), 250)
+	rec := record{data: ethernet(t, cli4, srv4, payload), ts: epoch}
+	recs := make([]record, 40000)
+	for i := range recs {
+		recs[i] = rec
+	}
+	return writePcap(t, layers.LinkTypeEthernet, 65535, recs...), payload, len(recs)
+}
+
+// writeFile writes data to a file of the test's and returns its path.
+func writeFile(t *testing.T, name string, data []byte) string {
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// openMapped opens a capture file as a mapped pcap.
+func openMapped(t *testing.T, path string) *source.Reader {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := source.OpenMapped(f, path)
+	if !ok {
+		f.Close()
+		t.Fatalf("%s is not mapped", path)
+	}
+	return r
 }
