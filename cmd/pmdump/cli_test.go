@@ -369,3 +369,23 @@ func TestReadWrite(t *testing.T) {
 		t.Errorf("read back:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// exitCase is a command line and the exit status it must end with.
+type exitCase struct {
+	args []string
+	code int
+}
+
+// checkExits runs each command line and checks its exit status, and that
+// a refusal says why on stderr.
+func checkExits(t *testing.T, cases []exitCase) {
+	t.Helper()
+	for _, c := range cases {
+		var errb bytes.Buffer
+		if code := run(c.args, io.Discard, &errb); code != c.code {
+			t.Errorf("%v: exit %d, want %d (%s)", c.args, code, c.code, errb.String())
+		} else if code != exitOK && !strings.HasPrefix(errb.String(), "pmdump") {
+			t.Errorf("%v: no diagnostic: %q", c.args, errb.String())
+		}
+	}
+}

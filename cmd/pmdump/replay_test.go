@@ -137,10 +137,7 @@ func TestReplaySelects(t *testing.T) {
 }
 
 func TestReplayUsage(t *testing.T) {
-	tests := []struct {
-		args []string
-		code int
-	}{
+	checkExits(t, []exitCase{
 		{[]string{"replay", "sample:modern"}, exitUsage},
 		{[]string{"replay", "sample:modern", "--to", "127.0.0.1:9", "--asap", "--pps", "10"}, exitUsage},
 		{[]string{"replay", "sample:modern", "--to", "127.0.0.1:9", "--speed", "0"}, exitUsage},
@@ -149,13 +146,5 @@ func TestReplayUsage(t *testing.T) {
 		{[]string{"replay", "sample:modern", "--to", "127.0.0.1:9", "--conv", "9"}, exitUsage},
 		{[]string{"replay", "sample:modern", "--to", "127.0.0.1:9", "--loop", "-1"}, exitUsage},
 		{[]string{"replay", "/nonexistent.pcap", "--to", "127.0.0.1:9"}, exitUnreadable},
-	}
-	for _, tt := range tests {
-		var errb bytes.Buffer
-		if code := run(tt.args, io.Discard, &errb); code != tt.code {
-			t.Errorf("%v: exit %d, want %d (%s)", tt.args, code, tt.code, errb.String())
-		} else if !strings.HasPrefix(errb.String(), "pmdump") {
-			t.Errorf("%v: no diagnostic: %q", tt.args, errb.String())
-		}
-	}
+	})
 }

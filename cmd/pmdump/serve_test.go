@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/hex"
-	"io"
 	"net"
 	"os"
 	"strconv"
@@ -142,10 +141,7 @@ func TestServeCommand(t *testing.T) {
 }
 
 func TestServeUsage(t *testing.T) {
-	tests := []struct {
-		args []string
-		code int
-	}{
+	checkExits(t, []exitCase{
 		{[]string{"serve", "sample:modern"}, exitUsage},
 		{[]string{"serve", "sample:modern", "--player", "5"}, exitUsage},
 		{[]string{"serve", "sample:modern", "--player", "1", "--slsn", "1"}, exitUsage},
@@ -153,13 +149,5 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "sample:modern", "--player", "1", "--speed", "-2"}, exitUsage},
 		{[]string{"serve", "sample:modern", "--player", "1", "--conv", "2"}, exitUsage},
 		{[]string{"serve", "/nonexistent.pcap", "--player", "1"}, exitUnreadable},
-	}
-	for _, tt := range tests {
-		var errb bytes.Buffer
-		if code := run(tt.args, io.Discard, &errb); code != tt.code {
-			t.Errorf("%v: exit %d, want %d (%s)", tt.args, code, tt.code, errb.String())
-		} else if !strings.HasPrefix(errb.String(), "pmdump") {
-			t.Errorf("%v: no diagnostic: %q", tt.args, errb.String())
-		}
-	}
+	})
 }
