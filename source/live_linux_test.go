@@ -13,147 +13,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/netnstest"
 	"github.com/pmdump/pmdump/source"
 	"github.com/pmdump/pmdump/synth"
 )
 
-// sent is one datagram of a synthetic game, as put on the wire.
-type sent struct {
-	ts       time.Time
-	src, dst netip.AddrPort
-	payload  []byte
-}
-
-type collect struct{ dgs []sent }
-
-func (c *collect) WriteDatagram(ts time.Time, src, dst netip.AddrPort, payload []byte) error {
-	c.dgs = append(c.dgs, sent{ts, src, dst, bytes.Clone(payload)})
-	return nil
-}
-
 // game is a short synthetic modern game (two clients, some loss), its
 // addresses moved onto 127.0.0.0/8 with their ports kept.
-func game(t *testing.T, d time.Duration) []sent {
-	var c collect
-	if _, err := synth.Generate(synth.Config{Era: decode.Modern, Players: 2, Duration: d, Loss: 0.02, Seed: 7}, &c, nil); err != nil {
-		t.Fatal(err)
-	}
-	move := func(a netip.AddrPort) netip.AddrPort {
-		b := a.Addr().As4()
-		return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, b[2], b[3]}), a.Port())
-	}
-	for i := range c.dgs {
-		c.dgs[i].src, c.dgs[i].dst = move(c.dgs[i].src), move(c.dgs[i].dst)
-	}
-	return c.dgs
-}
-
-var netnsSeq atomic.Int32
-
-// netns makes a network namespace for the test, with its loopback device
-// up, removed when the test ends. It skips the test when not root.
-func netns(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("live capture tests need root (they make a network namespace and capture in it)")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("live capture tests need the ip command (iproute2)")
-	}
-	name := fmt.Sprintf("pmdump-test-%d-%d", os.Getpid(), netnsSeq.Add(1))
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add %s: %v\n%s", name, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v\n%s", name, err, out)
-		}
-	})
-	if out, err := exec.Command("ip", "netns", "exec", name, "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		t.Fatalf("bringing lo up in %s: %v\n%s", name, err, out)
-	}
-	return name
-}
-
-// inNetns runs f on a goroutine whose OS thread has entered the namespace:
-// the sockets f opens belong to it. The thread is never used again.
-func inNetns(t *testing.T, name string, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // not unlocked: the thread ends with the goroutine
-		fd, err := unix.Open(filepath.Join("/var/run/netns", name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-			done <- fmt.Errorf("setns %s: %w", name, err)
-			return
-		}
-		done <- f()
-	}()
-	return <-done
-}
-
-// sockets binds a UDP socket to every endpoint of the game, draining what
-// they receive; close them with the returned function.
-func sockets(dgs []sent) (map[netip.AddrPort]*net.UDPConn, func(), error) {
-	conns := map[netip.AddrPort]*net.UDPConn{}
-	closeAll := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	for _, d := range dgs {
-		for _, ep := range []netip.AddrPort{d.src, d.dst} {
-			if conns[ep] != nil {
-				continue
-			}
-			c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(ep))
-			if err != nil {
-				closeAll()
-				return nil, nil, err
-			}
-			c.SetReadBuffer(4 << 20)
-			conns[ep] = c
-			go func() {
-				buf := make([]byte, 1<<16)
-				for {
-					if _, _, err := c.ReadFromUDPAddrPort(buf); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}
-	return conns, closeAll, nil
-}
-
-// play sends the datagrams from their source endpoints with their timing
-// divided by speed.
-func play(conns map[netip.AddrPort]*net.UDPConn, dgs []sent, speed int) error {
-	start := time.Now()
-	for _, d := range dgs {
-		if wait := time.Duration(d.ts.Sub(dgs[0].ts).Nanoseconds()/int64(speed)) - time.Since(start); wait > 0 {
-			time.Sleep(wait)
-		}
-		if _, err := conns[d.src].WriteToUDPAddrPort(d.payload, d.dst); err != nil {
-			return fmt.Errorf("sending %v → %v: %w", d.src, d.dst, err)
-		}
-	}
-	return nil
+func game(t *testing.T, d time.Duration) []netnstest.Datagram {
+	return netnstest.Game(t, synth.Config{Era: decode.Modern, Players: 2, Duration: d, Loss: 0.02, Seed: 7})
 }
 
 // TestLiveLoopback sends a synthetic game over real UDP sockets on the
@@ -163,7 +37,7 @@ func play(conns map[netip.AddrPort]*net.UDPConn, dgs []sent, speed int) error {
 // the capture written alongside reads back as the frames captured; and
 // that the kernel dropped nothing.
 func TestLiveLoopback(t *testing.T) {
-	ns := netns(t)
+	ns := netnstest.New(t)
 	dgs := game(t, 3*time.Second)
 	out := filepath.Join(t.TempDir(), "live.pcapng")
 	type got struct {
@@ -174,7 +48,7 @@ func TestLiveLoopback(t *testing.T) {
 	var gs []got
 	var counters source.Counters
 	var latency time.Duration
-	err := inNetns(t, ns, func() error {
+	err := netnstest.Run(ns, func() error {
 		live, err := source.OpenLive(source.LiveOptions{Interfaces: []string{"lo"}, Ports: []uint16{1234, 24785}})
 		if err != nil {
 			return err
@@ -191,7 +65,7 @@ func TestLiveLoopback(t *testing.T) {
 		}
 		defer noise.Close()
 		r := source.NewFrameReader(source.Tee(live, w), "lo")
-		conns, closeAll, err := sockets(dgs)
+		conns, closeAll, err := netnstest.Sockets(dgs)
 		if err != nil {
 			return err
 		}
@@ -201,7 +75,7 @@ func TestLiveLoopback(t *testing.T) {
 			for i := 0; i < 20; i++ {
 				noise.WriteToUDP([]byte("noise"), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 9), Port: 5353})
 			}
-			sendErr <- play(conns, dgs, 10)
+			sendErr <- netnstest.Play(conns, dgs, 10)
 		}()
 		deadline := time.AfterFunc(10*time.Second, func() { live.Close() })
 		defer deadline.Stop()
@@ -249,8 +123,8 @@ func TestLiveLoopback(t *testing.T) {
 		t.Fatalf("captured %d datagrams, sent %d", len(gs), len(dgs))
 	}
 	for i, d := range dgs {
-		if g := gs[i]; g.src != d.src || g.dst != d.dst || !bytes.Equal(g.payload, d.payload) {
-			t.Fatalf("datagram %d: captured %v → %v %d bytes, sent %v → %v %d bytes", i, g.src, g.dst, len(g.payload), d.src, d.dst, len(d.payload))
+		if g := gs[i]; g.src != d.Src || g.dst != d.Dst || !bytes.Equal(g.payload, d.Payload) {
+			t.Fatalf("datagram %d: captured %v → %v %d bytes, sent %v → %v %d bytes", i, g.src, g.dst, len(g.payload), d.Src, d.Dst, len(d.Payload))
 		}
 	}
 	if counters.KernelDropped != 0 || counters.KernelReceived < uint64(len(dgs)) || counters.NonUDP != 0 {
@@ -285,8 +159,8 @@ func TestLiveLoopback(t *testing.T) {
 
 // TestLiveErrors: errors a user can act on.
 func TestLiveErrors(t *testing.T) {
-	ns := netns(t)
-	err := inNetns(t, ns, func() error {
+	ns := netnstest.New(t)
+	err := netnstest.Run(ns, func() error {
 		_, err := source.OpenLive(source.LiveOptions{Interfaces: []string{"nosuch0"}})
 		if !errors.Is(err, source.ErrNoInterface) || !strings.Contains(err.Error(), "lo (up)") {
 			return fmt.Errorf("no such interface: %v", err)
@@ -303,7 +177,7 @@ func TestLiveErrors(t *testing.T) {
 	if out, err := exec.Command("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "down").CombinedOutput(); err != nil {
 		t.Fatalf("ip link set lo down: %v %s", err, out)
 	}
-	err = inNetns(t, ns, func() error {
+	err = netnstest.Run(ns, func() error {
 		_, err := source.OpenLive(source.LiveOptions{Interfaces: []string{"lo"}})
 		if !errors.Is(err, source.ErrInterfaceDown) || !strings.Contains(err.Error(), "ip link set lo up") {
 			return fmt.Errorf("interface down: %v", err)
@@ -323,7 +197,7 @@ func TestLiveKilled(t *testing.T) {
 		liveChild()
 		return
 	}
-	ns := netns(t)
+	ns := netnstest.New(t)
 	dgs := game(t, 3*time.Second)
 	out := filepath.Join(t.TempDir(), "killed.pcap")
 	cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^TestLiveKilled$")
@@ -341,13 +215,13 @@ func TestLiveKilled(t *testing.T) {
 	if err != nil || !strings.HasPrefix(line, "capturing") {
 		t.Fatalf("child: %q, %v", line, err)
 	}
-	err = inNetns(t, ns, func() error {
-		conns, closeAll, err := sockets(dgs)
+	err = netnstest.Run(ns, func() error {
+		conns, closeAll, err := netnstest.Sockets(dgs)
 		if err != nil {
 			return err
 		}
 		defer closeAll()
-		return play(conns, dgs[:len(dgs)/2], 10)
+		return netnstest.Play(conns, dgs[:len(dgs)/2], 10)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -362,7 +236,7 @@ func TestLiveKilled(t *testing.T) {
 	defer r.Close()
 	sentPayloads := map[string]bool{}
 	for _, d := range dgs {
-		sentPayloads[string(d.payload)] = true
+		sentPayloads[string(d.Payload)] = true
 	}
 	n := 0
 	for {
@@ -409,11 +283,11 @@ func liveChild() {
 // TestLiveCloseKeepsCaptured: frames the kernel captured before Close, also
 // those in the block it was still filling, are read after it.
 func TestLiveCloseKeepsCaptured(t *testing.T) {
-	ns := netns(t)
+	ns := netnstest.New(t)
 	const n = 50
 	var got int
 	var rcv uint64
-	err := inNetns(t, ns, func() error {
+	err := netnstest.Run(ns, func() error {
 		live, err := source.OpenLive(source.LiveOptions{Interfaces: []string{"lo"}})
 		if err != nil {
 			return err
@@ -453,10 +327,10 @@ func TestLiveCloseKeepsCaptured(t *testing.T) {
 // one source, each with its interface (here lo twice: every datagram once
 // per handle).
 func TestLiveTwoInterfaces(t *testing.T) {
-	ns := netns(t)
+	ns := netnstest.New(t)
 	const n = 30
 	seen := map[int]int{}
-	err := inNetns(t, ns, func() error {
+	err := netnstest.Run(ns, func() error {
 		live, err := source.OpenLive(source.LiveOptions{Interfaces: []string{"lo", "lo"}})
 		if err != nil {
 			return err

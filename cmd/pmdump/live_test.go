@@ -6,91 +6,27 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/netnstest"
 	"github.com/pmdump/pmdump/synth"
 )
-
-type liveDatagram struct {
-	ts       time.Time
-	src, dst netip.AddrPort
-	payload  []byte
-}
-
-type liveGame struct{ dgs []liveDatagram }
-
-func (g *liveGame) WriteDatagram(ts time.Time, src, dst netip.AddrPort, payload []byte) error {
-	move := func(a netip.AddrPort) netip.AddrPort {
-		b := a.Addr().As4()
-		return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, b[2], b[3]}), a.Port())
-	}
-	g.dgs = append(g.dgs, liveDatagram{ts, move(src), move(dst), bytes.Clone(payload)})
-	return nil
-}
-
-// liveNetns makes a network namespace with lo up for the test, removed at
-// its end; it skips the test when not root.
-func liveNetns(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("live capture tests need root (they make a network namespace and capture in it)")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("live capture tests need the ip command (iproute2)")
-	}
-	name := fmt.Sprintf("pmdump-cli-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
-	if out, err := exec.Command("ip", "netns", "exec", name, "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		t.Fatalf("lo up: %v %s", err, out)
-	}
-	return name
-}
-
-// inLiveNetns runs f on an OS thread inside the namespace.
-func inLiveNetns(name string, f func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		fd, err := unix.Open(filepath.Join("/var/run/netns", name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			panic(err)
-		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-			panic(err)
-		}
-		f()
-	}()
-	<-done
-}
 
 // TestLiveCommand runs pmdump live and pmdump stats -i on the loopback
 // device of a namespace while a synthetic game is sent over UDP: live
 // prints the same packet lines as read prints from the capture live wrote
 // with -w, and the kernel dropped nothing; stats -i reports the game.
 func TestLiveCommand(t *testing.T) {
-	ns := liveNetns(t)
-	var g liveGame
-	if _, err := synth.Generate(synth.Config{Era: decode.Modern, Players: 2, Duration: 3 * time.Second, Seed: 5}, &g, nil); err != nil {
-		t.Fatal(err)
-	}
+	ns := netnstest.New(t)
+	dgs := netnstest.Game(t, synth.Config{Era: decode.Modern, Players: 2, Duration: 3 * time.Second, Seed: 5})
 	dir := t.TempDir()
 	for _, tt := range []struct {
 		name string
@@ -105,46 +41,26 @@ func TestLiveCommand(t *testing.T) {
 			code := -1
 			var wg sync.WaitGroup
 			wg.Add(2)
-			go inLiveNetns(ns, func() {
+			go netnstest.Run(ns, func() error {
 				defer wg.Done()
 				code = run(tt.args, &stdout, &stderr)
+				return nil
 			})
-			go inLiveNetns(ns, func() {
+			go func() {
 				defer wg.Done()
-				for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "capturing on lo"); {
-					if time.Now().After(deadline) {
-						t.Error("the capture did not start")
-						return
-					}
-					time.Sleep(10 * time.Millisecond)
+				if err := waitFor(&stderr, "capturing on lo"); err != nil {
+					t.Error(err)
+					return
 				}
-				conns := map[netip.AddrPort]*net.UDPConn{}
-				for _, d := range g.dgs {
-					for _, ep := range []netip.AddrPort{d.src, d.dst} {
-						if conns[ep] == nil {
-							c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(ep))
-							if err != nil {
-								t.Error(err)
-								return
-							}
-							defer c.Close()
-							conns[ep] = c
-						}
-					}
+				if err := netnstest.Send(ns, dgs, 10); err != nil {
+					t.Error(err)
 				}
-				start := time.Now()
-				for _, d := range g.dgs {
-					if wait := d.ts.Sub(g.dgs[0].ts)/10 - time.Since(start); wait > 0 {
-						time.Sleep(wait)
-					}
-					conns[d.src].WriteToUDPAddrPort(d.payload, d.dst)
-				}
-			})
+			}()
 			wg.Wait()
 			if code != 0 {
 				t.Fatalf("exit status %d\n%s", code, stderr.String())
 			}
-			want := fmt.Sprintf("the kernel received %d, dropped 0", len(g.dgs))
+			want := fmt.Sprintf("the kernel received %d, dropped 0", len(dgs))
 			if !strings.Contains(stderr.String(), want) {
 				t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
 			}
@@ -154,11 +70,11 @@ func TestLiveCommand(t *testing.T) {
 				if code := run([]string{"read", filepath.Join(dir, "live.pcapng")}, &read, os.Stderr); code != 0 {
 					t.Fatalf("read of the -w file: exit status %d", code)
 				}
-				if stdout.String() != read.String() || strings.Count(read.String(), "\n") != len(g.dgs) {
-					t.Errorf("live printed %d lines, read of its capture %d, %d sent", strings.Count(stdout.String(), "\n"), strings.Count(read.String(), "\n"), len(g.dgs))
+				if stdout.String() != read.String() || strings.Count(read.String(), "\n") != len(dgs) {
+					t.Errorf("live printed %d lines, read of its capture %d, %d sent", strings.Count(stdout.String(), "\n"), strings.Count(read.String(), "\n"), len(dgs))
 				}
-				if !regexp.MustCompile(fmt.Sprintf(`game packets +%d `, len(g.dgs))).MatchString(stderr.String()) {
-					t.Errorf("no stats summary for %d game packets:\n%s", len(g.dgs), stderr.String())
+				if !regexp.MustCompile(fmt.Sprintf(`game packets +%d `, len(dgs))).MatchString(stderr.String()) {
+					t.Errorf("no stats summary for %d game packets:\n%s", len(dgs), stderr.String())
 				}
 			case "states":
 				// The states rebuilt live are those rebuilt from the capture.
@@ -176,7 +92,7 @@ func TestLiveCommand(t *testing.T) {
 					t.Errorf("live rebuilt %d states, states %d from its capture:\n%s\nvs\n%s", len(live), strings.Count(states.String(), "\n"), strings.Join(live, ""), states.String())
 				}
 			case "stats":
-				if !strings.Contains(stdout.String(), "live: lo") || !regexp.MustCompile(fmt.Sprintf(`game packets +%d `, len(g.dgs))).MatchString(stdout.String()) {
+				if !strings.Contains(stdout.String(), "live: lo") || !regexp.MustCompile(fmt.Sprintf(`game packets +%d `, len(dgs))).MatchString(stdout.String()) {
 					t.Errorf("stats -i:\n%s", stdout.String())
 				}
 			}
@@ -212,11 +128,8 @@ func TestLiveInterrupt(t *testing.T) {
 	if args := os.Getenv("PMDUMP_LIVE_ARGS"); args != "" {
 		os.Exit(run(strings.Fields(args), os.Stdout, os.Stderr))
 	}
-	ns := liveNetns(t)
-	var g liveGame
-	if _, err := synth.Generate(synth.Config{Era: decode.Legacy, Players: 1, Duration: 2 * time.Second, Seed: 9}, &g, nil); err != nil {
-		t.Fatal(err)
-	}
+	ns := netnstest.New(t)
+	dgs := netnstest.Game(t, synth.Config{Era: decode.Legacy, Players: 1, Duration: 2 * time.Second, Seed: 9})
 	out := filepath.Join(t.TempDir(), "int.pcap")
 	cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^TestLiveInterrupt$")
 	cmd.Env = append(os.Environ(), "PMDUMP_LIVE_ARGS=live -i lo -w "+out)
@@ -227,32 +140,12 @@ func TestLiveInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "capturing on lo") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no capture started:\n%s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := waitFor(&stderr, "capturing on lo"); err != nil {
+		t.Fatal(err)
 	}
-	inLiveNetns(ns, func() {
-		conns := map[netip.AddrPort]*net.UDPConn{}
-		for _, d := range g.dgs {
-			for _, ep := range []netip.AddrPort{d.src, d.dst} {
-				if conns[ep] == nil {
-					c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(ep))
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					defer c.Close()
-					conns[ep] = c
-				}
-			}
-		}
-		for _, d := range g.dgs {
-			conns[d.src].WriteToUDPAddrPort(d.payload, d.dst)
-		}
-	})
+	if err := netnstest.Send(ns, dgs, 0); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(100 * time.Millisecond)
 	// ip netns exec execs the command: the signal reaches pmdump.
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
@@ -261,12 +154,23 @@ func TestLiveInterrupt(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("pmdump live after Ctrl-C: %v\n%s", err, stderr.String())
 	}
-	want := fmt.Sprintf("the kernel received %d, dropped 0", len(g.dgs))
+	want := fmt.Sprintf("the kernel received %d, dropped 0", len(dgs))
 	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "Conversations") {
 		t.Errorf("no summary saying %q:\n%s", want, stderr.String())
 	}
 	var read bytes.Buffer
-	if code := run([]string{"read", out}, &read, os.Stderr); code != 0 || strings.Count(read.String(), "\n") != len(g.dgs) {
-		t.Errorf("read of the -w file: exit status %d, %d packets; %d sent", code, strings.Count(read.String(), "\n"), len(g.dgs))
+	if code := run([]string{"read", out}, &read, os.Stderr); code != 0 || strings.Count(read.String(), "\n") != len(dgs) {
+		t.Errorf("read of the -w file: exit status %d, %d packets; %d sent", code, strings.Count(read.String(), "\n"), len(dgs))
 	}
+}
+
+// waitFor waits up to 10 s for a program's output to say what.
+func waitFor(out *syncBuffer, what string) error {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), what); {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the output does not say %q after 10 s:\n%s", what, out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
 }
