@@ -36,7 +36,9 @@ type Work uint8
 
 const (
 	// Index keeps a packet index: any game packet can be decoded again and
-	// filtered without reading the capture again.
+	// filtered without another pass over the capture (read again from a
+	// pcap or pcapng file by its record's offset, or kept in a spool for
+	// other inputs; see PacketIndex).
 	Index Work = 1 << iota
 	// Difs reassembles the stdf pieces into difs and keeps dif figures
 	// from their headers; nothing is inflated.
@@ -82,9 +84,10 @@ type Config struct {
 	// Select, when set, limits the States work (and the timeline) to the
 	// conversations it selects; the others still count in the dif figures.
 	Select *Selector
-	// MemoryBudget bounds the bytes of difs, checkpoints and packets the
-	// timeline and the index keep in memory before they spill to temporary
-	// files (shared when the engine keeps both); 0 means 64 MiB.
+	// MemoryBudget bounds the bytes of difs, checkpoints and spooled
+	// packets the timeline and the index keep in memory before they spill
+	// to temporary files (shared when the engine keeps both); 0 means
+	// 64 MiB.
 	MemoryBudget int
 }
 
