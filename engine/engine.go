@@ -140,6 +140,8 @@ type Engine struct {
 	lastConv *session.Conversation // the conversation conversationChanged saw last
 	lastSig  convSig
 	lastTS   time.Time
+
+	findings []Finding // what the analysis found, in the order found
 }
 
 type heldAck struct {
