@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
 )
@@ -34,7 +36,8 @@ type LoadOptions struct {
 	// of the conversation Conv.
 	Player int
 	// Conv, when not 0, picks the conversation by its number (as pmdump
-	// stats lists them); otherwise the first conversation of Player.
+	// stats lists them); otherwise Player must have states in one
+	// conversation only (an *engine.AmbiguousError lists them).
 	Conv int
 	// Era forces the protocol era (decode.EraUnknown infers it).
 	Era decode.Era
@@ -168,8 +171,12 @@ func Load(inputs []string, opt LoadOptions) (*Recording, error) {
 					l.record(r)
 				}
 			case engine.StateEvent:
-				if l.conv != nil && ev.State.Conv == l.conv.ID {
-					l.add(ev.State)
+				st := ev.State
+				if st.Status == replay.OK && opt.Conv == 0 && st.Player == opt.Player {
+					l.seen(reassemble.Line{Conv: st.Conv, Client: st.Client})
+				}
+				if l.conv != nil && st.Conv == l.conv.ID {
+					l.add(st)
 				}
 			}
 		},
@@ -199,6 +206,9 @@ func Load(inputs []string, opt LoadOptions) (*Recording, error) {
 		}
 		return nil, fmt.Errorf("no %s in the capture; conversations: %s", want, strings.Join(have, ", "))
 	}
+	if len(l.lines) > 1 {
+		return nil, &engine.AmbiguousError{Sel: sel, Candidates: l.lines}
+	}
 	if len(rec.States) == 0 {
 		return nil, fmt.Errorf("conversation %d (player %d) has no state that could be rebuilt", rec.Conv, rec.Player)
 	}
@@ -206,6 +216,7 @@ func Load(inputs []string, opt LoadOptions) (*Recording, error) {
 }
 
 type loader struct {
+	lines  []reassemble.Line // the conversations with states of the player asked for
 	rec    *Recording
 	opt    LoadOptions
 	conv   *session.Conversation
@@ -215,6 +226,13 @@ type loader struct {
 	buf    bytes.Buffer
 	slsn   int // level sequence of the last state kept
 	frame  int32
+}
+
+// seen notes a conversation with states of the player asked for.
+func (l *loader) seen(line reassemble.Line) {
+	if !slices.Contains(l.lines, line) {
+		l.lines = append(l.lines, line)
+	}
 }
 
 // record takes one game packet of the capture.

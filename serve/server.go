@@ -1,23 +1,17 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/klauspost/compress/zlib"
-
 	"github.com/pmdump/pmdump/decode"
-	"github.com/pmdump/pmdump/replay"
 )
 
 // The game's constants for sending states.
@@ -30,9 +24,73 @@ const (
 	ZlibLevel = 7
 	// MaxClients is how many clients a game server takes.
 	MaxClients = 7
-	// Idle is how long a client may stay silent before it is dropped.
+	// Idle is how long a joined client may stay silent before it is dropped.
 	Idle = 10 * time.Second
 )
+
+// Limits bound what any peer can make the server do. The zero value of a
+// field takes its default (DefaultLimits).
+type Limits struct {
+	// Burst is how many bytes a client is sent since its last
+	// acknowledgement (or its join) before the server waits for one; the
+	// states due meanwhile are not sent (the client was not taking them).
+	Burst int
+	// Window is Burst for a client that has acknowledged a state before:
+	// how many bytes it is sent since its last acknowledgement.
+	Window int
+	// BurstTime is how long a client is sent states since its last
+	// acknowledgement before the server waits for one.
+	BurstTime time.Duration
+	// AckTimeout drops a joined client that was sent a state and has
+	// acknowledged nothing for this long: the legacy game drops a client
+	// after 100 frames (2.5 s) without sdak.
+	AckTimeout time.Duration
+	// Handshake closes a handshake (1234) not followed by a join within it.
+	Handshake time.Duration
+	// Pending caps the handshakes open at once; more are not answered.
+	Pending int
+	// PendingPerAddr caps the open handshakes of one source address; a
+	// newer one closes its oldest.
+	PendingPerAddr int
+	// Idle drops a joined client that sends nothing at all for this long.
+	Idle time.Duration
+}
+
+// DefaultLimits are the limits a Server takes for the zero fields of
+// Options.Limits.
+var DefaultLimits = Limits{
+	Burst:          128 << 10,
+	Window:         512 << 10,
+	BurstTime:      time.Second,
+	AckTimeout:     2500 * time.Millisecond,
+	Handshake:      5 * time.Second,
+	Pending:        64,
+	PendingPerAddr: 8,
+	Idle:           Idle,
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	set := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	setD := func(v *time.Duration, def time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	set(&l.Burst, d.Burst)
+	set(&l.Window, d.Window)
+	set(&l.Pending, d.Pending)
+	set(&l.PendingPerAddr, d.PendingPerAddr)
+	setD(&l.BurstTime, d.BurstTime)
+	setD(&l.AckTimeout, d.AckTimeout)
+	setD(&l.Handshake, d.Handshake)
+	setD(&l.Idle, d.Idle)
+	return l
+}
 
 // Options configure a Server.
 type Options struct {
@@ -46,20 +104,40 @@ type Options struct {
 	// Loop serves the recording again and again; each round is a new
 	// level sequence for the clients.
 	Loop bool
+	// Limits bound what a peer can make the server do.
+	Limits Limits
 	// Logf, when set, reports clients joining and leaving.
 	Logf func(format string, a ...any)
+}
+
+// Counts are what became of the clients that are no longer served, and
+// the handshakes not answered.
+type Counts struct {
+	Handshakes int // handshakes answered from a new socket
+	Joins      int // joins accepted
+	Finished   int // clients served the whole recording, then gone quiet
+	TimedOut   int // handshakes not followed by a join in time
+	Evicted    int // handshakes closed for a newer one from the same address
+	Capped     int // handshakes not answered: too many open, or no socket
+	Refused    int // joins refused: the game was full
+	Dropped    int // joined clients dropped: no acknowledgement in time, or silent
+	Replaced   int // clients replaced by a new join from the same endpoint
 }
 
 // Server serves a Recording to live clients.
 type Server struct {
 	rec   *Recording
 	opt   Options
+	lim   Limits
 	ln    *net.UDPConn
 	start time.Time
 
 	mu      sync.Mutex
-	clients map[netip.AddrPort]*client
-	order   []*client
+	pending map[netip.AddrPort]*client // handshakes not joined yet
+	joined  map[netip.AddrPort]*client
+	live    []*client // pending and joined, in order of their handshakes
+	counts  Counts
+	logged  map[endReason]logBudget
 	wg      sync.WaitGroup
 }
 
@@ -80,7 +158,11 @@ func New(rec *Recording, ln *net.UDPConn, opt Options) (*Server, error) {
 	if rec.Era == decode.EraUnknown {
 		return nil, errors.New("the recording's era is not known")
 	}
-	return &Server{rec: rec, opt: opt, ln: ln, start: time.Now(), clients: map[netip.AddrPort]*client{}}, nil
+	return &Server{
+		rec: rec, opt: opt, lim: opt.Limits.withDefaults(), ln: ln, start: time.Now(),
+		pending: map[netip.AddrPort]*client{}, joined: map[netip.AddrPort]*client{},
+		logged: map[endReason]logBudget{},
+	}, nil
 }
 
 func (s *Server) logf(format string, a ...any) {
@@ -89,12 +171,38 @@ func (s *Server) logf(format string, a ...any) {
 	}
 }
 
+// logBudget limits the log lines of one kind: a flood of spoofed
+// handshakes is counted in the status line, not logged line by line.
+type logBudget struct {
+	n      int
+	window time.Time
+}
+
+// noisy reports whether a log line of kind r should be left out: after
+// 10 of a kind, one a second.
+func (s *Server) noisy(r endReason) bool {
+	b := s.logged[r]
+	defer func() { s.logged[r] = b }()
+	if b.n < 10 {
+		b.n++
+		return false
+	}
+	if now := time.Now(); now.Sub(b.window) >= time.Second {
+		b.window = now
+		return false
+	}
+	return true
+}
+
 // Serve answers clients until ctx ends, then closes every client socket
 // and returns. It does not close the listening socket.
 func (s *Server) Serve(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
-		cancel()
+		s.mu.Lock()
+		for _, c := range slices.Clone(s.live) {
+			s.endLocked(c, endShutdown)
+		}
+		s.mu.Unlock()
 		s.wg.Wait()
 	}()
 	buf := make([]byte, 2048)
@@ -119,49 +227,147 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 // handshake answers a 1234 from a new socket for the client, as the game
-// does (its retries are answered from the same socket).
+// does; the retries of a handshake not yet joined are answered from the
+// same socket. A joined client's endpoint may shake hands again (the client
+// started over): its new join replaces it.
 func (s *Server) handshake(ctx context.Context, from netip.AddrPort) {
 	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+	now := time.Now()
 	s.mu.Lock()
-	c := s.clients[from]
-	if c != nil && c.joined.Load() {
-		c.close() // the client starts over
-		c = nil
+	defer s.mu.Unlock()
+	c := s.pending[from]
+	if c != nil {
+		c.mu.Lock()
+		c.shook = now // a retry: the client is still there
+		c.mu.Unlock()
+		c.send(s.handshakeReply())
+		return
 	}
-	if c == nil {
-		la := s.ln.LocalAddr().(*net.UDPAddr)
-		conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: la.IP})
-		if err != nil {
-			s.mu.Unlock()
-			s.logf("client %s: cannot open a socket: %v", from, err)
-			return
+	// The address's oldest open handshake makes way for the new one.
+	var oldest *client
+	same := 0
+	for _, p := range s.pending {
+		if p.addr.Addr() == from.Addr() {
+			same++
+			if oldest == nil || p.seq < oldest.seq {
+				oldest = p
+			}
 		}
-		conn.SetWriteBuffer(1 << 20)
-		c = newClient(s, conn, from)
-		s.clients[from] = c
-		s.order = append(s.order, c)
-		s.wg.Add(2)
-		go c.read(ctx)
-		go c.play(ctx)
+	}
+	if same >= s.lim.PendingPerAddr {
+		s.endLocked(oldest, endEvicted)
+	}
+	if len(s.pending) >= s.lim.Pending {
+		s.counts.Capped++
+		if !s.noisy(endCapped) {
+			s.logf("client %s: handshake not answered: %d handshakes open", from, len(s.pending))
+		}
+		return
+	}
+	la := s.ln.LocalAddr().(*net.UDPAddr)
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: la.IP})
+	if err != nil {
+		s.counts.Capped++
+		if !s.noisy(endCapped) {
+			s.logf("client %s: cannot open a socket: %v", from, err)
+		}
+		return
+	}
+	c = newClient(ctx, s, conn, from, now)
+	s.counts.Handshakes++
+	c.seq = s.counts.Handshakes
+	s.pending[from] = c
+	s.live = append(s.live, c)
+	s.wg.Add(1)
+	go c.read()
+	if !s.noisy(endNone) {
 		s.logf("client %s: handshake, served from %s", from, conn.LocalAddr())
 	}
-	s.mu.Unlock()
-	reply := []byte("5678")
-	if s.rec.Era == decode.Legacy {
-		reply = append(reply, 0) // the legacy game sends the NUL too
-	}
-	c.send(reply)
+	c.send(s.handshakeReply())
 }
 
-// active counts the joined clients that are still being served.
-func (s *Server) active() int {
-	n := 0
-	for _, c := range s.clients {
-		if c.joined.Load() && !c.closed.Load() {
-			n++
-		}
+func (s *Server) handshakeReply() []byte {
+	if s.rec.Era == decode.Legacy {
+		return []byte("5678\x00") // the legacy game sends the NUL too
 	}
-	return n
+	return []byte("5678")
+}
+
+// endReason is why a client stopped being served.
+type endReason int
+
+const (
+	endNone endReason = iota
+	endShutdown
+	endTimedOut
+	endEvicted
+	endCapped
+	endRefused
+	endNoAck
+	endSilent
+	endFinished
+	endReplaced
+	endFailed
+)
+
+var endWhy = map[endReason]string{
+	endShutdown: "server stopped",
+	endTimedOut: "handshake not followed by a join, closed",
+	endEvicted:  "handshake closed for a newer one from the same address",
+	endRefused:  "join refused: the game is full",
+	endNoAck:    "no acknowledgement for %v, dropped",
+	endSilent:   "silent for %v, dropped",
+	endFinished: "served the whole recording, gone quiet",
+	endReplaced: "replaced by a new join from the same endpoint",
+	endFailed:   "cannot be served",
+}
+
+// end stops serving c and releases everything it holds.
+func (s *Server) end(c *client, r endReason) {
+	s.mu.Lock()
+	s.endLocked(c, r)
+	s.mu.Unlock()
+}
+
+// endLocked is end with s.mu held.
+func (s *Server) endLocked(c *client, r endReason) {
+	if c.closed.Swap(true) {
+		return
+	}
+	c.cancel()
+	c.conn.Close()
+	if s.pending[c.addr] == c {
+		delete(s.pending, c.addr)
+	}
+	if s.joined[c.addr] == c {
+		delete(s.joined, c.addr)
+	}
+	s.live = slices.DeleteFunc(s.live, func(x *client) bool { return x == c })
+	switch r {
+	case endTimedOut:
+		s.counts.TimedOut++
+	case endEvicted:
+		s.counts.Evicted++
+	case endRefused:
+		s.counts.Refused++
+	case endNoAck, endSilent, endFailed:
+		s.counts.Dropped++
+	case endFinished:
+		s.counts.Finished++
+	case endReplaced:
+		s.counts.Replaced++
+	}
+	if r == endShutdown || s.noisy(r) {
+		return
+	}
+	why := endWhy[r]
+	switch r {
+	case endNoAck:
+		why = fmt.Sprintf(why, s.lim.AckTimeout)
+	case endSilent:
+		why = fmt.Sprintf(why, s.lim.Idle)
+	}
+	s.logf("client %s: %s", c.addr, why)
 }
 
 // ClientStatus is how one client is doing.
@@ -181,14 +387,18 @@ type ClientStatus struct {
 	Behind   int32 // frames between the last state sent and the newest acknowledged (same level)
 	// Keyframes are the states sent against an all-zero base.
 	Keyframes int
-	Bytes     int // stdf bytes sent
-	Done      bool
+	Bytes     int // bytes sent after the join reply: stdf, and sdat in the legacy era
+	// Held are the states due while the client had not acknowledged the
+	// ones before: not sent (see Limits.Burst).
+	Held int
+	Done bool
 }
 
-// Status returns every client's status, in order of their handshakes.
+// Status returns the status of the clients being served (joined, or with
+// a handshake open), in order of their handshakes.
 func (s *Server) Status() []ClientStatus {
 	s.mu.Lock()
-	cs := slices.Clone(s.order)
+	cs := slices.Clone(s.live)
 	s.mu.Unlock()
 	out := make([]ClientStatus, 0, len(cs))
 	for _, c := range cs {
@@ -197,355 +407,9 @@ func (s *Server) Status() []ClientStatus {
 	return out
 }
 
-// base is a state kept as a possible base for a client's next dif.
-type base struct {
-	slsn  int
-	frame int32
-	data  []byte
-}
-
-// client is one live client and its own bases.
-type client struct {
-	s      *Server
-	conn   *net.UDPConn
-	addr   netip.AddrPort
-	joined atomic.Bool
-	closed atomic.Bool
-	joinCh chan struct{}
-	once   sync.Once
-
-	mu   sync.Mutex
-	hist [History]base
-	used int // history entries filled
-	ack  int // index in hist of the state last acknowledged, -1 for none
-	st   ClientStatus
-}
-
-func (c *client) send(p []byte) int { n, _ := c.conn.WriteToUDPAddrPort(p, c.addr); return n }
-
-func newClient(s *Server, conn *net.UDPConn, addr netip.AddrPort) *client {
-	c := &client{s: s, conn: conn, addr: addr, joinCh: make(chan struct{}), ack: -1}
-	c.st = ClientStatus{Client: addr, Server: conn.LocalAddr().(*net.UDPAddr).AddrPort(), Player: s.rec.Player, AckFrame: -1}
-	return c
-}
-
-func (c *client) close() {
-	c.once.Do(func() {
-		c.closed.Store(true)
-		c.conn.Close()
-	})
-}
-
-func (c *client) status() ClientStatus {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.st
-	st.Joined, st.Closed = c.joined.Load(), c.closed.Load()
-	if st.AckFrame >= 0 && st.AckSLSN == st.SentSLSN {
-		st.Behind = st.SentAt - st.AckFrame
-	} else {
-		st.Behind = -1
-	}
-	return st
-}
-
-// read answers the client's packets on its own socket.
-func (c *client) read(ctx context.Context) {
-	defer c.s.wg.Done()
-	defer c.close()
-	era := c.s.rec.Era
-	buf := make([]byte, 2048)
-	var pk decode.Packet
-	last := time.Now()
-	for ctx.Err() == nil {
-		c.conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		n, from, err := c.conn.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if c.closed.Load() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			if time.Since(last) > Idle {
-				c.s.logf("client %s: silent for %v, dropped", c.addr, Idle)
-				return
-			}
-			continue
-		}
-		if netip.AddrPortFrom(from.Addr().Unmap(), from.Port()) != c.addr {
-			continue
-		}
-		last = time.Now()
-		if decode.Decode(&pk, buf[:n], era) != nil {
-			continue
-		}
-		switch pk.Layout.Name {
-		case "cjon", "CJON":
-			c.join(&pk)
-		case "stak":
-			fr, _ := pk.Frame()
-			c.acked(int32(fr))
-		case "ping":
-			i := pk.Layout.Field("t0")
-			if i < 0 || i >= len(pk.Values) {
-				continue
-			}
-			p := decode.MustNew(era, "pong")
-			p.SetFloat("t0", pk.Values[i].Float).SetFloat("t1", time.Since(c.s.start).Seconds())
-			c.send(decode.Encode(nil, p))
-		}
-	}
-}
-
-// join answers a join request with the recorded join reply of the player.
-func (c *client) join(req *decode.Packet) {
-	s := c.s
-	rec := s.rec
-	era := rec.Era
-	name := "sjon"
-	if era == decode.Legacy {
-		name = "SJON"
-	}
-	var p decode.Packet
-	if rec.Join == nil || decode.Decode(&p, rec.Join, era) != nil {
-		p = *decode.MustNew(era, name)
-		p.Set("color", req.Int("color"))
-		if era == decode.Legacy {
-			p.Set("fps", 40)
-		}
-	}
-	first := rec.States[s.opt.Start]
-	p.Set("frame", int64(first.Frame)).Set("player", int64(rec.Player))
-	if era == decode.Modern {
-		p.Set("slsn", int64(first.SLSN&0xff))
-	}
+// Counts returns what became of the clients no longer served.
+func (s *Server) Counts() Counts {
 	s.mu.Lock()
-	full := !c.joined.Load() && s.active() >= MaxClients
-	s.mu.Unlock()
-	if full {
-		p.Set("player", 99)
-		c.send(decode.Encode(nil, &p))
-		c.close()
-		return
-	}
-	c.send(decode.Encode(nil, &p))
-	if !c.joined.Load() {
-		c.joined.Store(true)
-		close(c.joinCh)
-		s.logf("client %s: joined as player %d", c.addr, rec.Player)
-	}
-}
-
-// acked takes a stak: the state of that frame becomes the client's base if
-// the server still has it, otherwise the next dif is a keyframe (as the game
-// does).
-func (c *client) acked(frame int32) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.st.Acks++
-	c.ack = -1
-	for i := range c.used {
-		if c.hist[i].frame == frame && c.hist[i].slsn == c.st.SentSLSN {
-			c.ack = i
-			if frame > c.st.AckFrame || c.st.AckSLSN != c.st.SentSLSN {
-				c.st.AckFrame, c.st.AckSLSN = frame, c.st.SentSLSN
-			}
-		}
-	}
-}
-
-// event is one thing to send at a time.
-type event struct {
-	at    time.Duration
-	state int // index of a state, -1 for a packet
-	pkt   []byte
-}
-
-// play sends the recording to the client once it has joined.
-func (c *client) play(ctx context.Context) {
-	defer c.s.wg.Done()
-	defer c.close()
-	select {
-	case <-ctx.Done():
-		return
-	case <-c.joinCh:
-	}
-	s := c.s
-	rec := s.rec
-	first := rec.States[s.opt.Start].At
-	var events []event
-	for i := s.opt.Start; i < s.opt.Stop; i++ {
-		events = append(events, event{at: rec.States[i].At - first, state: i})
-	}
-	for _, t := range rec.Sdat {
-		if t.At >= first && t.At <= rec.States[s.opt.Stop-1].At {
-			events = append(events, event{at: t.At - first, state: -1, pkt: t.Payload})
-		}
-	}
-	slices.SortStableFunc(events, func(a, b event) int { return int(a.at - b.at) })
-	span := events[len(events)-1].at + 25*time.Millisecond
-	levels := rec.States[s.opt.Stop-1].Level - rec.States[s.opt.Start].Level + 1
-
-	sp := newSender(c)
-	cur := rec.Cursor()
-	origin := time.Now()
-	var data []byte
-	var slsn, round int
-	for round = 0; ; round++ {
-		for _, e := range events {
-			due := origin.Add(time.Duration(float64(e.at) / s.opt.Speed))
-			if !sleepUntil(ctx, due) || c.closed.Load() {
-				return
-			}
-			if e.state < 0 {
-				c.send(e.pkt)
-				continue
-			}
-			var err error
-			if data, err = rec.State(e.state, cur); err != nil {
-				s.logf("client %s: %v", c.addr, err)
-				return
-			}
-			st := rec.States[e.state]
-			slsn = (st.SLSN + round*levels) & 0xff
-			if rec.Era == decode.Legacy {
-				slsn = st.Level + round*levels
-			}
-			sp.state(slsn, st.Frame, data, round)
-		}
-		if !s.opt.Loop {
-			break
-		}
-		origin = origin.Add(time.Duration(float64(span) / s.opt.Speed))
-	}
-	// The game goes on showing the last state: send it again until the
-	// client has it.
-	end := rec.States[s.opt.Stop-1]
-	for range 50 {
-		c.mu.Lock()
-		has := c.st.AckSLSN == slsn && c.st.AckFrame == end.Frame
-		c.mu.Unlock()
-		if has || !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) || c.closed.Load() {
-			break
-		}
-		sp.state(slsn, end.Frame, data, round)
-	}
-	c.mu.Lock()
-	c.st.Done = true
-	c.mu.Unlock()
-	// Keep answering acks and pings until the client goes quiet.
-	<-ctx.Done()
-}
-
-// sleepUntil sleeps until due and reports false if ctx ended first.
-func sleepUntil(ctx context.Context, due time.Time) bool {
-	d := time.Until(due)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-// stateSender makes a client's difs: it keeps the client's bases, the dif
-// and compression buffers.
-type stateSender struct {
-	c    *client
-	zero []byte
-	dif  []byte
-	z    bytes.Buffer
-	zw   *zlib.Writer
-	pkt  []byte
-	p    *decode.Packet
-}
-
-func newSender(c *client) *stateSender {
-	zw, _ := zlib.NewWriterLevel(io.Discard, ZlibLevel)
-	return &stateSender{c: c, zw: zw, p: decode.MustNew(c.s.rec.Era, "stdf")}
-}
-
-// state sends one state: it keeps it as a base, makes the dif against the
-// client's acknowledged base (zeros if none) and sends its pieces.
-func (sp *stateSender) state(slsn int, frame int32, data []byte, round int) {
-	c := sp.c
-	c.mu.Lock()
-	if slsn != c.st.SentSLSN || c.st.Sent == 0 {
-		// A new level sequence: frames start over, old bases are void.
-		c.used, c.ack = 0, -1
-	}
-	// Keep the state as a base, in place of the oldest (as the game does).
-	slot := -1
-	for i := range c.used {
-		if c.hist[i].frame == frame {
-			slot = i
-		}
-	}
-	if slot < 0 {
-		if c.used < History {
-			slot = c.used
-			c.used++
-		} else {
-			slot = 0
-			for i := range c.used {
-				if c.hist[i].frame < c.hist[slot].frame {
-					slot = i
-				}
-			}
-		}
-	}
-	if slot == c.ack && c.hist[slot].frame != frame {
-		c.ack = -1 // the acknowledged state was replaced
-	}
-	h := &c.hist[slot]
-	h.slsn, h.frame = slsn, frame
-	h.data = append(h.data[:0], data...)
-	var baseData []byte
-	var src int32
-	if c.ack >= 0 {
-		baseData, src = c.hist[c.ack].data, c.hist[c.ack].frame
-	}
-	c.st.Sent++
-	c.st.Round = round
-	c.st.SentSLSN, c.st.SentAt = slsn, frame
-	if src == 0 {
-		c.st.Keyframes++
-	}
-	if baseData == nil {
-		if len(sp.zero) != len(data) {
-			sp.zero = make([]byte, len(data))
-		}
-		baseData = sp.zero
-	}
-	if len(sp.dif) != len(data) {
-		sp.dif = make([]byte, len(data))
-	}
-	replay.Sub(sp.dif, baseData, data) // dif = base − new
-	c.mu.Unlock()
-
-	sp.z.Reset()
-	sp.zw.Reset(&sp.z)
-	sp.zw.Write(sp.dif)
-	sp.zw.Close()
-	z := sp.z.Bytes()
-	count := len(z)/PieceSize + 1
-	p := sp.p
-	p.Set("src", int64(src)).Set("dst", int64(frame)).Set("count", int64(count))
-	if c.s.rec.Era == decode.Modern {
-		p.Set("slsn", int64(slsn&0xff))
-	}
-	sent := 0
-	for seq := range count {
-		start := seq * PieceSize
-		end := min(start+PieceSize, len(z))
-		p.Set("seq", int64(seq)).Set("start", int64(start)).SetBytes("data", z[start:end])
-		sp.pkt = decode.Encode(sp.pkt[:0], p)
-		sent += c.send(sp.pkt)
-	}
-	c.mu.Lock()
-	c.st.Bytes += sent
-	c.mu.Unlock()
+	defer s.mu.Unlock()
+	return s.counts
 }

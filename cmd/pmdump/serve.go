@@ -113,6 +113,9 @@ func runServe(cmd *cobra.Command, args []string, o *serveOpts) error {
 	fmt.Fprintf(cmd.OutOrStdout(), "serving player %d (conversation %d, %s era, %d-byte states): %d states, level sequence %d frame %d to %d frame %d, %.1f s at speed %g, on %s\n",
 		rec.Player, rec.Conv, rec.Era, rec.Size, len(rec.States)-start, first.SLSN, first.Frame, last.SLSN, last.Frame,
 		(last.At-first.At).Seconds()/o.speed, o.speed, ln.LocalAddr())
+	if note := listenNote(ln.LocalAddr().(*net.UDPAddr)); note != "" {
+		fmt.Fprintln(cmd.OutOrStdout(), note)
+	}
 
 	term := isTerminal(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -141,17 +144,25 @@ func runServe(cmd *cobra.Command, args []string, o *serveOpts) error {
 			return err
 		case <-tick.C:
 		}
-		st := srv.Status()
+		st, n := srv.Status(), srv.Counts()
 		if term {
-			fmt.Fprint(stderr, "\r\033[K", statusLine(st))
-		} else if time.Since(lastLine) >= 5*time.Second && len(st) > 0 {
-			fmt.Fprintln(stderr, statusLine(st))
+			fmt.Fprint(stderr, "\r\033[K", statusLine(st, n))
+		} else if time.Since(lastLine) >= 5*time.Second && (len(st) > 0 || n != (serve.Counts{})) {
+			fmt.Fprintln(stderr, statusLine(st, n))
 			lastLine = time.Now()
 		}
-		if o.exit && len(st) > 0 && allDone(st) {
+		if o.exit && allDone(st, n) {
 			stop()
 		}
 	}
+}
+
+// listenNote says plainly when serve listens on every interface.
+func listenNote(a *net.UDPAddr) string {
+	if a.IP != nil && !a.IP.IsUnspecified() {
+		return ""
+	}
+	return fmt.Sprintf("listening on all interfaces: any host that can reach this one can join; --listen 127.0.0.1:%d serves this machine only", a.Port)
 }
 
 // fromState finds the first state at or after frame in level sequence
@@ -188,36 +199,36 @@ func fromState(rec *serve.Recording, frame, slsn int) (int, error) {
 	return 0, fmt.Errorf("--from %d --slsn %d: no state at or after it", frame, slsn)
 }
 
-func allDone(st []serve.ClientStatus) bool {
+// allDone reports whether serve has served every client it has: some
+// client joined, and every client still there (joined, or with a handshake
+// open that may yet join) has been served the whole recording.
+func allDone(st []serve.ClientStatus, n serve.Counts) bool {
+	if n.Joins == 0 {
+		return false
+	}
 	for _, c := range st {
-		if c.Joined && !c.Done && !c.Closed {
+		if !c.Joined || !c.Done {
 			return false
 		}
 	}
 	return true
 }
 
-// statusLine shows each client: its endpoint, the last state sent, the
-// newest it acknowledged and how far behind it is.
-func statusLine(st []serve.ClientStatus) string {
-	if len(st) == 0 {
-		return "waiting for clients"
-	}
+// statusLine shows each joined client: its endpoint, the last state sent,
+// the newest it acknowledged and how far behind it is; then how many
+// handshakes are open and what became of the clients no longer served.
+func statusLine(st []serve.ClientStatus, n serve.Counts) string {
 	var b strings.Builder
-	for i, c := range st {
-		if i > 0 {
+	joining := 0
+	for _, c := range st {
+		if !c.Joined {
+			joining++
+			continue
+		}
+		if b.Len() > 0 {
 			b.WriteString(" | ")
 		}
-		fmt.Fprintf(&b, "%s ", c.Client)
-		switch {
-		case c.Closed:
-			b.WriteString("gone")
-			continue
-		case !c.Joined:
-			b.WriteString("joining")
-			continue
-		}
-		fmt.Fprintf(&b, "p%d sent %d:%d", c.Player, c.SentSLSN, c.SentAt)
+		fmt.Fprintf(&b, "%s p%d sent %d:%d", c.Client, c.Player, c.SentSLSN, c.SentAt)
 		if c.AckFrame < 0 {
 			b.WriteString(" no ack")
 		} else {
@@ -229,6 +240,27 @@ func statusLine(st []serve.ClientStatus) string {
 		if c.Done {
 			b.WriteString(" done")
 		}
+	}
+	if b.Len() == 0 {
+		b.WriteString("waiting for clients")
+	}
+	if joining > 0 {
+		fmt.Fprintf(&b, " | %d joining", joining)
+	}
+	var gone []string
+	for _, f := range []struct {
+		n    int
+		what string
+	}{
+		{n.Finished, "finished"}, {n.Dropped, "dropped"}, {n.Replaced, "replaced"}, {n.Refused, "refused (full)"},
+		{n.TimedOut, "handshakes timed out"}, {n.Evicted, "evicted"}, {n.Capped, "not answered"},
+	} {
+		if f.n > 0 {
+			gone = append(gone, fmt.Sprintf("%d %s", f.n, f.what))
+		}
+	}
+	if len(gone) > 0 {
+		fmt.Fprintf(&b, " | gone: %s", strings.Join(gone, ", "))
 	}
 	return b.String()
 }

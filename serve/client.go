@@ -1,0 +1,269 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pmdump/pmdump/decode"
+)
+
+// base is a state kept as a possible base for a client's next dif.
+type base struct {
+	slsn  int
+	frame int32
+	data  []byte
+}
+
+// client is one peer that shook hands: its socket, and once it has joined,
+// its own bases and what it owes in acknowledgements.
+type client struct {
+	s      *Server
+	conn   *net.UDPConn
+	addr   netip.AddrPort
+	seq    int // order of its handshake
+	ctx    context.Context
+	cancel context.CancelFunc
+	joined atomic.Bool
+	closed atomic.Bool
+
+	mu    sync.Mutex
+	shook time.Time // its last 1234
+	heard time.Time // its last packet
+	hist  [History]base
+	used  int // history entries filled
+	ack   int // index in hist of the state last acknowledged, -1 for none
+	// What it was sent since its last acknowledgement: bytes, and since
+	// when.
+	owed      int
+	owedSince time.Time
+	proven    bool // it has acknowledged a state it was sent
+	// Its frame from its last sdak (legacy) and when it came.
+	clientFrame   int32
+	clientFrameAt time.Time
+	st            ClientStatus
+}
+
+func (c *client) send(p []byte) int { n, _ := c.conn.WriteToUDPAddrPort(p, c.addr); return n }
+
+func newClient(ctx context.Context, s *Server, conn *net.UDPConn, addr netip.AddrPort, now time.Time) *client {
+	c := &client{s: s, conn: conn, addr: addr, ack: -1, shook: now, heard: now}
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.st = ClientStatus{Client: addr, Server: conn.LocalAddr().(*net.UDPAddr).AddrPort(), Player: s.rec.Player, AckFrame: -1}
+	return c
+}
+
+func (c *client) status() ClientStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.st
+	st.Joined, st.Closed = c.joined.Load(), c.closed.Load()
+	if st.AckFrame >= 0 && st.AckSLSN == st.SentSLSN {
+		st.Behind = st.SentAt - st.AckFrame
+	} else {
+		st.Behind = -1
+	}
+	return st
+}
+
+// expired says why the client is to be dropped now, or endNone.
+func (c *client) expired(now time.Time) endReason {
+	lim := &c.s.lim
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case !c.joined.Load():
+		if now.Sub(c.shook) > lim.Handshake {
+			return endTimedOut
+		}
+	case !c.owedSince.IsZero() && now.Sub(c.owedSince) > lim.AckTimeout:
+		return endNoAck
+	case now.Sub(c.heard) > lim.Idle:
+		if c.st.Done {
+			return endFinished
+		}
+		return endSilent
+	}
+	return endNone
+}
+
+// read answers the client's packets on its own socket, and ends the client
+// when it has timed out.
+func (c *client) read() {
+	defer c.s.wg.Done()
+	era := c.s.rec.Era
+	buf := make([]byte, 2048)
+	var pk decode.Packet
+	for {
+		c.conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		n, from, err := c.conn.ReadFromUDPAddrPort(buf)
+		if c.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+			return
+		}
+		now := time.Now()
+		if r := c.expired(now); r != endNone {
+			c.s.end(c, r)
+			return
+		}
+		if err != nil || netip.AddrPortFrom(from.Addr().Unmap(), from.Port()) != c.addr {
+			continue
+		}
+		c.mu.Lock()
+		c.heard = now
+		c.mu.Unlock()
+		if decode.Decode(&pk, buf[:n], era) != nil {
+			continue
+		}
+		switch pk.Layout.Name {
+		case "cjon", "CJON":
+			c.join(&pk)
+		case "stak":
+			if fr, ok := pk.Frame(); ok && c.joined.Load() {
+				c.acked(int32(fr))
+			}
+		case "sdak":
+			if fr, ok := pk.Frame(); ok && c.joined.Load() {
+				c.sdak(int32(fr), now)
+			}
+		case "ping":
+			i := pk.Layout.Field("t0")
+			if i < 0 || i >= len(pk.Values) || !c.joined.Load() {
+				continue
+			}
+			p := decode.MustNew(era, "pong")
+			p.SetFloat("t0", pk.Values[i].Float).SetFloat("t1", time.Since(c.s.start).Seconds())
+			c.send(decode.Encode(nil, p))
+		}
+	}
+}
+
+// join answers a join request with the recorded join reply of the player,
+// or with player 99 when the game is full.
+func (c *client) join(req *decode.Packet) {
+	s := c.s
+	rec := s.rec
+	era := rec.Era
+	name := "sjon"
+	if era == decode.Legacy {
+		name = "SJON"
+	}
+	var p decode.Packet
+	if rec.Join == nil || decode.Decode(&p, rec.Join, era) != nil {
+		p = *decode.MustNew(era, name)
+		p.Set("color", req.Int("color"))
+		if era == decode.Legacy {
+			p.Set("fps", 40)
+		}
+	}
+	first := rec.States[s.opt.Start]
+	p.Set("frame", int64(first.Frame)).Set("player", int64(rec.Player))
+	if era == decode.Modern {
+		p.Set("slsn", int64(first.SLSN&0xff))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.closed.Load() {
+		return
+	}
+	if c.joined.Load() {
+		c.send(decode.Encode(nil, &p)) // its reply was lost
+		return
+	}
+	old := s.joined[c.addr]
+	taken := len(s.joined)
+	if old != nil {
+		taken-- // the endpoint's earlier client makes way
+	}
+	if taken >= MaxClients {
+		p.Set("player", 99)
+		c.send(decode.Encode(nil, &p))
+		s.endLocked(c, endRefused)
+		return
+	}
+	if old != nil {
+		s.endLocked(old, endReplaced)
+	}
+	c.conn.SetWriteBuffer(1 << 20)
+	delete(s.pending, c.addr)
+	s.joined[c.addr] = c
+	s.counts.Joins++
+	c.joined.Store(true)
+	c.send(decode.Encode(nil, &p))
+	s.wg.Add(1)
+	go c.play()
+	s.logf("client %s: joined as player %d", c.addr, rec.Player)
+}
+
+// acked takes a stak: the state of that frame becomes the client's base if
+// the server still has it, otherwise the next dif is a keyframe (as the game
+// does). An acknowledged state the server sent earns the client what it is
+// sent next (see Limits.Burst), as does a frame it was sent and the server
+// no longer keeps (its acknowledgement was slow).
+func (c *client) acked(frame int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.st.Acks++
+	c.ack = -1
+	for i := range c.used {
+		if c.hist[i].frame == frame && c.hist[i].slsn == c.st.SentSLSN {
+			c.ack = i
+			if frame > c.st.AckFrame || c.st.AckSLSN != c.st.SentSLSN {
+				c.st.AckFrame, c.st.AckSLSN = frame, c.st.SentSLSN
+			}
+		}
+	}
+	if c.ack >= 0 || c.st.Sent > 0 && frame >= 0 && frame <= c.st.SentAt {
+		c.paidUp() // a frame it was sent, though maybe no longer a base
+		c.proven = true
+	}
+}
+
+// sdak takes a legacy game-move acknowledgement: it carries the client's
+// frame and, as in the legacy game, keeps the client from being dropped.
+func (c *client) sdak(frame int32, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clientFrame, c.clientFrameAt = frame, now
+	c.paidUp()
+}
+
+// paidUp clears what the client owes; c.mu is held.
+func (c *client) paidUp() {
+	c.owed, c.owedSince = 0, time.Time{}
+}
+
+// earned reports whether the client may be sent something now: anything
+// when it owes no acknowledgement, else only within the burst
+// (Limits.Burst, or Window once it has acknowledged, and BurstTime).
+func (c *client) earned() bool {
+	lim := &c.s.lim
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	burst := lim.Burst
+	if c.proven {
+		burst = lim.Window
+	}
+	ok := c.owed == 0 || c.owed < burst && time.Since(c.owedSince) < lim.BurstTime
+	if !ok {
+		c.st.Held++
+	}
+	return ok
+}
+
+// paid records n bytes sent.
+func (c *client) paid(n int) {
+	if n <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.owed == 0 {
+		c.owedSince = time.Now()
+	}
+	c.owed += n
+	c.st.Bytes += n
+}

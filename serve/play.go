@@ -1,0 +1,276 @@
+package serve
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/klauspost/compress/zlib"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/replay"
+)
+
+// How the end of a recording is sent again to a client that has not
+// acknowledged it.
+const (
+	endResends = 20                     // times
+	endEvery   = 100 * time.Millisecond // apart, at any speed
+	// aheadFrames is how far ahead of a legacy client's frame its last
+	// state is sent again: a legacy client applies a dif only when its own
+	// frame reaches the dif's frame, and counts it late once past.
+	aheadFrames = 10
+	// fps is the game's frame rate.
+	fps = 40
+)
+
+type eventKind uint8
+
+const (
+	evState  eventKind = iota // a recorded state
+	evPacket                  // a recorded packet (sdat)
+	evEnd                     // the last state again, if not acknowledged
+)
+
+// event is one thing to send at a time.
+type event struct {
+	at    time.Duration
+	kind  eventKind
+	state int // index of a state (evState)
+	pkt   []byte
+}
+
+// events are what the server sends a client, in order, at their times
+// since the first state served. Without Loop and up to the recording's end,
+// the recorded sdat stream goes on to its end (the legacy server's quit
+// move is in it), and the last state is sent again until acknowledged.
+func (s *Server) events() []event {
+	rec := s.rec
+	first, last := rec.States[s.opt.Start].At, rec.States[s.opt.Stop-1].At
+	toEnd := !s.opt.Loop && s.opt.Stop == len(rec.States)
+	var events []event
+	for i := s.opt.Start; i < s.opt.Stop; i++ {
+		events = append(events, event{at: rec.States[i].At - first, kind: evState, state: i})
+	}
+	for _, t := range rec.Sdat {
+		if t.At >= first && (toEnd || t.At <= last) {
+			events = append(events, event{at: t.At - first, kind: evPacket, pkt: t.Payload})
+		}
+	}
+	if !s.opt.Loop {
+		for k := 1; k <= endResends; k++ {
+			events = append(events, event{at: last - first + time.Duration(float64(k)*float64(endEvery)*s.opt.Speed), kind: evEnd})
+		}
+	}
+	slices.SortStableFunc(events, func(a, b event) int { return cmp.Compare(a.at, b.at) })
+	return events
+}
+
+// play sends the recording to the client once it has joined, each thing
+// only as far as the client's acknowledgements earn it (see Limits).
+func (c *client) play() {
+	defer c.s.wg.Done()
+	s := c.s
+	rec := s.rec
+	events := s.events()
+	span := events[len(events)-1].at + 25*time.Millisecond
+	levels := rec.States[s.opt.Stop-1].Level - rec.States[s.opt.Start].Level + 1
+	end := rec.States[s.opt.Stop-1]
+
+	sp := newSender(c)
+	cur := rec.Cursor()
+	origin := time.Now()
+	var data []byte
+	var slsn int
+	var lastState time.Time // when the last recorded state was due
+	for round := 0; ; round++ {
+		for _, e := range events {
+			due := origin.Add(time.Duration(float64(e.at) / s.opt.Speed))
+			if !sleepUntil(c.ctx, due) {
+				return
+			}
+			switch e.kind {
+			case evPacket:
+				if c.earned() {
+					c.paid(c.send(e.pkt))
+				}
+			case evState:
+				var err error
+				if data, err = rec.State(e.state, cur); err != nil {
+					s.logf("client %s: %v", c.addr, err)
+					s.end(c, endFailed)
+					return
+				}
+				st := rec.States[e.state]
+				slsn = (st.SLSN + round*levels) & 0xff
+				if rec.Era == decode.Legacy {
+					slsn = st.Level + round*levels
+				}
+				lastState = due
+				if c.earned() {
+					c.paid(sp.state(slsn, st.Frame, data, round))
+				}
+			case evEnd:
+				if c.has(slsn, end.Frame) || !c.earned() {
+					continue
+				}
+				frame := end.Frame
+				if rec.Era == decode.Legacy {
+					frame = c.ahead(end.Frame, lastState, s.opt.Speed)
+				}
+				c.paid(sp.state(slsn, frame, data, round))
+			}
+		}
+		if !s.opt.Loop {
+			break
+		}
+		origin = origin.Add(time.Duration(float64(span) / s.opt.Speed))
+	}
+	c.mu.Lock()
+	c.st.Done = true
+	c.mu.Unlock()
+}
+
+// has reports whether the client acknowledged frame of level sequence slsn
+// or a later one.
+func (c *client) has(slsn int, frame int32) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.st.AckSLSN == slsn && c.st.AckFrame >= frame
+}
+
+// ahead returns the frame at which a legacy client can still take the last
+// state: a little ahead of the frame it has reached, estimated from its last
+// sdak, or else from the server's own clock since the last state.
+func (c *client) ahead(end int32, lastState time.Time, speed float64) int32 {
+	now := time.Now()
+	est := float64(end) + now.Sub(lastState).Seconds()*fps*speed
+	c.mu.Lock()
+	if !c.clientFrameAt.IsZero() {
+		est = max(est, float64(c.clientFrame)+now.Sub(c.clientFrameAt).Seconds()*fps*speed)
+	}
+	c.mu.Unlock()
+	return max(end+1, int32(est)+aheadFrames)
+}
+
+// sleepUntil sleeps until due and reports false if ctx ended first.
+func sleepUntil(ctx context.Context, due time.Time) bool {
+	d := time.Until(due)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// stateSender makes a client's difs: it keeps the client's bases, the dif
+// and compression buffers.
+type stateSender struct {
+	c    *client
+	zero []byte
+	dif  []byte
+	z    bytes.Buffer
+	zw   *zlib.Writer
+	pkt  []byte
+	p    *decode.Packet
+}
+
+func newSender(c *client) *stateSender {
+	zw, _ := zlib.NewWriterLevel(io.Discard, ZlibLevel)
+	return &stateSender{c: c, zw: zw, p: decode.MustNew(c.s.rec.Era, "stdf")}
+}
+
+// state sends one state: it keeps it as a base, makes the dif against the
+// client's acknowledged base (zeros if none) and sends its pieces. It
+// returns the bytes sent: none when the client has acknowledged that very
+// state (a dif from a frame to itself says nothing).
+func (sp *stateSender) state(slsn int, frame int32, data []byte, round int) int {
+	c := sp.c
+	c.mu.Lock()
+	if slsn != c.st.SentSLSN || c.st.Sent == 0 {
+		// A new level sequence: frames start over, old bases are void.
+		c.used, c.ack = 0, -1
+	}
+	if c.ack >= 0 && c.hist[c.ack].frame == frame && c.hist[c.ack].slsn == slsn {
+		c.mu.Unlock()
+		return 0
+	}
+	// Keep the state as a base, in place of the oldest (as the game does).
+	slot := -1
+	for i := range c.used {
+		if c.hist[i].frame == frame {
+			slot = i
+		}
+	}
+	if slot < 0 {
+		if c.used < History {
+			slot = c.used
+			c.used++
+		} else {
+			slot = 0
+			for i := range c.used {
+				if c.hist[i].frame < c.hist[slot].frame {
+					slot = i
+				}
+			}
+		}
+	}
+	if slot == c.ack && c.hist[slot].frame != frame {
+		c.ack = -1 // the acknowledged state was replaced
+	}
+	h := &c.hist[slot]
+	h.slsn, h.frame = slsn, frame
+	h.data = append(h.data[:0], data...)
+	var baseData []byte
+	var src int32
+	if c.ack >= 0 {
+		baseData, src = c.hist[c.ack].data, c.hist[c.ack].frame
+	}
+	c.st.Sent++
+	c.st.Round = round
+	c.st.SentSLSN, c.st.SentAt = slsn, frame
+	if src == 0 {
+		c.st.Keyframes++
+	}
+	if baseData == nil {
+		if len(sp.zero) != len(data) {
+			sp.zero = make([]byte, len(data))
+		}
+		baseData = sp.zero
+	}
+	if len(sp.dif) != len(data) {
+		sp.dif = make([]byte, len(data))
+	}
+	replay.Sub(sp.dif, baseData, data) // dif = base − new
+	c.mu.Unlock()
+
+	sp.z.Reset()
+	sp.zw.Reset(&sp.z)
+	sp.zw.Write(sp.dif)
+	sp.zw.Close()
+	z := sp.z.Bytes()
+	count := len(z)/PieceSize + 1
+	p := sp.p
+	p.Set("src", int64(src)).Set("dst", int64(frame)).Set("count", int64(count))
+	if c.s.rec.Era == decode.Modern {
+		p.Set("slsn", int64(slsn&0xff))
+	}
+	sent := 0
+	for seq := range count {
+		start := seq * PieceSize
+		end := min(start+PieceSize, len(z))
+		p.Set("seq", int64(seq)).Set("start", int64(start)).SetBytes("data", z[start:end])
+		sp.pkt = decode.Encode(sp.pkt[:0], p)
+		sent += c.send(sp.pkt)
+	}
+	return sent
+}
