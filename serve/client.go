@@ -254,16 +254,15 @@ func (c *client) earned() bool {
 	return ok
 }
 
-// paid records n bytes sent.
-func (c *client) paid(n int) {
-	if n <= 0 {
-		return
-	}
+// sendOwed sends p as something the client owes an acknowledgement for.
+// It counts p first: the acknowledgement may come before the send returns.
+func (c *client) sendOwed(p []byte) int {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.owed == 0 {
 		c.owedSince = time.Now()
 	}
-	c.owed += n
-	c.st.Bytes += n
+	c.owed += len(p)
+	c.st.Bytes += len(p)
+	c.mu.Unlock()
+	return c.send(p)
 }

@@ -95,7 +95,7 @@ func (c *client) play() {
 			switch e.kind {
 			case evPacket:
 				if c.earned() {
-					c.paid(c.send(e.pkt))
+					c.sendOwed(e.pkt)
 				}
 			case evState:
 				var err error
@@ -111,7 +111,7 @@ func (c *client) play() {
 				}
 				lastState = due
 				if c.earned() {
-					c.paid(sp.state(slsn, st.Frame, data, round))
+					sp.state(slsn, st.Frame, data, round)
 				}
 			case evEnd:
 				if c.has(slsn, end.Frame) || !c.earned() {
@@ -121,7 +121,7 @@ func (c *client) play() {
 				if rec.Era == decode.Legacy {
 					frame = c.ahead(end.Frame, lastState, s.opt.Speed)
 				}
-				c.paid(sp.state(slsn, frame, data, round))
+				sp.state(slsn, frame, data, round)
 			}
 		}
 		if !s.opt.Loop {
@@ -270,7 +270,7 @@ func (sp *stateSender) state(slsn int, frame int32, data []byte, round int) int 
 		end := min(start+PieceSize, len(z))
 		p.Set("seq", int64(seq)).Set("start", int64(start)).SetBytes("data", z[start:end])
 		sp.pkt = decode.Encode(sp.pkt[:0], p)
-		sent += c.send(sp.pkt)
+		sent += c.sendOwed(sp.pkt)
 	}
 	return sent
 }

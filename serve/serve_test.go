@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,11 +114,16 @@ func groundTruth(t *testing.T, path string, player int) map[truthKey][32]byte {
 	return out
 }
 
-var loaded = map[string]*Recording{}
+var (
+	loadMu sync.Mutex
+	loaded = map[string]*Recording{}
+)
 
 // load loads a recording once for every test that serves it.
 func load(t *testing.T, input string, player int) *Recording {
 	t.Helper()
+	loadMu.Lock()
+	defer loadMu.Unlock()
 	key := fmt.Sprint(input, player)
 	if rec := loaded[key]; rec != nil {
 		return rec

@@ -47,7 +47,8 @@ type Limits struct {
 	AckTimeout time.Duration
 	// Handshake closes a handshake (1234) not followed by a join within it.
 	Handshake time.Duration
-	// Pending caps the handshakes open at once; more are not answered.
+	// Pending caps the handshakes open at once; a new one closes the
+	// oldest.
 	Pending int
 	// PendingPerAddr caps the open handshakes of one source address; a
 	// newer one closes its oldest.
@@ -117,8 +118,8 @@ type Counts struct {
 	Joins      int // joins accepted
 	Finished   int // clients served the whole recording, then gone quiet
 	TimedOut   int // handshakes not followed by a join in time
-	Evicted    int // handshakes closed for a newer one from the same address
-	Capped     int // handshakes not answered: too many open, or no socket
+	Evicted    int // handshakes closed for a newer one (too many open)
+	NoSocket   int // handshakes not answered: no socket to be had
 	Refused    int // joins refused: the game was full
 	Dropped    int // joined clients dropped: no acknowledgement in time, or silent
 	Replaced   int // clients replaced by a new join from the same endpoint
@@ -243,32 +244,33 @@ func (s *Server) handshake(ctx context.Context, from netip.AddrPort) {
 		c.send(s.handshakeReply())
 		return
 	}
-	// The address's oldest open handshake makes way for the new one.
-	var oldest *client
+	// The oldest open handshake of the address, or of all when too many
+	// are open, makes way for the new one: under a flood of spoofed
+	// handshakes a real client still has a while to join.
+	var oldest, oldestOfAddr *client
 	same := 0
 	for _, p := range s.pending {
+		if oldest == nil || p.seq < oldest.seq {
+			oldest = p
+		}
 		if p.addr.Addr() == from.Addr() {
 			same++
-			if oldest == nil || p.seq < oldest.seq {
-				oldest = p
+			if oldestOfAddr == nil || p.seq < oldestOfAddr.seq {
+				oldestOfAddr = p
 			}
 		}
 	}
-	if same >= s.lim.PendingPerAddr {
+	switch {
+	case same >= s.lim.PendingPerAddr:
+		s.endLocked(oldestOfAddr, endEvicted)
+	case len(s.pending) >= s.lim.Pending:
 		s.endLocked(oldest, endEvicted)
-	}
-	if len(s.pending) >= s.lim.Pending {
-		s.counts.Capped++
-		if !s.noisy(endCapped) {
-			s.logf("client %s: handshake not answered: %d handshakes open", from, len(s.pending))
-		}
-		return
 	}
 	la := s.ln.LocalAddr().(*net.UDPAddr)
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: la.IP})
 	if err != nil {
-		s.counts.Capped++
-		if !s.noisy(endCapped) {
+		s.counts.NoSocket++
+		if !s.noisy(endNoSocket) {
 			s.logf("client %s: cannot open a socket: %v", from, err)
 		}
 		return
@@ -301,7 +303,7 @@ const (
 	endShutdown
 	endTimedOut
 	endEvicted
-	endCapped
+	endNoSocket
 	endRefused
 	endNoAck
 	endSilent
@@ -313,7 +315,7 @@ const (
 var endWhy = map[endReason]string{
 	endShutdown: "server stopped",
 	endTimedOut: "handshake not followed by a join, closed",
-	endEvicted:  "handshake closed for a newer one from the same address",
+	endEvicted:  "handshake closed for a newer one: too many open",
 	endRefused:  "join refused: the game is full",
 	endNoAck:    "no acknowledgement for %v, dropped",
 	endSilent:   "silent for %v, dropped",

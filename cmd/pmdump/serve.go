@@ -253,7 +253,7 @@ func statusLine(st []serve.ClientStatus, n serve.Counts) string {
 		what string
 	}{
 		{n.Finished, "finished"}, {n.Dropped, "dropped"}, {n.Replaced, "replaced"}, {n.Refused, "refused (full)"},
-		{n.TimedOut, "handshakes timed out"}, {n.Evicted, "evicted"}, {n.Capped, "not answered"},
+		{n.TimedOut, "handshakes timed out"}, {n.Evicted, "evicted"}, {n.NoSocket, "not answered (no socket)"},
 	} {
 		if f.n > 0 {
 			gone = append(gone, fmt.Sprintf("%d %s", f.n, f.what))

@@ -35,6 +35,9 @@ type Options struct {
 	Era      decode.Era // the protocol era to speak (Legacy or Modern)
 	Color    int        // requested color
 	Hostname string
+	// Local, when valid, is the endpoint the client binds (a real client
+	// binds 24785); otherwise an ephemeral port.
+	Local netip.AddrPort
 	// Drop, when set, is asked about every stdf piece received; true
 	// drops it, as a lossy network would.
 	Drop func(p Piece) bool
@@ -93,6 +96,13 @@ type Client struct {
 	NotNewer int       // complete difs not applied because they were not newer
 	Pongs    int
 	Sdats    int
+	// SdatFrame is the server frame of the last sdat (legacy); the client
+	// reports it as its own frame in sdak.
+	SdatFrame int32
+	// SelfDifs counts complete difs whose base is their own frame.
+	SelfDifs int
+	// Pieces is every stdf piece received, in order.
+	Pieces []Piece
 }
 
 // Join shakes hands with the server listening at addr and joins the game.
@@ -101,7 +111,11 @@ func Join(ctx context.Context, addr string, opt Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IP(ap.Addr().AsSlice())})
+	local := &net.UDPAddr{IP: net.IP(ap.Addr().AsSlice())}
+	if opt.Local.IsValid() {
+		local = net.UDPAddrFromAddrPort(opt.Local)
+	}
+	conn, err := net.ListenUDP("udp", local)
 	if err != nil {
 		return nil, err
 	}
@@ -231,8 +245,27 @@ func (c *Client) packet(p []byte) {
 			c.Pongs++
 		}
 	case "sdat":
-		c.Sdats++
+		c.sdat(p)
 	}
+}
+
+// sdat takes a legacy game-move packet and acknowledges it with sdak, as
+// the legacy client does: its frame and the next entry position.
+func (c *Client) sdat(p []byte) {
+	if c.era != decode.Legacy || len(p) < 13 {
+		return
+	}
+	c.Sdats++
+	be := binary.BigEndian
+	c.SdatFrame = int32(be.Uint32(p[4:]))
+	next := be.Uint32(p[8:]) + uint32(p[12])
+	a := make([]byte, 25)
+	copy(a, "sdak")
+	a[4] = byte(c.Player)
+	be.PutUint32(a[5:], uint32(c.SdatFrame))
+	be.PutUint32(a[9:], next)
+	be.PutUint32(a[21:], 40) // fps_chase
+	c.send(a)
 }
 
 // piece takes one stdf piece.
@@ -262,6 +295,7 @@ func (c *Client) piece(p []byte) {
 	if pc.SLSN != c.SLSN && pc.SLSN != (c.SLSN+1)&0xff {
 		return
 	}
+	c.Pieces = append(c.Pieces, pc)
 	if c.opt.Drop != nil && c.opt.Drop(pc) {
 		c.Dropped++
 		return
@@ -283,6 +317,9 @@ func (c *Client) piece(p []byte) {
 		return
 	}
 	delete(c.pending, k)
+	if k.src == k.dst {
+		c.SelfDifs++
+	}
 	var z []byte
 	for len(m.pieces) > 0 {
 		b, ok := m.pieces[len(z)]
