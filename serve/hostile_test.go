@@ -385,7 +385,9 @@ func TestServeRejoinLoop(t *testing.T) {
 func TestServeSquatters(t *testing.T) {
 	t.Parallel()
 	rec := load(t, "sample:legacy", 2)
-	a := startArena(t, rec, 6, quickLimits)
+	lim := quickLimits
+	lim.AckTimeout = time.Second // the squatters outlast the victim's first try
+	a := startArena(t, rec, 6, lim)
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithCancel(a.ctx)
 	defer cancel()

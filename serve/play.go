@@ -88,6 +88,9 @@ func (c *client) play() {
 	var lastState time.Time // when the last recorded state was due
 	for round := 0; ; round++ {
 		for _, e := range events {
+			if e.kind == evEnd && c.has(slsn, end.Frame) {
+				continue // the client has the end: no need to wait for it
+			}
 			due := origin.Add(time.Duration(float64(e.at) / s.opt.Speed))
 			if !sleepUntil(c.ctx, due) {
 				return

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/internal/gameclient"
+	"github.com/pmdump/pmdump/serve"
 )
 
 // freePort returns a loopback UDP address nobody listens on.
@@ -150,4 +152,126 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "sample:modern", "--player", "1", "--conv", "2"}, exitUsage},
 		{[]string{"serve", "/nonexistent.pcap", "--player", "1"}, exitUnreadable},
 	})
+}
+
+func TestServeAmbiguousPlayer(t *testing.T) {
+	// The sample twice: player 1 is the client of two conversations.
+	_, errs, code := pmdump("serve", "sample:legacy", "sample:legacy", "--player", "1", "--listen", freePort(t))
+	if code != exitUsage || !strings.Contains(errs, "player 1 matches 2 conversations: 1 (10.0.0.2:24785), 3 (10.0.0.2:24785); choose one with --conv") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestServeListenNote(t *testing.T) {
+	tests := []struct {
+		addr string
+		all  bool
+	}{
+		{":24785", true},
+		{"0.0.0.0:24785", true},
+		{"[::]:24785", true},
+		{"127.0.0.1:24785", false},
+		{"[::1]:24785", false},
+	}
+	for _, tt := range tests {
+		a, err := net.ResolveUDPAddr("udp", tt.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := listenNote(a)
+		if got := strings.Contains(note, "all interfaces"); got != tt.all {
+			t.Errorf("%s: note %q", tt.addr, note)
+		}
+	}
+}
+
+func TestServeStatusLine(t *testing.T) {
+	c := netip.MustParseAddrPort("127.0.0.1:24786")
+	joined := serve.ClientStatus{Client: c, Player: 1, Joined: true, SentSLSN: 1, SentAt: 544, AckSLSN: 1, AckFrame: 543, Behind: 1}
+	pending := serve.ClientStatus{Client: netip.MustParseAddrPort("10.0.0.9:24785"), AckFrame: -1, Behind: -1}
+	tests := []struct {
+		st   []serve.ClientStatus
+		n    serve.Counts
+		want string
+	}{
+		{nil, serve.Counts{}, "waiting for clients"},
+		{[]serve.ClientStatus{joined, pending, pending}, serve.Counts{Dropped: 7, TimedOut: 4000, Evicted: 12},
+			"127.0.0.1:24786 p1 sent 1:544 ack 1:543 (1 behind) | 2 joining | gone: 7 dropped, 4000 handshakes timed out, 12 evicted"},
+		{[]serve.ClientStatus{pending}, serve.Counts{Finished: 1}, "waiting for clients | 1 joining | gone: 1 finished"},
+	}
+	for _, tt := range tests {
+		if got := statusLine(tt.st, tt.n); got != tt.want {
+			t.Errorf("status line\n%q, want\n%q", got, tt.want)
+		}
+	}
+}
+
+// TestServeExitWaitsForJoin checks that --exit-when-done waits for a client
+// that has shaken hands and not joined yet, as the real client does for
+// most of a second, and serves it the whole recording.
+func TestServeExitWaitsForJoin(t *testing.T) {
+	var last int32 // the last state the server sent player 1
+	for k := range sentTruth(t, "legacy_server_gt.csv", 1) {
+		last = max(last, int32(k[1]))
+	}
+	addr := freePort(t)
+	var out, errb bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run([]string{"serve", "sample:legacy", "--player", "1", "--listen", addr, "--speed", "8", "--exit-when-done"}, &out, &errb)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	first := joinServe(t, ctx, addr, decode.Legacy)
+	defer first.Close()
+	// The second client shakes hands now and joins once the first has
+	// been served everything.
+	late, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lateAddr := late.LocalAddr().(*net.UDPAddr).AddrPort()
+	listen := netip.MustParseAddrPort(addr)
+	late.WriteToUDPAddrPort([]byte("1234"), listen)
+	late.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 64)
+	if n, _, err := late.ReadFromUDPAddrPort(buf); err != nil || string(buf[:min(n, 4)]) != "5678" {
+		t.Fatalf("no 5678 for the second client: %v", err)
+	}
+	late.Close()
+	var rec int
+	err = first.Run(ctx, 3*time.Second, func(c *gameclient.Client) bool {
+		n := len(c.Applied)
+		return n > 0 && c.Applied[n-1].Dst == last
+	})
+	if err != nil {
+		t.Fatalf("first client: %v", err)
+	}
+	rec = len(first.Applied)
+	time.Sleep(700 * time.Millisecond) // beyond the first client's end
+	select {
+	case n := <-code:
+		t.Fatalf("serve exited (%d) before the second client joined: %s", n, errb.String())
+	default:
+	}
+	second, err := gameclient.Join(ctx, addr, gameclient.Options{Era: decode.Legacy, Color: 4, Hostname: "late", Local: lateAddr})
+	if err != nil {
+		t.Fatalf("second client: %v", err)
+	}
+	defer second.Close()
+	err = second.Run(ctx, 3*time.Second, func(c *gameclient.Client) bool {
+		n := len(c.Applied)
+		return n > 0 && c.Applied[n-1].Dst == last
+	})
+	if err != nil || len(second.Applied) != rec {
+		t.Fatalf("second client: %v, %d states applied, want %d", err, len(second.Applied), rec)
+	}
+	select {
+	case n := <-code:
+		if n != 0 {
+			t.Fatalf("exit %d: %s", n, errb.String())
+		}
+	case <-time.After(8 * time.Second):
+		t.Fatal("serve --exit-when-done did not exit")
+	}
 }
