@@ -14,26 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmdump/pmdump/captures"
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/internal/gameclient"
-	"github.com/pmdump/pmdump/source"
 )
 
 const shared = "../../shared/captures"
-
-// openSample opens "sample:NAME" from the bundled captures, other names as
-// files.
-func openSample(name string) (*source.Reader, error) {
-	if s, ok := bytes.CutPrefix([]byte(name), []byte("sample:")); ok {
-		data, err := captures.Sample(string(s))
-		if err != nil {
-			return nil, err
-		}
-		return source.NewReader(bytes.NewReader(data), name)
-	}
-	return source.Open(name)
-}
 
 // sharedFile returns a path in ../shared/captures, skipping the test when
 // ../shared is absent and failing it when the file is missing.
