@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/internal/gameclient"
+	"github.com/pmdump/pmdump/internal/realcap"
 )
 
 // arena is a server on loopback with an honest client watching the whole
@@ -29,11 +31,18 @@ type arena struct {
 // the test ends.
 func startArena(t *testing.T, rec *Recording, speed float64, lim Limits) *arena {
 	t.Helper()
+	return startArenaOpt(t, rec, Options{Speed: speed, Limits: lim})
+}
+
+// startArenaOpt is startArena with all the options.
+func startArenaOpt(t *testing.T, rec *Recording, opt Options) *arena {
+	t.Helper()
 	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(rec, ln, Options{Speed: speed, Limits: lim, Logf: func(f string, a ...any) { t.Logf(f, a...) }})
+	opt.Logf = func(f string, a ...any) { t.Logf(f, a...) }
+	srv, err := New(rec, ln, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,18 +478,40 @@ func TestServeHandshakeTimeout(t *testing.T) {
 // goes on to its end.
 func TestServeEndOfRecording(t *testing.T) {
 	t.Parallel()
-	for _, input := range []string{"sample:legacy", "sample:modern"} {
-		t.Run(input, func(t *testing.T) {
-			rec := load(t, input, 1)
+	tests := []struct {
+		input  string // "sample:…" or a real capture
+		player int
+		states int // served: the recording's last ones (0: all)
+	}{
+		{"sample:legacy", 1, 0},
+		{"sample:modern", 1, 0},
+		// The real legacy server sent this player game moves after its
+		// last state.
+		{"legacy/lossy/capture.pcap", 2, 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.input, func(t *testing.T) {
+			input := tt.input
+			if !strings.HasPrefix(input, "sample:") {
+				input = realcap.Path(t, input)
+			}
+			rec := load(t, input, tt.player)
+			start := 0
+			if tt.states > 0 {
+				start = len(rec.States) - tt.states
+			}
 			end := rec.States[len(rec.States)-1]
-			first := rec.States[0].At
-			wantSdat := 0
+			first := rec.States[start].At
+			wantSdat, afterEnd := 0, 0
 			for _, s := range rec.Sdat {
 				if s.At >= first {
 					wantSdat++
 				}
+				if s.At > end.At {
+					afterEnd++
+				}
 			}
-			a := startArena(t, rec, 6, Limits{})
+			a := startArenaOpt(t, rec, Options{Speed: 6, Start: start})
 			// This client loses the last state as first sent.
 			dropped := map[int]bool{}
 			c, err := gameclient.Join(a.ctx, a.listen.String(), gameclient.Options{Era: rec.Era, Color: 1, Hostname: "late",
@@ -495,15 +526,16 @@ func TestServeEndOfRecording(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
+			level := end.Level - rec.States[start].Level
 			err = c.Run(a.ctx, 3*time.Second, func(c *gameclient.Client) bool {
 				n := len(c.Applied)
-				return n > 0 && c.Applied[n-1].Sum == end.Sum && c.Applied[n-1].Level == end.Level && c.Sdats >= wantSdat
+				return n > 0 && c.Applied[n-1].Sum == end.Sum && c.Applied[n-1].Level == level && c.Sdats >= wantSdat
 			})
 			if err != nil {
 				t.Fatalf("%v: %d states applied, %d of %d sdat", err, len(c.Applied), c.Sdats, wantSdat)
 			}
 			last := c.Applied[len(c.Applied)-1]
-			t.Logf("last state applied at frame %d (recorded %d), %d sdat", last.Dst, end.Frame, c.Sdats)
+			t.Logf("last state applied at frame %d (recorded %d); %d sdat, %d after the last state", last.Dst, end.Frame, c.Sdats, afterEnd)
 			if rec.Era == decode.Legacy && last.Dst <= end.Frame {
 				t.Errorf("legacy: the last state again at frame %d, not ahead of %d", last.Dst, end.Frame)
 			}
@@ -513,7 +545,7 @@ func TestServeEndOfRecording(t *testing.T) {
 			if c.SelfDifs != 0 {
 				t.Errorf("%d difs from a frame to itself", c.SelfDifs)
 			}
-			if rec.Era == decode.Legacy && c.SdatFrame < rec.States[len(rec.States)-1].Frame {
+			if rec.Era == decode.Legacy && c.SdatFrame < end.Frame {
 				t.Errorf("the last sdat is of frame %d, before the last state's", c.SdatFrame)
 			}
 		})
