@@ -46,9 +46,16 @@ ping with pong and, in the legacy era, sends the recorded sdat stream too.
 
 Several clients may watch at once, each with its own bases. A status line
 shows each client, the last state sent, its last ack and how many frames it is
-behind. --from FRAME (with --slsn K when the frame is in several level
-sequences) starts at that frame; at the end the last state is sent again until
-the client has it, and --loop starts over as a new level.`,
+behind, then what became of the clients no longer served. --from FRAME (with
+--slsn K when the frame is in several level sequences) starts at that frame; at
+the end the last state is sent again until the client has it (to a legacy
+client, at a frame ahead of its own), and --loop starts over as a new level.
+
+Any host that reaches ADDR can join (":24785" is every interface): a client is
+sent at most 1 s or 128 KB of difs before it acknowledges one and then only what
+its acks earn, is dropped after 2.5 s without an ack (as the legacy game does
+after 100 frames), and a handshake not followed by a join is closed after 5 s
+(64 open at most, 8 per address).`,
 		Example: `  pmdump serve game.pcap --player 1 --listen :24785
   pmdump serve game.pcap --player 2 --listen 127.0.0.1:24785 --speed 0.5 --from 1200 --slsn 1`,
 		Args: cobra.MinimumNArgs(1),

@@ -3,8 +3,9 @@
 // netgame (not from pmdump's decoder): it shakes hands, joins, reassembles the
 // server's stdf pieces, inflates each dif, applies it to its own base state
 // (new = base − dif, bytewise), keeps the last 8 states it applied as bases,
-// acknowledges every state it applies with stak, and re-acknowledges its
-// newest state when a dif's base is one it does not hold.
+// acknowledges every state it applies with stak, re-acknowledges its
+// newest state when a dif's base is one it does not hold, and in the legacy
+// era acknowledges each sdat with sdak.
 package gameclient
 
 import (
@@ -101,8 +102,6 @@ type Client struct {
 	SdatFrame int32
 	// SelfDifs counts complete difs whose base is their own frame.
 	SelfDifs int
-	// Pieces is every stdf piece received, in order.
-	Pieces []Piece
 }
 
 // Join shakes hands with the server listening at addr and joins the game.
@@ -295,7 +294,6 @@ func (c *Client) piece(p []byte) {
 	if pc.SLSN != c.SLSN && pc.SLSN != (c.SLSN+1)&0xff {
 		return
 	}
-	c.Pieces = append(c.Pieces, pc)
 	if c.opt.Drop != nil && c.opt.Drop(pc) {
 		c.Dropped++
 		return
