@@ -20,9 +20,10 @@ import (
 // arena is a server on loopback with an honest client watching the whole
 // recording while hostile peers do their worst.
 type arena struct {
-	t      *testing.T
-	rec    *Recording
-	srv    *Server
+	t           *testing.T
+	rec         *Recording
+	start, stop int // the states served
+	srv         *Server
 	listen netip.AddrPort
 	ctx    context.Context
 }
@@ -56,7 +57,11 @@ func startArenaOpt(t *testing.T, rec *Recording, opt Options) *arena {
 		}
 		ln.Close()
 	})
-	return &arena{t: t, rec: rec, srv: srv, listen: ln.LocalAddr().(*net.UDPAddr).AddrPort(), ctx: ctx}
+	stop := opt.Stop
+	if stop == 0 {
+		stop = len(rec.States)
+	}
+	return &arena{t: t, rec: rec, start: opt.Start, stop: stop, srv: srv, listen: ln.LocalAddr().(*net.UDPAddr).AddrPort(), ctx: ctx}
 }
 
 // honest joins a protocol-true client (from local, when valid) and watches
@@ -79,14 +84,14 @@ func (a *arena) honest(local netip.AddrPort) func() {
 		t.Fatalf("honest client: join: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Run(a.ctx, 3*time.Second, lastOf(a.rec, 0, len(a.rec.States), 1)) }()
+	go func() { done <- c.Run(a.ctx, 3*time.Second, lastOf(a.rec, a.start, a.stop, 1)) }()
 	return func() {
 		t.Helper()
 		defer c.Close()
 		if err := <-done; err != nil {
 			t.Errorf("honest client: %v after %d states", err, len(c.Applied))
 		}
-		checkExact(t, a.rec, c)
+		checkExact(t, a.rec, a.start, a.stop, c)
 	}
 }
 
@@ -102,25 +107,25 @@ func (a *arena) warm() {
 	a.t.Fatal("the honest client is not being served")
 }
 
-// checkExact checks that a client applied every state of the recording,
-// each with the recorded sha256.
-func checkExact(t *testing.T, rec *Recording, c *gameclient.Client) {
+// checkExact checks that a client applied every state served (start to
+// stop), each with the recorded sha256.
+func checkExact(t *testing.T, rec *Recording, start, stop int, c *gameclient.Client) {
 	t.Helper()
 	type key struct {
 		level int
 		frame int32
 	}
 	want := map[key][32]byte{}
-	for _, s := range rec.States {
-		want[key{s.Level, s.Frame}] = s.Sum
+	for _, s := range rec.States[start:stop] {
+		want[key{s.Level - rec.States[start].Level, s.Frame}] = s.Sum
 	}
 	for _, a := range c.Applied {
 		if sum, ok := want[key{a.Level, a.Dst}]; !ok || sum != a.Sum {
 			t.Fatalf("honest client: level %d frame %d is not the recorded state", a.Level, a.Dst)
 		}
 	}
-	if len(c.Applied) != len(rec.States) {
-		t.Errorf("honest client applied %d states, want all %d", len(c.Applied), len(rec.States))
+	if len(c.Applied) != stop-start {
+		t.Errorf("honest client applied %d states, want all %d", len(c.Applied), stop-start)
 	}
 }
 
@@ -230,10 +235,23 @@ var quickLimits = Limits{AckTimeout: time.Second, Handshake: 300 * time.Millisec
 
 func TestServeNoAckBounded(t *testing.T) {
 	t.Parallel()
-	for _, input := range []string{"sample:modern", "sample:legacy"} {
-		t.Run(input, func(t *testing.T) {
-			rec := load(t, input, 1)
-			a := startArena(t, rec, 6, quickLimits)
+	tests := []struct {
+		input  string // "sample:…" or a real capture
+		player int
+		states int // served (0: all)
+	}{
+		{"sample:modern", 1, 0},
+		{"sample:legacy", 1, 0},
+		{"modern/basic/basic.pcap", 1, 180},
+	}
+	for _, tt := range tests {
+		t.Run(tt.input, func(t *testing.T) {
+			input := tt.input
+			if !strings.HasPrefix(input, "sample:") {
+				input = realcap.Path(t, input)
+			}
+			rec := load(t, input, tt.player)
+			a := startArenaOpt(t, rec, Options{Speed: 6, Stop: tt.states, Limits: quickLimits})
 			wait := a.honest(netip.AddrPort{})
 			p := newPeer(t, rec.Era, netip.AddrPort{})
 			if err := p.handshake(a.listen); err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,6 +110,9 @@ func load(t *testing.T, input string, player int) *Recording {
 	t.Helper()
 	loadMu.Lock()
 	defer loadMu.Unlock()
+	if abs, err := filepath.Abs(input); err == nil && !strings.HasPrefix(input, "sample:") {
+		input = abs // one recording for every way to name its file
+	}
 	key := fmt.Sprint(input, player)
 	if rec := loaded[key]; rec != nil {
 		return rec
