@@ -24,8 +24,8 @@ type arena struct {
 	rec         *Recording
 	start, stop int // the states served
 	srv         *Server
-	listen netip.AddrPort
-	ctx    context.Context
+	listen      netip.AddrPort
+	ctx         context.Context
 }
 
 // startArena serves rec at speed with the limits on a loopback socket until
