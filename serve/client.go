@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net"
 	"net/netip"
@@ -42,10 +43,12 @@ type client struct {
 	owed      int
 	owedSince time.Time
 	proven    bool // it has acknowledged a state it was sent
-	// Its frame from its last sdak (legacy) and when it came.
-	clientFrame   int32
-	clientFrameAt time.Time
-	st            ClientStatus
+	// Its frame from its last sdak (legacy) and when it came; the game-move
+	// entry after the last one sent (sdat) and acknowledged (sdak).
+	clientFrame          int32
+	clientFrameAt        time.Time
+	sdatEntry, sdakEntry int
+	st                   ClientStatus
 }
 
 func (c *client) send(p []byte) int { n, _ := c.conn.WriteToUDPAddrPort(p, c.addr); return n }
@@ -127,7 +130,7 @@ func (c *client) read() {
 			}
 		case "sdak":
 			if fr, ok := pk.Frame(); ok && c.joined.Load() {
-				c.sdak(int32(fr), now)
+				c.sdak(int32(fr), int(pk.Int("entry_pos")), now)
 			}
 		case "ping":
 			i := pk.Layout.Field("t0")
@@ -222,13 +225,31 @@ func (c *client) acked(frame int32) {
 	}
 }
 
-// sdak takes a legacy game-move acknowledgement: it carries the client's
-// frame and, as in the legacy game, keeps the client from being dropped.
-func (c *client) sdak(frame int32, now time.Time) {
+// sdak takes a legacy game-move acknowledgement. One that acknowledges game
+// moves the client was sent and had not acknowledged yet keeps it from
+// being dropped, as in the legacy game, and earns what it is sent next; its
+// frame tells where the client is.
+func (c *client) sdak(frame int32, entry int, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if entry <= c.sdakEntry || entry > c.sdatEntry {
+		return
+	}
+	c.sdakEntry = entry
 	c.clientFrame, c.clientFrameAt = frame, now
 	c.paidUp()
+}
+
+// sentSdat notes the game moves a legacy sdat sends: an sdak may
+// acknowledge up to its last entry.
+func (c *client) sentSdat(p []byte) {
+	if len(p) < 13 {
+		return
+	}
+	next := int(binary.BigEndian.Uint32(p[8:])) + int(p[12])
+	c.mu.Lock()
+	c.sdatEntry = max(c.sdatEntry, next)
+	c.mu.Unlock()
 }
 
 // paidUp clears what the client owes; c.mu is held.

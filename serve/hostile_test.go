@@ -417,7 +417,16 @@ func TestServeRejoinLoop(t *testing.T) {
 
 func TestServeSquatters(t *testing.T) {
 	t.Parallel()
-	rec := load(t, "sample:legacy", 2)
+	for _, input := range []string{"sample:legacy", "sample:modern"} {
+		t.Run(input, func(t *testing.T) { testSquatters(t, input) })
+	}
+}
+
+// testSquatters joins 7 peers that never acknowledge a state, though they
+// keep talking: pings, acknowledgements of frames never sent, and in the
+// legacy era sdak of game moves never sent.
+func testSquatters(t *testing.T, input string) {
+	rec := load(t, input, 2)
 	a := startArena(t, rec, 6, quickLimits)
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithCancel(a.ctx)
@@ -429,6 +438,13 @@ func TestServeSquatters(t *testing.T) {
 		}
 		p.join()
 		wg.Go(func() { p.listen(ctx) })
+		wg.Go(func() { p.keepTalking(ctx) })
+	}
+	for range 50 {
+		if a.srv.Counts().Joins == MaxClients {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	// The honest client's endpoint: refused while the squatters hold
 	// every slot, served once they lose them.
@@ -438,8 +454,14 @@ func TestServeSquatters(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim.join()
-	time.Sleep(100 * time.Millisecond)
-	if n := a.srv.Counts(); n.Refused != 1 || n.Joins != MaxClients {
+	var n Counts
+	for range 50 {
+		if n = a.srv.Counts(); n.Refused > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n.Refused != 1 || n.Joins != MaxClients {
 		t.Fatalf("counts %+v: want %d joins and the eighth refused", n, MaxClients)
 	}
 	victim.conn.Close()
@@ -451,6 +473,25 @@ func TestServeSquatters(t *testing.T) {
 	wg.Wait()
 	if n := a.srv.Counts(); n.Dropped != MaxClients {
 		t.Errorf("counts %+v: want the %d squatters dropped", n, MaxClients)
+	}
+}
+
+// keepTalking sends, every 50 ms until ctx ends, what costs nothing and
+// proves nothing: a ping, a stak of a frame never sent, an sdak of game
+// moves never sent.
+func (p *peer) keepTalking(ctx context.Context) {
+	for ctx.Err() == nil {
+		if p.era == decode.Modern {
+			ping := decode.MustNew(p.era, "ping")
+			ping.SetFloat("t0", 1)
+			p.sendTo(p.server, decode.Encode(nil, ping))
+		} else {
+			sdak := decode.MustNew(p.era, "sdak")
+			sdak.Set("frame", 1).Set("entry_pos", 1<<30)
+			p.sendTo(p.server, decode.Encode(nil, sdak))
+		}
+		p.stak(1 << 30)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -98,6 +98,7 @@ func (c *client) play() {
 			switch e.kind {
 			case evPacket:
 				if c.earned() {
+					c.sentSdat(e.pkt)
 					c.sendOwed(e.pkt)
 				}
 			case evState:
