@@ -44,7 +44,8 @@ type event struct {
 }
 
 // events are what the server sends a client, in order, at their times
-// since the first state served. Without Loop and up to the recording's end,
+// since the first state served (the same for every client: New makes them
+// once). Without Loop and up to the recording's end,
 // the recorded sdat stream goes on to its end (the legacy server's quit
 // move is in it), and the last state is sent again until acknowledged.
 func (s *Server) events() []event {
@@ -75,7 +76,7 @@ func (c *client) play() {
 	defer c.s.wg.Done()
 	s := c.s
 	rec := s.rec
-	events := s.events()
+	events := s.plan
 	span := events[len(events)-1].at + 25*time.Millisecond
 	levels := rec.States[s.opt.Stop-1].Level - rec.States[s.opt.Start].Level + 1
 	end := rec.States[s.opt.Stop-1]

@@ -132,6 +132,7 @@ type Server struct {
 	lim   Limits
 	ln    *net.UDPConn
 	start time.Time
+	plan  []event // what each client is sent, and when
 
 	mu      sync.Mutex
 	pending map[netip.AddrPort]*client // handshakes not joined yet
@@ -159,11 +160,13 @@ func New(rec *Recording, ln *net.UDPConn, opt Options) (*Server, error) {
 	if rec.Era == decode.EraUnknown {
 		return nil, errors.New("the recording's era is not known")
 	}
-	return &Server{
+	s := &Server{
 		rec: rec, opt: opt, lim: opt.Limits.withDefaults(), ln: ln, start: time.Now(),
 		pending: map[netip.AddrPort]*client{}, joined: map[netip.AddrPort]*client{},
 		logged: map[endReason]logBudget{},
-	}, nil
+	}
+	s.plan = s.events()
+	return s, nil
 }
 
 func (s *Server) logf(format string, a ...any) {
