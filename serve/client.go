@@ -98,7 +98,6 @@ func (c *client) expired(now time.Time) endReason {
 // when it has timed out.
 func (c *client) read() {
 	defer c.s.wg.Done()
-	era := c.s.rec.Era
 	buf := make([]byte, 2048)
 	var pk decode.Packet
 	for {
@@ -115,32 +114,38 @@ func (c *client) read() {
 		if err != nil || netip.AddrPortFrom(from.Addr().Unmap(), from.Port()) != c.addr {
 			continue
 		}
-		c.mu.Lock()
-		c.heard = now
-		c.mu.Unlock()
-		if decode.Decode(&pk, buf[:n], era) != nil {
-			continue
+		c.handle(&pk, buf[:n], now)
+	}
+}
+
+// handle answers one datagram from the client.
+func (c *client) handle(pk *decode.Packet, b []byte, now time.Time) {
+	era := c.s.rec.Era
+	c.mu.Lock()
+	c.heard = now
+	c.mu.Unlock()
+	if decode.Decode(pk, b, era) != nil {
+		return
+	}
+	switch pk.Layout.Name {
+	case "cjon", "CJON":
+		c.join(pk)
+	case "stak":
+		if fr, ok := pk.Frame(); ok && c.joined.Load() {
+			c.acked(int32(fr))
 		}
-		switch pk.Layout.Name {
-		case "cjon", "CJON":
-			c.join(&pk)
-		case "stak":
-			if fr, ok := pk.Frame(); ok && c.joined.Load() {
-				c.acked(int32(fr))
-			}
-		case "sdak":
-			if fr, ok := pk.Frame(); ok && c.joined.Load() {
-				c.sdak(int32(fr), int(pk.Int("entry_pos")), now)
-			}
-		case "ping":
-			i := pk.Layout.Field("t0")
-			if i < 0 || i >= len(pk.Values) || !c.joined.Load() {
-				continue
-			}
-			p := decode.MustNew(era, "pong")
-			p.SetFloat("t0", pk.Values[i].Float).SetFloat("t1", time.Since(c.s.start).Seconds())
-			c.send(decode.Encode(nil, p))
+	case "sdak":
+		if fr, ok := pk.Frame(); ok && c.joined.Load() {
+			c.sdak(int32(fr), int(pk.Int("entry_pos")), now)
 		}
+	case "ping":
+		i := pk.Layout.Field("t0")
+		if i < 0 || i >= len(pk.Values) || !c.joined.Load() {
+			return
+		}
+		p := decode.MustNew(era, "pong")
+		p.SetFloat("t0", pk.Values[i].Float).SetFloat("t1", time.Since(c.s.start).Seconds())
+		c.send(decode.Encode(nil, p))
 	}
 }
 
