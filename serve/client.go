@@ -203,7 +203,9 @@ func (c *client) join(req *decode.Packet) {
 	c.send(decode.Encode(nil, &p))
 	s.wg.Add(1)
 	go c.play()
-	s.logf("client %s: joined as player %d", c.addr, rec.Player)
+	if !s.noisy(logJoined) {
+		s.logf("client %s: joined as player %d", c.addr, rec.Player)
+	}
 }
 
 // acked takes a stak: the state of that frame becomes the client's base if

@@ -301,6 +301,9 @@ func (s *Server) handshakeReply() []byte {
 // endReason is why a client stopped being served.
 type endReason int
 
+// logJoined is the kind of the log lines of joins (see Server.noisy).
+const logJoined endReason = -1
+
 const (
 	endNone endReason = iota
 	endShutdown
