@@ -107,7 +107,8 @@ type Options struct {
 	Loop bool
 	// Limits bound what a peer can make the server do.
 	Limits Limits
-	// Logf, when set, reports clients joining and leaving.
+	// Logf, when set, reports clients joining and leaving (under a flood,
+	// ten lines of a kind, then one a second).
 	Logf func(format string, a ...any)
 }
 

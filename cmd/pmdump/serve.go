@@ -244,6 +244,9 @@ func statusLine(st []serve.ClientStatus, n serve.Counts) string {
 		if c.Behind >= 0 {
 			fmt.Fprintf(&b, " (%d behind)", c.Behind)
 		}
+		if c.Held > 0 {
+			fmt.Fprintf(&b, ", %d held back", c.Held)
+		}
 		if c.Done {
 			b.WriteString(" done")
 		}

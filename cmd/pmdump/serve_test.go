@@ -189,6 +189,7 @@ func TestServeStatusLine(t *testing.T) {
 	c := netip.MustParseAddrPort("127.0.0.1:24786")
 	joined := serve.ClientStatus{Client: c, Player: 1, Joined: true, SentSLSN: 1, SentAt: 544, AckSLSN: 1, AckFrame: 543, Behind: 1}
 	pending := serve.ClientStatus{Client: netip.MustParseAddrPort("10.0.0.9:24785"), AckFrame: -1, Behind: -1}
+	squatter := serve.ClientStatus{Client: netip.MustParseAddrPort("10.0.0.7:24785"), Player: 1, Joined: true, SentAt: 130, AckFrame: -1, Behind: -1, Held: 52}
 	tests := []struct {
 		st   []serve.ClientStatus
 		n    serve.Counts
@@ -198,6 +199,7 @@ func TestServeStatusLine(t *testing.T) {
 		{[]serve.ClientStatus{joined, pending, pending}, serve.Counts{Dropped: 7, TimedOut: 4000, Evicted: 12},
 			"127.0.0.1:24786 p1 sent 1:544 ack 1:543 (1 behind) | 2 joining | gone: 7 dropped, 4000 handshakes timed out, 12 evicted"},
 		{[]serve.ClientStatus{pending}, serve.Counts{Finished: 1}, "waiting for clients | 1 joining | gone: 1 finished"},
+		{[]serve.ClientStatus{squatter}, serve.Counts{}, "10.0.0.7:24785 p1 sent 0:130 no ack, 52 held back"},
 	}
 	for _, tt := range tests {
 		if got := statusLine(tt.st, tt.n); got != tt.want {
