@@ -43,12 +43,13 @@ type client struct {
 	owed      int
 	owedSince time.Time
 	proven    bool // it has acknowledged a state it was sent
-	// Its frame from its last sdak (legacy) and when it came; the game-move
-	// entry after the last one sent (sdat) and acknowledged (sdak).
-	clientFrame          int32
-	clientFrameAt        time.Time
-	sdatEntry, sdakEntry int
-	st                   ClientStatus
+	// Its frame from its last sdak (legacy) and when it came; the first
+	// game-move entry of the last sdat sent, the entry after the newest one
+	// sent, and after the newest one acknowledged (sdak).
+	clientFrame                     int32
+	clientFrameAt                   time.Time
+	sdatStart, sdatEntry, sdakEntry int
+	st                              ClientStatus
 }
 
 func (c *client) send(p []byte) int { n, _ := c.conn.WriteToUDPAddrPort(p, c.addr); return n }
@@ -232,17 +233,18 @@ func (c *client) acked(frame int32) {
 	}
 }
 
-// sdak takes a legacy game-move acknowledgement. One that acknowledges game
-// moves the client was sent and had not acknowledged yet keeps it from
-// being dropped, as in the legacy game, and earns what it is sent next; its
-// frame tells where the client is.
+// sdak takes a legacy game-move acknowledgement. One that acknowledges the
+// game moves of the last sdat sent (the entry after the last one it
+// holds, between that sdat's first entry and the newest entry sent) keeps
+// the client from being dropped, as in the legacy game, and earns what it
+// is sent next; its frame tells where the client is.
 func (c *client) sdak(frame int32, entry int, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if entry <= c.sdakEntry || entry > c.sdatEntry {
+	if c.sdatEntry == 0 || entry < c.sdatStart || entry > c.sdatEntry {
 		return
 	}
-	c.sdakEntry = entry
+	c.sdakEntry = max(c.sdakEntry, entry)
 	c.clientFrame, c.clientFrameAt = frame, now
 	c.paidUp()
 }
@@ -253,9 +255,10 @@ func (c *client) sentSdat(p []byte) {
 	if len(p) < 13 {
 		return
 	}
-	next := int(binary.BigEndian.Uint32(p[8:])) + int(p[12])
+	start := int(binary.BigEndian.Uint32(p[8:]))
 	c.mu.Lock()
-	c.sdatEntry = max(c.sdatEntry, next)
+	c.sdatStart = start
+	c.sdatEntry = max(c.sdatEntry, start+int(p[12]))
 	c.mu.Unlock()
 }
 

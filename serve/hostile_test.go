@@ -278,3 +278,19 @@ func TestServeHandshakeTimeout(t *testing.T) {
 	}
 	a.honest(victim)()
 }
+
+// TestServeHonestThroughGap serves the real legacy capture whose player
+// became active 7.7 s after its first state: meanwhile only game moves go
+// out, and the client's sdak of them keep it from being dropped.
+func TestServeHonestThroughGap(t *testing.T) {
+	t.Parallel()
+	rec := load(t, realcap.Path(t, "legacy/basic/capture.pcap"), 1)
+	if gap := rec.States[1].At - rec.States[0].At; gap < 4*quickLimits.AckTimeout {
+		t.Fatalf("the first two states are %v apart: no gap to test", gap)
+	}
+	a := startArenaOpt(t, rec, Options{Speed: 4, Stop: 3, Limits: quickLimits})
+	a.honest(netip.AddrPort{})()
+	if n := a.srv.Counts(); n.Dropped != 0 {
+		t.Errorf("counts %+v: the honest client was dropped", n)
+	}
+}

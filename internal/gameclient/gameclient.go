@@ -89,6 +89,7 @@ type Client struct {
 	last    int32 // frame of the last state applied, -1 for none
 	level   int
 	size    int
+	entry   uint32 // the game-move entry after the newest one received (legacy)
 	pending map[difKey]*partial
 
 	Applied  []Applied // every state applied, in order
@@ -257,12 +258,13 @@ func (c *Client) sdat(p []byte) {
 	c.Sdats++
 	be := binary.BigEndian
 	c.SdatFrame = int32(be.Uint32(p[4:]))
-	next := be.Uint32(p[8:]) + uint32(p[12])
+	// The entry after the newest game move held: it never goes back.
+	c.entry = max(c.entry, be.Uint32(p[8:])+uint32(p[12]))
 	a := make([]byte, 25)
 	copy(a, "sdak")
 	a[4] = byte(c.Player)
 	be.PutUint32(a[5:], uint32(c.SdatFrame))
-	be.PutUint32(a[9:], next)
+	be.PutUint32(a[9:], c.entry)
 	be.PutUint32(a[21:], 40) // fps_chase
 	c.send(a)
 }
