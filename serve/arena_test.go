@@ -88,6 +88,19 @@ func (a *arena) honest(local netip.AddrPort) func() {
 		if err := <-done; err != nil {
 			t.Errorf("honest client: %v after %d states", err, len(c.Applied))
 		}
+		// The server held nothing back from it and still serves it.
+		var st *ClientStatus
+		for _, s := range a.srv.Status() {
+			if s.Client == c.LocalAddr() {
+				st = &s
+			}
+		}
+		switch {
+		case st == nil:
+			t.Errorf("honest client %s is no longer served: %+v", c.LocalAddr(), a.srv.Counts())
+		case st.Held > 0:
+			t.Errorf("honest client: %d states held back", st.Held)
+		}
 		checkExact(t, a.rec, a.start, a.stop, c)
 	}
 }
@@ -121,8 +134,15 @@ func checkExact(t *testing.T, rec *Recording, start, stop int, c *gameclient.Cli
 			t.Fatalf("honest client: level %d frame %d is not the recorded state", a.Level, a.Dst)
 		}
 	}
-	if len(c.Applied) != stop-start {
-		t.Errorf("honest client applied %d states, want all %d", len(c.Applied), stop-start)
+	// Every state was sent (no state held back, see arena.honest); on a
+	// busy machine the kernel may drop a few datagrams the client was too
+	// slow to read, as a lossy network would.
+	if n, want := len(c.Applied), stop-start; n != want {
+		if n < want*9/10 {
+			t.Errorf("honest client applied %d states, want all %d", n, want)
+		} else {
+			t.Logf("honest client applied %d of %d states: some datagrams lost", n, want)
+		}
 	}
 }
 
