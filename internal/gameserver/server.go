@@ -1,0 +1,158 @@
+package gameserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/pmdump/pmdump/synth"
+)
+
+// Options configure a Server.
+type Options struct {
+	Seed int64 // picks the level (see NewGame)
+	// FrameTime is the length of a frame; 0 means the game's 25 ms. Tests
+	// may run the game faster: the rules hold in frames, not seconds.
+	FrameTime time.Duration
+}
+
+type datagram struct {
+	from    netip.AddrPort
+	payload []byte
+	hello   bool
+}
+
+// Server is a Game on UDP in real time: it listens for 1234 on one socket
+// and answers each new client from a socket of its own, reads what arrived
+// at the start of every frame and runs the frame.
+type Server struct {
+	opt   Options
+	ln    *net.UDPConn
+	game  *Game
+	in    chan datagram
+	mu    sync.Mutex
+	conns map[netip.AddrPort]*net.UDPConn
+	wg    sync.WaitGroup
+}
+
+// Listen opens the server's listening socket on addr ("127.0.0.1:0" for
+// any free port).
+func Listen(addr string, opt Options) (*Server, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("gameserver: %w", err)
+	}
+	ln, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("gameserver: %w", err)
+	}
+	if opt.FrameTime <= 0 {
+		opt.FrameTime = synth.FrameTime
+	}
+	s := &Server{opt: opt, ln: ln, in: make(chan datagram, 4096), conns: map[netip.AddrPort]*net.UDPConn{}}
+	s.game = NewGame(opt.Seed, s.sendTo)
+	return s, nil
+}
+
+// Addr is the listening socket's address.
+func (s *Server) Addr() netip.AddrPort { return s.ln.LocalAddr().(*net.UDPAddr).AddrPort() }
+
+func (s *Server) sendTo(to netip.AddrPort, payload []byte) {
+	s.mu.Lock()
+	c := s.conns[to]
+	s.mu.Unlock()
+	if c != nil {
+		c.WriteToUDPAddrPort(payload, to)
+	}
+}
+
+// read forwards every datagram of one socket to the frame loop.
+func (s *Server) read(c *net.UDPConn, hello bool) {
+	defer s.wg.Done()
+	buf := make([]byte, 2048)
+	for {
+		n, from, err := c.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		s.in <- datagram{from: from, payload: append([]byte(nil), buf[:n]...), hello: hello}
+	}
+}
+
+// Run runs the game until ctx is done or frames frames were run (0: no
+// limit), then closes every socket.
+func (s *Server) Run(ctx context.Context, frames int32) error {
+	s.wg.Add(1)
+	go s.read(s.ln, true)
+	defer func() {
+		s.ln.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	}()
+	start := time.Now()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for n := int32(0); frames == 0 || n < frames; n++ {
+		due := start.Add(time.Duration(n) * s.opt.FrameTime)
+		t.Reset(time.Until(due))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		for drained := false; !drained; {
+			select {
+			case d := <-s.in:
+				s.handle(d)
+			default:
+				drained = true
+			}
+		}
+		if err := s.game.Step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) handle(d datagram) {
+	if !d.hello {
+		s.game.Receive(d.from, d.payload)
+		return
+	}
+	if string(d.payload) != "1234" {
+		return
+	}
+	s.mu.Lock()
+	c := s.conns[d.from]
+	if c == nil {
+		var err error
+		c, err = net.ListenUDP("udp", &net.UDPAddr{IP: s.ln.LocalAddr().(*net.UDPAddr).IP})
+		if err != nil {
+			s.mu.Unlock()
+			return
+		}
+		s.conns[d.from] = c
+		s.wg.Add(1)
+		go s.read(c, false)
+	}
+	s.mu.Unlock()
+	s.game.Hello(d.from)
+	c.WriteToUDPAddrPort([]byte("5678"), d.from)
+}
+
+// Rewinds is how many late inputs made the server simulate frames again;
+// call it after Run returned.
+func (s *Server) Rewinds() int { return s.game.Rewinds }
