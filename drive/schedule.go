@@ -3,6 +3,8 @@ package drive
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/pmdump/pmdump/schema"
 )
 
 // lookAhead is how many frames after the packet order's an input may have
@@ -17,7 +19,15 @@ func (r *Recording) controlsAt(k Key, p int) (byte, bool) {
 		return 0, false
 	}
 	reg := r.Schema.Region("psyn")
-	if reg == nil || p < 0 || (p+1)*reg.Elem > len(b) {
+	if reg == nil {
+		return 0, false
+	}
+	return controls(reg, b, p)
+}
+
+// controls returns player p's control bits from the player region b.
+func controls(reg *schema.Region, b []byte, p int) (byte, bool) {
+	if p < 0 || (p+1)*reg.Elem > len(b) {
 		return 0, false
 	}
 	rec := b[p*reg.Elem : (p+1)*reg.Elem]

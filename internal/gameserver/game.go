@@ -124,6 +124,16 @@ func encode(p *decode.Packet) []byte { return decode.Encode(nil, p) }
 
 func packet(name string) *decode.Packet { return decode.MustNew(decode.Modern, name) }
 
+// remote reports whether a remote-control client has joined.
+func (g *Game) remote() bool {
+	for _, c := range g.order {
+		if c.rc {
+			return true
+		}
+	}
+	return false
+}
+
 // Hello registers a client endpoint after its 1234 (the transport answers
 // with 5678 from the client's own server socket).
 func (g *Game) Hello(from netip.AddrPort) {

@@ -2,6 +2,8 @@ package gameserver
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +20,15 @@ type Options struct {
 	// FrameTime is the length of a frame; 0 means the game's 25 ms. Tests
 	// may run the game faster: the rules hold in frames, not seconds.
 	FrameTime time.Duration
+	// Lockstep makes the server wait, before each frame, for the
+	// remote-control client's keep-alive (rctl 0) after the previous
+	// frame's snfo, and for every request it says was sent before it (its
+	// value counts the handshakes, joins, inputs and file requests sent
+	// to the server so far), for at
+	// most a second. The server then reads every input in the frame it was
+	// sent for however busy the machine is, and can run much faster than
+	// real time.
+	Lockstep bool
 }
 
 type datagram struct {
@@ -37,6 +48,11 @@ type Server struct {
 	mu    sync.Mutex
 	conns map[netip.AddrPort]*net.UDPConn
 	wg    sync.WaitGroup
+	// lockstep: requests received (handshakes, joins, inputs, file
+	// requests), the count the newest keep-alive says were sent, and
+	// whether one came since the last frame
+	received, want int64
+	kept            bool
 }
 
 // Listen opens the server's listening socket on addr ("127.0.0.1:0" for
@@ -105,21 +121,22 @@ func (s *Server) Run(ctx context.Context, frames int32) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for n := int32(0); frames == 0 || n < frames; n++ {
+		// Frames start on a fixed grid, but a server that fell behind
+		// (a busy machine) starts a new grid rather than running the
+		// missed frames back to back: clients always get half a frame
+		// to answer a frame.
 		due := start.Add(time.Duration(n) * s.opt.FrameTime)
+		if late := time.Since(due); late > s.opt.FrameTime/2 {
+			start = start.Add(late)
+			due = due.Add(late)
+		}
 		t.Reset(time.Until(due))
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
-		for drained := false; !drained; {
-			select {
-			case d := <-s.in:
-				s.handle(d)
-			default:
-				drained = true
-			}
-		}
+		s.drain(ctx)
 		if err := s.game.Step(); err != nil {
 			return err
 		}
@@ -127,7 +144,46 @@ func (s *Server) Run(ctx context.Context, frames int32) error {
 	return nil
 }
 
+// drain handles every datagram that has arrived; in lockstep, once a
+// remote-control client runs the clock, it first waits for its keep-alive.
+func (s *Server) drain(ctx context.Context) {
+	if s.opt.Lockstep && s.game.remote() {
+		limit := time.NewTimer(time.Second)
+		defer limit.Stop()
+		for !s.kept || s.received < s.want {
+			select {
+			case d := <-s.in:
+				s.handle(d)
+			case <-limit.C:
+				s.kept = true
+				s.want = 0
+			case <-ctx.Done():
+				return
+			}
+		}
+		s.kept = false
+	}
+	for {
+		select {
+		case d := <-s.in:
+			s.handle(d)
+		default:
+			return
+		}
+	}
+}
+
 func (s *Server) handle(d datagram) {
+	if s.opt.Lockstep {
+		if len(d.payload) == 16 && string(d.payload[:4]) == "rctl" && binary.LittleEndian.Uint32(d.payload[4:]) == 0 {
+			s.kept, s.want = true, int64(math.Float64frombits(binary.LittleEndian.Uint64(d.payload[8:])))
+			return
+		}
+		switch string(d.payload[:min(4, len(d.payload))]) {
+		case "1234", "cjrc", "cjon", "cdat", "crfl":
+			s.received++
+		}
+	}
 	if !d.hello {
 		s.game.Receive(d.from, d.payload)
 		return

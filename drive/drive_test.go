@@ -1,0 +1,190 @@
+package drive
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pmdump/pmdump/internal/gameserver"
+	"github.com/pmdump/pmdump/synth"
+)
+
+// testScript is a short game: two clients, inputs on time, late (the
+// server rewinds) and early (it waits for their frame), and a file request.
+var testScript = gameserver.Script{
+	Seed:   11,
+	Frames: 110,
+	Clients: []gameserver.ScriptClient{
+		{Color: 5, Hostname: "alpha", Join: 20, Inputs: []gameserver.Input{
+			{Read: 28, Frame: 28, Move: 0x02},
+			{Read: 40, Frame: 37, Move: 0x12},
+			{Read: 52, Frame: 55, Move: 0x01},
+			{Read: 70, Frame: 69, Move: 0x05},
+			{Read: 88, Frame: 88, Move: 0x00},
+		}},
+		{Color: 5, Hostname: "beta", Join: 45, Inputs: []gameserver.Input{
+			{Read: 50, Frame: 48, Move: 0x01},
+			{Read: 64, Frame: 64, Move: 0x22},
+			{Read: 80, Frame: 76, Move: 0x08},
+		}, Files: []int32{60}},
+	},
+}
+
+// record writes the script's game to a capture and loads it.
+func record(t *testing.T, s gameserver.Script) *Recording {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "game.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := synth.NewCaptureWriter(f, synth.Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gameserver.Record(s, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rec, err := Load(context.Background(), []string{path}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	return rec
+}
+
+// drive runs the recording against a fresh test server running frames of
+// frameTime.
+func drive(t *testing.T, rec *Recording, seed int64, frameTime time.Duration) (*Summary, []Event) {
+	t.Helper()
+	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: seed, FrameTime: frameTime, Lockstep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, 0) }()
+	var events []Event
+	sum, err := Run(ctx, rec, srv.Addr().String(), Options{Timeout: 3 * time.Second, OnEvent: func(e Event) { events = append(events, e) }})
+	cancel()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, events
+}
+
+func TestScheduleOfRecording(t *testing.T) {
+	rec := record(t, testScript)
+	if len(rec.Clients) != 2 {
+		t.Fatalf("%d clients, want 2", len(rec.Clients))
+	}
+	for i, sc := range testScript.Clients {
+		c := rec.Clients[i]
+		if c.Join != (Key{0, sc.Join}) || c.Hostname != sc.Hostname || c.Color != sc.Color {
+			t.Errorf("client %d: join %v host %q color %d, want frame %d %q %d", i+1, c.Join, c.Hostname, c.Color, sc.Join, sc.Hostname, sc.Color)
+		}
+	}
+	// Every input in the frame the script had the server read it in.
+	var got, want []string
+	for _, a := range rec.Actions {
+		if a.Kind == Input || a.Kind == File {
+			got = append(got, a.At.String()+" "+string(a.Kind))
+		}
+		if a.Check == Uncertain {
+			t.Errorf("uncertain: %s: %s", a, a.Reason)
+		}
+	}
+	for _, sc := range testScript.Clients {
+		for _, in := range sc.Inputs {
+			want = append(want, Key{0, in.Read}.String()+" cdat")
+		}
+		for _, f := range sc.Files {
+			want = append(want, Key{0, f}.String()+" crfl")
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("schedule\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestDriveReproduces(t *testing.T) {
+	rec := record(t, testScript)
+	sum, events := drive(t, rec, testScript.Seed, 2*time.Millisecond)
+	if !sum.Reproduced || sum.Different != 0 || sum.Missing != 0 || sum.Equal != rec.States {
+		t.Fatalf("not reproduced: %+v (recorded %d states); first divergence %+v", sum.Counts, rec.States, sum.First)
+	}
+	joins := 0
+	for _, e := range events {
+		if e.Event == "join" {
+			joins++
+		}
+	}
+	if joins != 2 || events[len(events)-1].Event != "summary" {
+		t.Errorf("%d join events, last event %q", joins, events[len(events)-1].Event)
+	}
+}
+
+func TestDriveNamesMovedInput(t *testing.T) {
+	rec := record(t, testScript)
+	// The server read client 1's input of frame 40 (late: for frame 37)
+	// in frame 40; send it one frame later.
+	var moved *Action
+	for _, a := range rec.Actions {
+		if a.Kind == Input && a.Client == 1 && a.At.Frame == 40 {
+			moved = a
+		}
+	}
+	if moved == nil {
+		t.Fatal("no input read in frame 40")
+	}
+	moved.At = moved.At.Add(1)
+	sum, _ := drive(t, rec, testScript.Seed, 2*time.Millisecond)
+	if sum.Reproduced || sum.First == nil {
+		t.Fatalf("reproduced with an input moved: %+v", sum.Counts)
+	}
+	dv := sum.First
+	if dv.At != (Key{0, 41}) || dv.Input != moved || dv.Player != 1 && dv.Player != 2 {
+		t.Fatalf("first divergence at %v naming %v, want frame 41 naming %v: %s", dv.At, dv.Input, moved, dv.Text)
+	}
+	var fields []string
+	for _, f := range dv.Fields {
+		if f.Player == 1 {
+			fields = append(fields, f.Field)
+		}
+	}
+	// 0x12 is right and jump; player 1 had right before.
+	if !slices.Contains(fields, "jump") {
+		t.Errorf("fields of player 1 %v do not name jump: %s", fields, dv.Text)
+	}
+	if !strings.Contains(dv.Text, "frame 41: player 1") {
+		t.Errorf("text %q", dv.Text)
+	}
+	// Only the provisional state differs: the server rewinds to frame 37
+	// when the input comes, so later states are the recorded ones again.
+	if sum.Different != rec.count(41) {
+		t.Errorf("%d states differ %v, want the %d clients' states of frame 41; late actions %d", sum.Different, sum.Differ, rec.count(41), sum.LateActions)
+	}
+}
+
+// count is how many clients were sent a state of frame f.
+func (r *Recording) count(f int32) int {
+	n := 0
+	for _, c := range r.Clients {
+		if _, ok := c.states[Key{0, f}]; ok {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,613 @@
+package drive
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/klauspost/compress/zlib"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/replay"
+)
+
+// Options configure Run.
+type Options struct {
+	// Timeout is how long the server may stay silent (no snfo) before Run
+	// gives up; 0 means 5 s.
+	Timeout time.Duration
+	// Handshake is how many frames before its join a client sends its
+	// 1234; 0 means 20.
+	Handshake int32
+	// OnEvent receives the events of the run, on Run's goroutine.
+	OnEvent func(Event)
+	// ProgressEvery is how many frames apart progress events are; 0
+	// means 40 (a second of game).
+	ProgressEvery int32
+}
+
+// Counts are the running counts of a run.
+type Counts struct {
+	Equal       int `json:"equal"`        // states the server sent that equal the recorded ones
+	Different   int `json:"different"`    // states that differ from the recorded ones
+	Missing     int `json:"missing"`      // recorded states the server did not send (at the end)
+	Unrecorded  int `json:"unrecorded"`   // states the server sent that the recording does not have
+	Unbuilt     int `json:"unbuilt"`      // difs whose base the driver did not hold
+	LateActions int `json:"late_actions"` // packets sent after the server had begun their frame
+}
+
+// Summary is the outcome of a run.
+type Summary struct {
+	Counts
+	Clients    int         `json:"clients"`
+	Actions    int         `json:"actions"`
+	Uncertain  int         `json:"uncertain"`
+	End        Key         `json:"end"`
+	Reproduced bool        `json:"reproduced"` // every recorded state was sent again, none differed
+	First      *Divergence `json:"first_divergence,omitempty"`
+	Differ     []Differ    `json:"differ,omitempty"` // the first states that differ
+}
+
+// Event is one thing a run reports. Event says which: "join" (a client
+// joined: Client, Player, At), "late" (Action sent after its frame had
+// begun, At the frame it was sent in), "progress" (Counts, At),
+// "divergence" (the first state that differs), "summary".
+type Event struct {
+	Event      string      `json:"event"`
+	At         *Key        `json:"at,omitempty"`
+	Client     int         `json:"client,omitempty"`
+	Player     int         `json:"player,omitempty"`
+	Action     *Action     `json:"action,omitempty"`
+	Counts     *Counts     `json:"counts,omitempty"`
+	Divergence *Divergence `json:"divergence,omitempty"`
+	Summary    *Summary    `json:"summary,omitempty"`
+}
+
+type difKey struct {
+	slsn     int
+	src, dst int32
+}
+
+type partial struct {
+	count  int
+	got    int
+	pieces [][]byte
+}
+
+type held struct {
+	frame int32
+	data  []byte
+}
+
+// driven is one recorded client played live.
+type driven struct {
+	rec     *Client
+	conn    *net.UDPConn
+	server  netip.AddrPort
+	player  int
+	slsn    int
+	hist    []held
+	newest  int32
+	pending map[difKey]*partial
+	files   map[int32]*partial
+	seen    map[Key]bool
+	shook   int32 // frame the last 1234 was sent in, -1 for none
+	joined  bool
+	stopped bool
+}
+
+type arrival struct {
+	who  int // index of the client, -1 for the clock
+	from netip.AddrPort
+	data []byte
+}
+
+// runner is one run.
+type runner struct {
+	rec     *Recording
+	opt     Options
+	target  netip.AddrPort
+	in      chan arrival
+	clock   *net.UDPConn
+	clients []*driven
+	size    int
+	cur     Key // the frame the server finished last (its snfo)
+	started bool
+	next    int // first action not sent
+	sent    map[*Action]Key
+	counts  Counts
+	first   *Divergence
+	dif     []byte
+	zr      io.ReadCloser
+	// the server's socket for the clock, and the datagrams sent to the
+	// server so far (the keep-alives do not count)
+	clockServer netip.AddrPort
+	sentCount   int64
+	differ      []Differ
+}
+
+// maxDiffer bounds the differing states a summary lists.
+const maxDiffer = 100
+
+// Differ is a state that differs from the recorded one.
+type Differ struct {
+	Client int `json:"client"`
+	At     Key `json:"at"`
+}
+
+// send sends one datagram to the server and counts the requests the
+// server acts on in the game (handshakes, joins, inputs, file requests).
+func (r *runner) send(c *net.UDPConn, payload []byte, to netip.AddrPort) {
+	switch string(payload[:4]) {
+	case "1234", "cjrc", "cjon", "cdat", "crfl":
+		r.sentCount++
+	}
+	c.WriteToUDPAddrPort(payload, to)
+}
+
+// keepAlive tells the server the clock client is there (rctl 0), with the
+// count of requests sent to the server so far as its value.
+func (r *runner) keepAlive() {
+	p := decode.MustNew(decode.Modern, "rctl").Set("command", 0).SetFloat("value", float64(r.sentCount))
+	r.clock.WriteToUDPAddrPort(decode.Encode(nil, p), r.clockServer)
+}
+
+// Run plays the recording's clients against the server listening at
+// target (HOST:PORT) and compares every state it sends with the recorded
+// one, until the recording's last state. It returns the summary; the error
+// is for a run that could not go on (no server, ctx done).
+func Run(ctx context.Context, rec *Recording, target string, opt Options) (*Summary, error) {
+	ap, err := resolve(target)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = 5 * time.Second
+	}
+	if opt.Handshake <= 0 {
+		opt.Handshake = 20
+	}
+	if opt.ProgressEvery <= 0 {
+		opt.ProgressEvery = 40
+	}
+	r := &runner{rec: rec, opt: opt, target: ap, in: make(chan arrival, 8192), sent: map[*Action]Key{}}
+	r.size = rec.stateSize()
+	if r.size == 0 {
+		return nil, errors.New("drive: the recording has no state")
+	}
+	r.dif = make([]byte, r.size)
+	defer r.close()
+	if r.clock, err = r.listen(-1); err != nil {
+		return nil, err
+	}
+	for _, c := range rec.Clients {
+		d := &driven{rec: c, pending: map[difKey]*partial{}, files: map[int32]*partial{}, seen: map[Key]bool{}, shook: -1, newest: -1}
+		r.clients = append(r.clients, d)
+		if d.conn, err = r.listen(len(r.clients) - 1); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.remoteControl(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.loop(ctx); err != nil {
+		return nil, err
+	}
+	return r.summary(), nil
+}
+
+func resolve(target string) (netip.AddrPort, error) {
+	ua, err := net.ResolveUDPAddr("udp", target)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("drive: server address: %w", err)
+	}
+	ap := ua.AddrPort()
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+}
+
+func (r *runner) emit(ev Event) {
+	if r.opt.OnEvent != nil {
+		r.opt.OnEvent(ev)
+	}
+}
+
+// listen opens a socket of the target's family and forwards what it
+// receives to the loop.
+func (r *runner) listen(who int) (*net.UDPConn, error) {
+	network := "udp4"
+	if r.target.Addr().Is6() {
+		network = "udp6"
+	}
+	c, err := net.ListenUDP(network, nil)
+	if err != nil {
+		return nil, fmt.Errorf("drive: %w", err)
+	}
+	c.SetReadBuffer(4 << 20)
+	go func() {
+		for {
+			buf := make([]byte, 2048)
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				continue // ICMP errors surface here; the loop's timeout decides
+			}
+			r.in <- arrival{who: who, from: netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), data: buf[:n]}
+		}
+	}()
+	return c, nil
+}
+
+func (r *runner) close() {
+	if r.clock != nil {
+		r.clock.Close()
+	}
+	for _, d := range r.clients {
+		if d.conn != nil {
+			d.conn.Close()
+		}
+	}
+	if r.zr != nil {
+		r.zr.Close()
+	}
+}
+
+// remoteControl joins the clock: 1234, then cjrc to the server's socket
+// for it; the server then sends snfo after every frame.
+func (r *runner) remoteControl(ctx context.Context) error {
+	var server netip.AddrPort
+	deadline := time.Now().Add(r.opt.Timeout)
+	tick := time.NewTicker(150 * time.Millisecond)
+	defer tick.Stop()
+	send := func() {
+		if !server.IsValid() {
+			r.send(r.clock, []byte("1234"), r.target)
+		} else {
+			r.send(r.clock, []byte("cjrc"), server)
+		}
+	}
+	send()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if time.Now().After(deadline) {
+				if !server.IsValid() {
+					return fmt.Errorf("drive: no answer (5678) from a game server at %s", r.target)
+				}
+				return fmt.Errorf("drive: the server at %s does not accept a remote-control join (cjrc)", r.target)
+			}
+			send()
+		case a := <-r.in:
+			if a.who != -1 || len(a.data) < 4 {
+				continue
+			}
+			switch string(a.data[:4]) {
+			case "5678":
+				if !server.IsValid() {
+					server = a.from
+					send()
+				}
+			case "sjrc":
+				r.clockServer = server
+				return nil
+			case "snfo":
+				r.clockServer = server
+				r.in <- a // the clock runs: the loop takes it
+				return nil
+			}
+		}
+	}
+}
+
+func (r *runner) loop(ctx context.Context) error {
+	last := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if time.Since(last) > r.opt.Timeout {
+				return fmt.Errorf("drive: the server at %s sent no frame (snfo) for %v after frame %v", r.target, r.opt.Timeout, r.cur)
+			}
+		case a := <-r.in:
+			if len(a.data) < 4 {
+				continue
+			}
+			if a.who == -1 {
+				if string(a.data[:4]) != "snfo" {
+					continue
+				}
+				last = time.Now()
+				done, err := r.frame(a.data)
+				if err != nil || done {
+					return err
+				}
+				continue
+			}
+			if err := r.client(r.clients[a.who], a); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// frame handles an snfo: the server finished a frame. It sends what the
+// server must read in the next one and reports whether the run is over.
+func (r *runner) frame(b []byte) (bool, error) {
+	var p decode.Packet
+	if err := decode.Decode(&p, b, decode.Modern); err != nil {
+		return false, nil
+	}
+	n := int32(p.Int("frame"))
+	switch {
+	case !r.started:
+		r.started = true
+		r.cur = Key{0, n}
+	case n == r.cur.Frame:
+		return false, nil // another piece of the same frame
+	case n < r.cur.Frame:
+		r.cur = Key{r.cur.SLSN + 1, n} // a new level: frames start again
+	default:
+		r.cur.Frame = n
+	}
+	next := r.cur.Add(1)
+	for _, d := range r.clients {
+		if !d.joined && d.shook < 0 && !next.Less(d.rec.Join.Add(-r.opt.Handshake)) ||
+			!d.server.IsValid() && d.shook >= 0 && n-d.shook >= 5 {
+			r.send(d.conn, []byte("1234"), r.target)
+			d.shook = n
+		}
+		if !d.stopped && d.rec.Last.Less(next) && d.joined {
+			d.stopped = true
+		}
+	}
+	r.sendDue(next)
+	r.keepAlive()
+	if r.cur.Frame%r.opt.ProgressEvery == 0 {
+		c := r.counts
+		at := r.cur
+		r.emit(Event{Event: "progress", At: &at, Counts: &c})
+	}
+	return !r.cur.Less(r.rec.End.Add(1)), nil
+}
+
+// sendDue sends every action due by frame next, in capture order; a
+// client's actions wait while it has no server socket yet.
+func (r *runner) sendDue(next Key) {
+	blocked := map[int]bool{}
+	for i := r.next; i < len(r.rec.Actions); i++ {
+		a := r.rec.Actions[i]
+		if next.Less(a.Ordered) {
+			break
+		}
+		if _, done := r.sent[a]; done || next.Less(a.At) || blocked[a.Client] {
+			continue
+		}
+		d := r.clients[a.Client-1]
+		if !d.server.IsValid() {
+			blocked[a.Client] = true
+			continue
+		}
+		payload := a.Payload
+		if a.Kind == Input && d.player > 0 && len(payload) > 4 {
+			payload = append([]byte(nil), payload...)
+			payload[4] = byte(d.player)
+		}
+		r.send(d.conn, payload, d.server)
+		r.sent[a] = next
+		if a.At.Less(next) {
+			r.counts.LateActions++
+			at := next
+			r.emit(Event{Event: "late", At: &at, Client: a.Client, Action: a})
+		}
+	}
+	for r.next < len(r.rec.Actions) {
+		if _, done := r.sent[r.rec.Actions[r.next]]; !done {
+			break
+		}
+		r.next++
+	}
+}
+
+// client handles what the server sent a recorded client.
+func (r *runner) client(d *driven, a arrival) error {
+	switch string(a.data[:4]) {
+	case "5678":
+		if !d.server.IsValid() {
+			d.server = a.from
+			r.sendDue(r.cur.Add(1))
+		}
+		return nil
+	case "sjon":
+		var p decode.Packet
+		if decode.Decode(&p, a.data, decode.Modern) == nil && !d.joined {
+			d.joined, d.player, d.slsn = true, int(p.Int("player")), int(p.Int("slsn"))
+			at := Key{d.slsn, int32(p.Int("frame"))}
+			r.emit(Event{Event: "join", At: &at, Client: d.rec.N, Player: d.player})
+		}
+		return nil
+	case "stdf":
+		return r.piece(d, a.data)
+	case "sfil":
+		r.file(d, a.data)
+	}
+	return nil
+}
+
+func (r *runner) file(d *driven, b []byte) {
+	var p decode.Packet
+	if decode.Decode(&p, b, decode.Modern) != nil || d.stopped {
+		return
+	}
+	id, seq, count := int32(p.Int("id")), int(p.Int("seq")), int(p.Int("count"))
+	f := d.files[id]
+	if f == nil {
+		f = &partial{count: count, pieces: make([][]byte, count)}
+		d.files[id] = f
+	}
+	if seq < len(f.pieces) && f.pieces[seq] == nil {
+		f.pieces[seq] = []byte{}
+		f.got++
+	}
+	if f.got == f.count {
+		ack := make([]byte, 8)
+		copy(ack, "sfak")
+		binary.LittleEndian.PutUint32(ack[4:], uint32(id))
+		r.send(d.conn, ack, d.server)
+	}
+}
+
+// piece collects an stdf piece and, once its dif is whole, rebuilds the
+// state, acknowledges it and compares it with the recording.
+func (r *runner) piece(d *driven, b []byte) error {
+	var p decode.Packet
+	if decode.Decode(&p, b, decode.Modern) != nil {
+		return nil
+	}
+	k := difKey{int(p.Int("slsn")), int32(p.Int("src")), int32(p.Int("dst"))}
+	seq, count := int(p.Int("seq")), int(p.Int("count"))
+	if k.slsn != d.slsn {
+		// A new level: the old states are no bases any more.
+		d.slsn, d.hist, d.newest = k.slsn, nil, -1
+		clear(d.pending)
+	}
+	pt := d.pending[k]
+	if pt == nil {
+		pt = &partial{count: count, pieces: make([][]byte, count)}
+		d.pending[k] = pt
+	}
+	if seq >= len(pt.pieces) || pt.pieces[seq] != nil {
+		return nil
+	}
+	pt.pieces[seq] = append([]byte{}, p.Values[p.Layout.Field("data")].Bytes...)
+	pt.got++
+	if pt.got < pt.count {
+		return nil
+	}
+	delete(d.pending, k)
+	for o := range d.pending {
+		if o.dst <= k.dst {
+			delete(d.pending, o) // overtaken
+		}
+	}
+	var base []byte
+	if k.src != 0 {
+		for _, h := range d.hist {
+			if h.frame == k.src {
+				base = h.data
+			}
+		}
+		if base == nil {
+			r.counts.Unbuilt++
+			r.stak(d, max(d.newest, 0))
+			return nil
+		}
+	}
+	state, err := r.inflate(pt.pieces)
+	if err != nil {
+		r.counts.Unbuilt++
+		return nil
+	}
+	if base == nil {
+		base = make([]byte, len(state))
+	}
+	replay.Sub(state, base, state)
+	if k.dst > d.newest {
+		d.hist = append(d.hist, held{k.dst, state})
+		if len(d.hist) > 8 {
+			d.hist = d.hist[1:]
+		}
+		d.newest = k.dst
+		r.stak(d, k.dst)
+	}
+	return r.compare(d, Key{k.slsn, k.dst}, state)
+}
+
+func (r *runner) inflate(pieces [][]byte) ([]byte, error) {
+	z := bytes.Join(pieces, nil)
+	var err error
+	if r.zr == nil {
+		r.zr, err = zlib.NewReader(bytes.NewReader(z))
+	} else {
+		err = r.zr.(zlib.Resetter).Reset(bytes.NewReader(z), nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, r.size)
+	if _, err := io.ReadFull(r.zr, out); err != nil {
+		return nil, err
+	}
+	if n, _ := r.zr.Read(make([]byte, 1)); n > 0 {
+		return nil, errors.New("dif larger than a state")
+	}
+	return out, nil
+}
+
+// stak acknowledges frame ack the way the game's client does.
+func (r *runner) stak(d *driven, ack int32) {
+	if d.stopped || !d.server.IsValid() {
+		return
+	}
+	p := decode.MustNew(decode.Modern, "stak").Set("player", int64(d.player)).
+		Set("ack_frame", int64(ack)).Set("client_frame", int64(ack))
+	r.send(d.conn, decode.Encode(nil, p), d.server)
+}
+
+// compare checks a rebuilt state against the recording.
+func (r *runner) compare(d *driven, k Key, state []byte) error {
+	if d.seen[k] {
+		return nil
+	}
+	d.seen[k] = true
+	want, ok := d.rec.states[k]
+	if !ok {
+		r.counts.Unrecorded++
+		return nil
+	}
+	if sha256.Sum256(state) == want {
+		r.counts.Equal++
+		return nil
+	}
+	r.counts.Different++
+	if len(r.differ) < maxDiffer {
+		r.differ = append(r.differ, Differ{Client: d.rec.N, At: k})
+	}
+	if r.first == nil {
+		r.first = r.rec.diverge(d.rec, d.player, k, state, r.sent)
+		r.emit(Event{Event: "divergence", At: &k, Client: d.rec.N, Player: d.player, Divergence: r.first})
+	}
+	return nil
+}
+
+func (r *runner) summary() *Summary {
+	for _, d := range r.clients {
+		for k := range d.rec.states {
+			if !d.seen[k] && !r.rec.End.Less(k) {
+				r.counts.Missing++
+			}
+		}
+	}
+	s := &Summary{Counts: r.counts, Clients: len(r.clients), End: r.rec.End, First: r.first, Differ: r.differ}
+	for _, a := range r.rec.Actions {
+		s.Actions++
+		if a.Check == Uncertain {
+			s.Uncertain++
+		}
+	}
+	s.Reproduced = s.Different == 0 && s.Missing == 0 && s.Equal > 0
+	r.emit(Event{Event: "summary", Summary: s})
+	return s
+}
