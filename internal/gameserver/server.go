@@ -3,9 +3,9 @@ package gameserver
 import (
 	"context"
 	"encoding/binary"
-	"math"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"sync"
@@ -52,7 +52,7 @@ type Server struct {
 	// requests), the count the newest keep-alive says were sent, and
 	// whether one came since the last frame
 	received, want int64
-	kept            bool
+	kept           bool
 }
 
 // Listen opens the server's listening socket on addr ("127.0.0.1:0" for
