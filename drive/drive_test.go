@@ -2,7 +2,6 @@ package drive
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/internal/gameserver"
-	"github.com/pmdump/pmdump/synth"
 )
 
 // testScript is a short game: two clients, inputs on time, late (the
@@ -38,21 +36,9 @@ var testScript = gameserver.Script{
 func record(t *testing.T, s gameserver.Script) *Recording {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "game.pcap")
-	f, err := os.Create(path)
-	if err != nil {
+	if err := gameserver.RecordFile(path, s); err != nil {
 		t.Fatal(err)
 	}
-	w, err := synth.NewCaptureWriter(f, synth.Pcap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gameserver.Record(s, w); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	rec, err := Load(context.Background(), []string{path}, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"os"
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
@@ -155,4 +156,24 @@ func (r *recorder) reply(n int, payload []byte) {
 		binary.LittleEndian.PutUint32(b[4:], uint32(p.Int("id")))
 		r.queue(next, queued{client: n, payload: b})
 	}
+}
+
+// RecordFile runs the game of script like Record and writes it to a pcap
+// file at path.
+func RecordFile(path string, script Script) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("gameserver: %w", err)
+	}
+	w, err := synth.NewCaptureWriter(f, synth.Pcap)
+	if err == nil {
+		err = Record(script, w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("gameserver: %w", cerr)
+	}
+	return err
 }
