@@ -35,8 +35,12 @@ type FieldChange struct {
 	Region   string `json:"region,omitempty"` // psyn
 }
 
-// maxFields bounds the fields a divergence lists.
-const maxFields = 40
+// maxFields bounds the fields a divergence lists, maxText those its text
+// names.
+const (
+	maxFields = 40
+	maxText   = 12
+)
 
 // diverge describes the difference of a live state from the recorded one
 // of client c at k.
@@ -103,7 +107,7 @@ func (dv *Divergence) text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "frame %d:", dv.At.Frame)
 	group := ""
-	for i, f := range dv.Fields {
+	for i, f := range dv.Fields[:min(len(dv.Fields), maxText)] {
 		g := f.Region
 		name := f.Field
 		if f.Player >= 0 {
@@ -127,7 +131,7 @@ func (dv *Divergence) text() string {
 			fmt.Fprintf(&b, ", %s", name)
 		}
 	}
-	if dv.Total > len(dv.Fields) {
+	if dv.Total > min(len(dv.Fields), maxText) {
 		fmt.Fprintf(&b, " … %d values in all", dv.Total)
 	}
 	if dv.Input != nil {

@@ -7,23 +7,85 @@ import (
 	"github.com/pmdump/pmdump/internal/realcap"
 )
 
-func TestRealMultiScheduleTmp(t *testing.T) {
+// On the real three-client capture the schedule puts every input in a
+// frame the recorded states agree with.
+func TestRealMultiSchedule(t *testing.T) {
 	rec, err := Load(context.Background(), []string{realcap.Path(t, "modern/multi/multi.pcap")}, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	t.Logf("clients %d actions %d states %d end %v counts %v", len(rec.Clients), len(rec.Actions), rec.States, rec.End, rec.Counts())
-	for _, c := range rec.Clients {
-		t.Logf("%d %d %v %v %v", c.N, c.Player, c.Join, c.Last, c.Addr)
+	// The MANIFEST: 7449 difs sent, 1635 cdat, 2 crfl; clients on ports
+	// 24786, 24787, 24788 joined in that order.
+	if rec.States != 7449 {
+		t.Errorf("%d recorded states, want 7449", rec.States)
 	}
-	n := 0
-	for _, a := range rec.Actions {
-		if a.Check == Uncertain {
-			if n < 40 {
-				t.Logf("%s %s %s", a, a.Check, a.Reason)
+	if len(rec.Clients) != 3 {
+		t.Fatalf("%d clients, want 3", len(rec.Clients))
+	}
+	for i, c := range rec.Clients {
+		if int(c.Addr.Port()) != 24786+i || c.Player != i+1 {
+			t.Errorf("client %d is %v player %d", c.N, c.Addr, c.Player)
+		}
+		// The first state the server sent the client is the one made in
+		// the frame it read the join in.
+		first := Key{1 << 30, 0}
+		for k := range c.states {
+			if k.Less(first) {
+				first = k
 			}
-			n++
+		}
+		if first != c.Join.Add(1) {
+			t.Errorf("client %d joined in %v, its first state is %v", c.N, c.Join, first)
 		}
 	}
+	kinds := map[Kind]int{}
+	for _, a := range rec.Actions {
+		kinds[a.Kind]++
+	}
+	if kinds[Input] != 1635 || kinds[File] != 2 || kinds[Join] != 3 {
+		t.Errorf("actions %v, want 1635 cdat, 2 crfl, 3 joins", kinds)
+	}
+	// Every input is read no earlier than the packet order says and at
+	// most two frames later, and the state made in its frame shows the
+	// player's new controls (or those of the client's next input, read in
+	// the same frame).
+	moved := 0
+	for i, a := range rec.Actions {
+		if a.Kind != Input {
+			continue
+		}
+		if a.Check == Uncertain {
+			t.Errorf("uncertain: %s: %s", a, a.Reason)
+			continue
+		}
+		if a.At.Less(a.Ordered) || a.Ordered.Add(lookAhead).Less(a.At) {
+			t.Errorf("%s: packet order says %v", a, a.Ordered)
+		}
+		if a.At != a.Ordered {
+			moved++
+		}
+		if a.Check == Unchecked {
+			continue
+		}
+		p := rec.Clients[a.Client-1].Player
+		want := a.Move & 0x3f
+		for _, b := range rec.Actions[i+1:] {
+			if b.Client == a.Client && b.Kind == Input {
+				if b.At == a.At && b.Frame <= a.At.Frame {
+					want = b.Move & 0x3f
+				}
+				break
+			}
+		}
+		if got, ok := rec.controlsAt(a.At.Add(1), p); !ok || got != want {
+			t.Errorf("%s: state %v shows controls %s, want %s", a, a.At.Add(1), Controls(got), Controls(want))
+		}
+	}
+	// The packet order alone is not enough: some inputs came in during
+	// the server's frame, after it had read its inputs.
+	if moved == 0 {
+		t.Error("no input was read later than the packet order says")
+	}
+	t.Logf("%d inputs, %d read later than the packet order says; checks %v", kinds[Input], moved, rec.Counts())
 }

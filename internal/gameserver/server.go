@@ -53,6 +53,7 @@ type Server struct {
 	// whether one came since the last frame
 	received, want int64
 	kept           bool
+	ticked         bool // an snfo went out after the last frame
 }
 
 // Listen opens the server's listening socket on addr ("127.0.0.1:0" for
@@ -140,14 +141,25 @@ func (s *Server) Run(ctx context.Context, frames int32) error {
 		if err := s.game.Step(); err != nil {
 			return err
 		}
+		s.ticked = s.game.remote()
 	}
 	return nil
 }
 
-// drain handles every datagram that has arrived; in lockstep, once a
-// remote-control client runs the clock, it first waits for its keep-alive.
+// drain handles every datagram that has arrived. In lockstep the game
+// first waits for a remote-control client to join, and then, before every
+// frame, for its keep-alive.
 func (s *Server) drain(ctx context.Context) {
-	if s.opt.Lockstep && s.game.remote() {
+	for s.opt.Lockstep && !s.game.remote() {
+		// The clock is not there yet: the game waits for it.
+		select {
+		case d := <-s.in:
+			s.handle(d)
+		case <-ctx.Done():
+			return
+		}
+	}
+	if s.opt.Lockstep && s.ticked {
 		limit := time.NewTimer(time.Second)
 		defer limit.Stop()
 		for !s.kept || s.received < s.want {
