@@ -279,18 +279,21 @@ func (g *Game) Step() error {
 	apply(g.sim, g.events[now])
 	g.sim.Step()
 	for _, c := range g.order {
-		switch {
-		case c.player > 0:
+		if c.player > 0 {
 			if err := g.sendState(c); err != nil {
-				return err
-			}
-		case c.rc:
-			if err := g.sendInfo(c, now); err != nil {
 				return err
 			}
 		}
 	}
 	g.resendFiles()
+	// The frame is over: the clock last.
+	for _, c := range g.order {
+		if c.rc {
+			if err := g.sendInfo(c, now); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
