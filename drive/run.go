@@ -133,8 +133,12 @@ type runner struct {
 	differ      []Differ
 }
 
-// maxDiffer bounds the differing states a summary lists.
-const maxDiffer = 100
+// maxDiffer bounds the differing states a summary lists; maxPending the
+// difs and files a client collects pieces of at once.
+const (
+	maxDiffer  = 100
+	maxPending = 64
+)
 
 // Differ is a state that differs from the recorded one.
 type Differ struct {
@@ -454,6 +458,9 @@ func (r *runner) file(d *driven, b []byte) {
 	id, seq, count := int32(p.Int("id")), int(p.Int("seq")), int(p.Int("count"))
 	f := d.files[id]
 	if f == nil {
+		if len(d.files) >= maxPending {
+			clear(d.files)
+		}
 		f = &partial{count: count, pieces: make([][]byte, count)}
 		d.files[id] = f
 	}
@@ -485,6 +492,9 @@ func (r *runner) piece(d *driven, b []byte) error {
 	}
 	pt := d.pending[k]
 	if pt == nil {
+		if len(d.pending) >= maxPending {
+			clear(d.pending) // a server sending nonsense: start afresh
+		}
 		pt = &partial{count: count, pieces: make([][]byte, count)}
 		d.pending[k] = pt
 	}
