@@ -2,13 +2,16 @@ package drive
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/internal/gameserver"
+	"github.com/pmdump/pmdump/synth"
 )
 
 // testScript is a short game: two clients, inputs on time, late (the
@@ -173,4 +176,52 @@ func (r *Recording) count(f int32) int {
 		}
 	}
 	return n
+}
+
+// A game synth.Generate recorded (modern era, no level change, with
+// loss): its server enters every input in the frame it reads it in, and
+// the test server does so with the AtRead rule.
+func TestDriveReproducesSynth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "synth.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := synth.NewCaptureWriter(f, synth.Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := synth.Config{Era: decode.Modern, Players: 3, Duration: 2 * time.Second, Seed: 8, LevelChange: -1, Loss: 0.02}
+	if _, err := synth.Generate(cfg, w, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rec, err := Load(context.Background(), []string{path}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if len(rec.Clients) != 3 {
+		t.Fatalf("%d clients, want 3", len(rec.Clients))
+	}
+	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: cfg.Seed, Rule: gameserver.AtRead, FrameTime: 2 * time.Millisecond, Lockstep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, 0) }()
+	sum, err := Run(ctx, rec, srv.Addr().String(), Options{Timeout: 3 * time.Second})
+	cancel()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Reproduced || sum.Equal != rec.States {
+		t.Fatalf("not reproduced: %+v (recorded %d states, %v uncertain); first divergence %+v", sum.Counts, rec.States, sum.Uncertain, sum.First)
+	}
 }

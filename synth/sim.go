@@ -20,7 +20,8 @@ type Sim struct {
 
 // NewSim returns the world of a server that has just started, on the era's
 // first level (the modern overworld, level 1) at frame 0, with the
-// server's own player 0 at its spawn point.
+// server's own player 0 at its spawn point: for a seed, the world of
+// Generate's server with the same seed.
 func NewSim(era decode.Era, seed int64) *Sim {
 	stream := uint64(4) // the world's stream, as in Generate
 	pcg := rand.NewPCG(uint64(seed), stream*0x9e3779b97f4a7c15+1)
@@ -29,6 +30,7 @@ func NewSim(era decode.Era, seed int64) *Sim {
 		level = modernLevel
 	}
 	s := &Sim{w: newWorld(layoutFor(era), rand.New(pcg), level), pcg: pcg}
+	s.w.rng.Float64() // the generator's server draws its clock's start here
 	s.w.join(0, 8, 3)
 	return s
 }
@@ -77,3 +79,11 @@ func (s *Sim) Level() int32 { return s.w.level }
 // State is the current game state; it belongs to the Sim and changes with
 // the next Step.
 func (s *Sim) State() []byte { return s.w.st }
+
+// CountLate counts one late input of player p (late_cdats), as the
+// generator's server does for a cdat for a frame before the previous one.
+func (s *Sim) CountLate(p int) {
+	if p >= 0 && p < maxPlayers {
+		s.w.players[p].lateCdats++
+	}
+}

@@ -31,14 +31,30 @@ import (
 const (
 	// MaxClients is how many players a server takes (the server is player 0).
 	MaxClients = 7
-	// Rewind is how many frames back a late input can still be entered; an
-	// older one is entered at the oldest frame kept.
-	Rewind = 200
+	// RewindFrames is how many frames back a late input can still be
+	// entered; an older one is entered at the oldest frame kept.
+	RewindFrames = 200
 	// FileResend is how many frames the server waits for an sfak before it
 	// sends a file again, at most FileTries times in all.
 	FileResend = 10
 	// FileTries bounds the sends of one file.
 	FileTries = 4
+)
+
+// Rule is how the server enters an input.
+type Rule uint8
+
+const (
+	// AtFrame is the game's rule: an input is entered at its own frame,
+	// later if that is still to come, or at once by going back to it and
+	// simulating the frames since again.
+	AtFrame Rule = iota
+	// AtRead is the rule of the server of synth's generator: an input
+	// takes effect in the frame the server reads it in, and one for a
+	// frame before the previous one counts as late (late_cdats). With
+	// it the server plays a game synth.Generate recorded (modern era, no
+	// level change) again.
+	AtRead
 )
 
 // Sender puts a datagram on the wire to a client endpoint (from the server
@@ -48,6 +64,7 @@ type Sender func(to netip.AddrPort, payload []byte)
 // event is something that happens to the world at the start of a frame.
 type event struct {
 	join   bool
+	late   bool // AtRead: count a late input
 	player int
 	color  int32
 	move   byte
@@ -83,6 +100,7 @@ type client struct {
 // concurrent use.
 type Game struct {
 	send    Sender
+	rule    Rule
 	sim     *synth.Sim // the world at the start of the current frame
 	hist    map[int32]*synth.Sim
 	events  map[int32][]event
@@ -99,11 +117,13 @@ type Game struct {
 }
 
 // NewGame returns the server of a new game on level 1 at frame 0; seed
-// picks the level.
-func NewGame(seed int64, send Sender) *Game {
+// picks the level (the level of synth.Generate's server for the same
+// seed), rule how inputs are entered.
+func NewGame(seed int64, rule Rule, send Sender) *Game {
 	zw, _ := kzlib.NewWriterLevel(nil, synth.ZlibLevel)
 	return &Game{
 		send:    send,
+		rule:    rule,
 		sim:     synth.NewSim(decode.Modern, seed),
 		hist:    map[int32]*synth.Sim{},
 		events:  map[int32][]event{},
@@ -190,11 +210,12 @@ func (g *Game) Receive(from netip.AddrPort, payload []byte) {
 }
 
 // join gives the client the lowest free player number and its color (the
-// next free one when taken) and enters it in the game at this frame.
+// next one that no other client has, among 1..15) and enters it in the
+// game at this frame.
 func (g *Game) join(c *client, color int32) {
 	if c.player == 0 {
 		used := map[int]bool{}
-		taken := map[int32]bool{8: true}
+		taken := map[int32]bool{}
 		for _, o := range g.order {
 			if o.player > 0 {
 				used[o.player], taken[o.color] = true, true
@@ -211,10 +232,7 @@ func (g *Game) join(c *client, color int32) {
 			g.send(c.addr, encode(packet("sjon").Set("level", int64(g.sim.Level())).Set("frame", int64(g.Frame())).Set("player", 99)))
 			return
 		}
-		if color < 1 || color > 15 {
-			color = 1
-		}
-		for taken[color] {
+		for taken[color] || color < 1 || color > 15 {
 			color = color%15 + 1
 		}
 		c.player, c.color = p, color
@@ -224,10 +242,15 @@ func (g *Game) join(c *client, color int32) {
 		Set("player", int64(c.player)).Set("color", int64(c.color)).Set("slsn", int64(g.slsn))))
 }
 
-// input enters a control change at its frame: now or later as it says, or
-// in the past, and then the game goes back to that frame and simulates it
-// again up to now.
+// input enters a control change as the rule says: at its frame (now or
+// later as it says, or in the past, and then the game goes back to that
+// frame and simulates it again up to now), or now.
 func (g *Game) input(player int, frame int32, move byte) {
+	if g.rule == AtRead {
+		now := g.Frame()
+		g.events[now] = append(g.events[now], event{player: player, move: move, late: frame < now-1})
+		return
+	}
 	g.enter(frame, event{player: player, move: move})
 }
 
@@ -237,7 +260,7 @@ func (g *Game) enter(frame int32, ev event) {
 		g.events[frame] = append(g.events[frame], ev)
 		return
 	}
-	frame = max(frame, now-Rewind, 0)
+	frame = max(frame, now-RewindFrames, 0)
 	if g.hist[frame] == nil { // not kept (the level started later)
 		for frame < now && g.hist[frame] == nil {
 			frame++
@@ -260,10 +283,14 @@ func (g *Game) enter(frame int32, ev event) {
 
 func apply(sim *synth.Sim, evs []event) {
 	for _, ev := range evs {
-		if ev.join {
+		switch {
+		case ev.join:
 			sim.Join(ev.player, ev.color)
-		} else if sim.Active(ev.player) {
+		case sim.Active(ev.player):
 			sim.SetMove(ev.player, ev.move)
+			if ev.late {
+				sim.CountLate(ev.player)
+			}
 		}
 	}
 }
@@ -274,8 +301,8 @@ func apply(sim *synth.Sim, evs []event) {
 func (g *Game) Step() error {
 	now := g.Frame()
 	g.hist[now] = g.sim.Clone()
-	delete(g.hist, now-Rewind-1)
-	delete(g.events, now-Rewind-1)
+	delete(g.hist, now-RewindFrames-1)
+	delete(g.events, now-RewindFrames-1)
 	apply(g.sim, g.events[now])
 	g.sim.Step()
 	for _, c := range g.order {

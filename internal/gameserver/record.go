@@ -14,6 +14,7 @@ import (
 // Script is a game for Record: when each client joins and what it sends.
 type Script struct {
 	Seed    int64
+	Rule    Rule  // how the server enters inputs
 	Frames  int32 // frames the server runs
 	Clients []ScriptClient
 }
@@ -78,7 +79,7 @@ func (r *recorder) write(d time.Duration, from, to netip.AddrPort, payload []byt
 func Record(script Script, w synth.PacketWriter) error {
 	r := &recorder{w: w, epoch: synth.Epoch(script.Seed), pending: map[int32][]queued{}, byAddr: map[netip.AddrPort]int{}}
 	var now time.Duration
-	r.game = NewGame(script.Seed, func(to netip.AddrPort, payload []byte) {
+	r.game = NewGame(script.Seed, script.Rule, func(to netip.AddrPort, payload []byte) {
 		n := r.byAddr[to]
 		r.write(now, serverPort(n+1), to, payload)
 		r.reply(n, payload)

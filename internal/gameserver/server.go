@@ -17,6 +17,7 @@ import (
 // Options configure a Server.
 type Options struct {
 	Seed int64 // picks the level (see NewGame)
+	Rule Rule  // how inputs are entered (the game's, AtFrame, by default)
 	// FrameTime is the length of a frame; 0 means the game's 25 ms. Tests
 	// may run the game faster: the rules hold in frames, not seconds.
 	FrameTime time.Duration
@@ -71,7 +72,7 @@ func Listen(addr string, opt Options) (*Server, error) {
 		opt.FrameTime = synth.FrameTime
 	}
 	s := &Server{opt: opt, ln: ln, in: make(chan datagram, 4096), conns: map[netip.AddrPort]*net.UDPConn{}}
-	s.game = NewGame(opt.Seed, s.sendTo)
+	s.game = NewGame(opt.Seed, opt.Rule, s.sendTo)
 	return s, nil
 }
 
