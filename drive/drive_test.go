@@ -178,8 +178,8 @@ func (r *Recording) count(f int32) int {
 	return n
 }
 
-// A game synth.Generate recorded (modern era, no level change, with
-// loss): its server enters every input in the frame it reads it in, and
+// A game synth.Generate recorded (modern era, with loss and a level
+// change): its server enters every input in the frame it reads it in, and
 // the test server does so with the AtRead rule.
 func TestDriveReproducesSynth(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "synth.pcap")
@@ -191,7 +191,7 @@ func TestDriveReproducesSynth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := synth.Config{Era: decode.Modern, Players: 3, Duration: 2 * time.Second, Seed: 8, LevelChange: -1, Loss: 0.02}
+	cfg := synth.Config{Era: decode.Modern, Players: 3, Duration: 2 * time.Second, Seed: 8, LevelChange: time.Second, Loss: 0.02}
 	if _, err := synth.Generate(cfg, w, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,8 @@ func TestDriveReproducesSynth(t *testing.T) {
 	if len(rec.Clients) != 3 {
 		t.Fatalf("%d clients, want 3", len(rec.Clients))
 	}
-	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: cfg.Seed, Rule: gameserver.AtRead, FrameTime: 2 * time.Millisecond, Lockstep: true})
+	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: cfg.Seed, Rule: gameserver.AtRead,
+		LevelDone: int32(cfg.LevelChange/synth.FrameTime) - gameserver.LevelDoneFrames, FrameTime: 2 * time.Millisecond, Lockstep: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,6 +221,9 @@ func TestDriveReproducesSynth(t *testing.T) {
 	<-done
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rec.End.SLSN != 1 {
+		t.Errorf("the recording ends in level sequence %d, want 1", rec.End.SLSN)
 	}
 	if !sum.Reproduced || sum.Equal != rec.States {
 		t.Fatalf("not reproduced: %+v (recorded %d states, %v uncertain); first divergence %+v", sum.Counts, rec.States, sum.Uncertain, sum.First)

@@ -87,3 +87,14 @@ func (s *Sim) CountLate(p int) {
 		s.w.players[p].lateCdats++
 	}
 }
+
+// BeginLevelDone starts the level-done phase of frames frames: the level
+// ends at frame at and next is the next level.
+func (s *Sim) BeginLevelDone(frames, at, next int32) { s.w.beginLevelDone(frames, at, next) }
+
+// StartLevel starts a level at frame 0, in level sequence slsn (the state
+// holds it), with the active players on spawn points.
+func (s *Sim) StartLevel(level int32, slsn uint8) {
+	s.w.slsn = slsn
+	s.w.startLevel(level)
+}

@@ -39,6 +39,10 @@ const (
 	FileResend = 10
 	// FileTries bounds the sends of one file.
 	FileTries = 4
+	// LevelDoneFrames is how long the level-done phase lasts, and
+	// NextLevel the level it leads to (as synth's server plays them).
+	LevelDoneFrames = 20
+	NextLevel       = 64
 )
 
 // Rule is how the server enters an input.
@@ -111,9 +115,37 @@ type Game struct {
 	comp    bytes.Buffer
 	zw      *kzlib.Writer
 	difBuf  []byte
+	// level change: the frame the level-done phase starts in (0: none),
+	// and the frame the next level starts in once it has
+	doneAt, changeAt int32
 	// Rewinds counts the late inputs that made the server simulate
 	// frames again.
 	Rewinds int
+}
+
+// ChangeLevel makes the level-done phase start in frame at of the first
+// level, and the next level (64, with the next level sequence) start
+// LevelDoneFrames later, as synth's server does at its Config.LevelChange.
+func (g *Game) ChangeLevel(at int32) { g.doneAt = at }
+
+// levelChange runs the level change in the current frame when it is due.
+func (g *Game) levelChange() {
+	switch now := g.Frame(); {
+	case g.doneAt > 0 && g.changeAt == 0 && now >= g.doneAt:
+		g.changeAt = now + LevelDoneFrames
+		g.sim.BeginLevelDone(LevelDoneFrames, g.changeAt, NextLevel)
+	case g.changeAt > 0 && now >= g.changeAt:
+		g.changeAt, g.doneAt = -1, 0
+		g.slsn++
+		g.sim.StartLevel(NextLevel, g.slsn)
+		// Frames start again: the old level's states are no bases and
+		// no rewind goes back into it.
+		clear(g.hist)
+		clear(g.events)
+		for _, c := range g.order {
+			c.hasAck, c.hist = false, nil
+		}
+	}
 }
 
 // NewGame returns the server of a new game on level 1 at frame 0; seed
@@ -304,6 +336,8 @@ func (g *Game) Step() error {
 	delete(g.hist, now-RewindFrames-1)
 	delete(g.events, now-RewindFrames-1)
 	apply(g.sim, g.events[now])
+	g.levelChange()
+	now = g.Frame()
 	g.sim.Step()
 	for _, c := range g.order {
 		if c.player > 0 {

@@ -18,6 +18,9 @@ import (
 type Options struct {
 	Seed int64 // picks the level (see NewGame)
 	Rule Rule  // how inputs are entered (the game's, AtFrame, by default)
+	// LevelDone, when not 0, is the frame the level-done phase starts
+	// in (see Game.ChangeLevel).
+	LevelDone int32
 	// FrameTime is the length of a frame; 0 means the game's 25 ms. Tests
 	// may run the game faster: the rules hold in frames, not seconds.
 	FrameTime time.Duration
@@ -73,6 +76,7 @@ func Listen(addr string, opt Options) (*Server, error) {
 	}
 	s := &Server{opt: opt, ln: ln, in: make(chan datagram, 4096), conns: map[netip.AddrPort]*net.UDPConn{}}
 	s.game = NewGame(opt.Seed, opt.Rule, s.sendTo)
+	s.game.ChangeLevel(opt.LevelDone)
 	return s, nil
 }
 
