@@ -229,3 +229,32 @@ func TestDriveReproducesSynth(t *testing.T) {
 		t.Fatalf("not reproduced: %+v (recorded %d states, %v uncertain); first divergence %+v", sum.Counts, rec.States, sum.Uncertain, sum.First)
 	}
 }
+
+// An input whose state is not in the capture (the network lost it) is
+// uncertain, and says why; the others keep their frames.
+func TestUncertainInput(t *testing.T) {
+	rec := record(t, testScript)
+	var in *Action
+	for _, a := range rec.Actions {
+		if a.Kind == Input && a.Client == 1 && a.At.Frame == 28 {
+			in = a
+		}
+	}
+	if in == nil || in.Check != Confirmed {
+		t.Fatalf("input of frame 28: %v", in)
+	}
+	delete(rec.players, Key{0, 29})
+	for _, a := range rec.Actions {
+		a.At, a.Check, a.Reason = a.Ordered, "", ""
+		if a.Kind == Join {
+			a.At = rec.Clients[a.Client-1].Join
+		}
+	}
+	rec.check()
+	if in.Check != Uncertain || in.Reason != "the state of frame 29 is not in the capture" || in.At.Frame != 28 {
+		t.Errorf("input of frame 28: %s, %s (%s)", in, in.Check, in.Reason)
+	}
+	if u := rec.Uncertain(); len(u) != 1 || u[0] != in {
+		t.Errorf("uncertain: %v", u)
+	}
+}
