@@ -2,6 +2,7 @@ package drive
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -256,5 +257,52 @@ func TestUncertainInput(t *testing.T) {
 	}
 	if u := rec.Uncertain(); len(u) != 1 || u[0] != in {
 		t.Errorf("uncertain: %v", u)
+	}
+}
+
+// dropWriter writes a capture without the datagrams drop matches.
+type dropWriter struct {
+	w    synth.PacketWriter
+	drop func(src netip.AddrPort, payload []byte) bool
+}
+
+func (d dropWriter) WriteDatagram(ts time.Time, src, dst netip.AddrPort, payload []byte) error {
+	if d.drop(src, payload) {
+		return nil
+	}
+	return d.w.WriteDatagram(ts, src, dst, payload)
+}
+
+// A join request the capture lost is made from the join reply; the run
+// is still exact.
+func TestLostJoinRequest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "game.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := synth.NewCaptureWriter(f, synth.Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := synth.ClientAddr(2)
+	drop := func(src netip.AddrPort, p []byte) bool { return src == second && string(p[:4]) == "cjon" }
+	if err := gameserver.Record(testScript, dropWriter{w, drop}); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	f.Close()
+	rec, err := Load(context.Background(), []string{path}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	u := rec.Uncertain()
+	if len(u) != 1 || u[0].Kind != Join || u[0].Client != 2 || u[0].At != (Key{0, 45}) {
+		t.Fatalf("uncertain %v, want the join of client 2 in frame 45", u)
+	}
+	sum, _ := drive(t, rec, testScript.Seed, 2*time.Millisecond)
+	if !sum.Reproduced {
+		t.Fatalf("not reproduced: %+v; %v", sum.Counts, sum.First)
 	}
 }

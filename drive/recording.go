@@ -188,6 +188,7 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 		packets []packetRec
 		convs   = map[int]*session.Conversation{}
 		sjon    = map[int]Key{}
+		sjonN   = map[int]int{}
 		states  = map[int]map[Key][32]byte{}
 		lines   = map[int]reassemble.Line{}
 		era     decode.Era
@@ -245,7 +246,10 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 						newest, sent = k, true
 					}
 				case "sjon":
-					sjon[c.ID] = Key{int(p.Int("slsn")), int32(p.Int("frame"))}
+					if _, ok := sjon[c.ID]; !ok {
+						sjon[c.ID] = Key{int(p.Int("slsn")), int32(p.Int("frame"))}
+						sjonN[c.ID] = r.N
+					}
 				}
 				return
 			}
@@ -274,9 +278,11 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 	}
 	// Clients in the order of their joins.
 	var ids []int
-	for id := range game {
+	for _, id := range slices.Sorted(maps.Keys(game)) {
 		if _, ok := sjon[id]; ok {
 			ids = append(ids, id)
+		} else {
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("conversation %d (%s) has no join reply in the capture: it is not driven", id, convs[id].Client))
 		}
 	}
 	if len(ids) == 0 {
@@ -288,6 +294,11 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			if _, ok := first[p.conv]; !ok {
 				first[p.conv] = p.n
 			}
+		}
+	}
+	for _, id := range ids {
+		if _, ok := first[id]; !ok {
+			first[id] = sjonN[id] // the join request was lost: the reply's place
 		}
 	}
 	sort.Slice(ids, func(i, j int) bool { return first[ids[i]] < first[ids[j]] })
@@ -333,6 +344,9 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 		}
 		rec.Actions = append(rec.Actions, a)
 	}
+	for _, cl := range rec.Clients {
+		rec.joinFromReply(cl, convs[cl.Conv])
+	}
 	if len(rec.Clients) > 0 {
 		if sch := schema.For(rec.stateSize(), optSchema(opt.Schema)...); sch != nil {
 			rec.Schema = sch
@@ -340,6 +354,25 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 	}
 	rec.check()
 	return rec, nil
+}
+
+// joinFromReply makes the join request of a client whose request is not in
+// the capture from its join reply: the color it was given, its host name.
+func (r *Recording) joinFromReply(cl *Client, conv *session.Conversation) {
+	for _, a := range r.Actions {
+		if a.Client == cl.N && a.Kind == Join {
+			return
+		}
+	}
+	cl.Color = conv.Color
+	p := decode.MustNew(decode.Modern, "cjon").Set("color", int64(conv.Color)).SetBytes("hostname", []byte(conv.Hostname))
+	a := &Action{Client: cl.N, Kind: Join, At: cl.Join, Ordered: cl.Join, Payload: decode.Encode(nil, p),
+		Check: Uncertain, Reason: "the join request is not in the capture: made from the join reply"}
+	i := 0
+	for i < len(r.Actions) && !cl.Join.Less(r.Actions[i].Ordered) {
+		i++
+	}
+	r.Actions = slices.Insert(r.Actions, i, a)
 }
 
 func optSchema(s *schema.Schema) []*schema.Schema {

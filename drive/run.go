@@ -166,7 +166,8 @@ func (r *runner) keepAlive() {
 // Run plays the recording's clients against the server listening at
 // target (HOST:PORT) and compares every state it sends with the recorded
 // one, until the recording's last state. It returns the summary; the error
-// is for a run that could not go on (no server, ctx done).
+// is for a run that could not go on (no server, ctx done: then with the
+// summary of what was compared so far).
 func Run(ctx context.Context, rec *Recording, target string, opt Options) (*Summary, error) {
 	ap, err := resolve(target)
 	if err != nil {
@@ -202,6 +203,9 @@ func Run(ctx context.Context, rec *Recording, target string, opt Options) (*Summ
 		return nil, err
 	}
 	if err := r.loop(ctx); err != nil {
+		if ctx.Err() != nil {
+			return r.summary(), err // interrupted: what was compared so far
+		}
 		return nil, err
 	}
 	return r.summary(), nil
@@ -427,6 +431,9 @@ func (r *runner) sendDue(next Key) {
 
 // client handles what the server sent a recorded client.
 func (r *runner) client(d *driven, a arrival) error {
+	if d.server.IsValid() && a.from != d.server {
+		return nil // not from the server's socket for this client
+	}
 	switch string(a.data[:4]) {
 	case "5678":
 		if !d.server.IsValid() {

@@ -63,6 +63,9 @@ func (r *Recording) check() {
 		a := r.Actions[i]
 		switch a.Kind {
 		case Join:
+			if a.Check != "" {
+				continue
+			}
 			if a.At == a.Ordered || a.Ordered == (Key{}) {
 				a.Check = Confirmed
 			} else {

@@ -149,12 +149,15 @@ func runDriveCmd(cmd *cobra.Command, args []string, o *driveOpts) error {
 	if term {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	if err != nil {
+	if err != nil && sum == nil {
 		return inputError{err}
 	}
 	if !o.json {
 		fmt.Fprintf(out, "states: %d equal, %d different, %d missing, %d not recorded; %d packets sent late, %d difs not rebuilt\n",
 			sum.Equal, sum.Different, sum.Missing, sum.Unrecorded, sum.LateActions, sum.Unbuilt)
+	}
+	if err != nil {
+		return verifyError{fmt.Errorf("interrupted: %w", err)}
 	}
 	if !sum.Reproduced {
 		return verifyError{fmt.Errorf("the run diverged: %d of %d recorded states differ, %d were not sent", sum.Different, rec.States, sum.Missing)}
