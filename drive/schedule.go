@@ -7,10 +7,10 @@ import (
 	"github.com/pmdump/pmdump/schema"
 )
 
-// lookAhead is how many frames after the packet order's an input may have
-// been read in: the states checked are those of up to lookAhead frames
-// later.
-const lookAhead = 2
+// lookAhead is how many frames after the packet order's (or its own) an
+// input may have been read in: the states checked are those of up to
+// lookAhead frames later (a second of a server that stalled).
+const lookAhead = 40
 
 // controlsAt returns player p's control bits in the recorded state k.
 func (r *Recording) controlsAt(k Key, p int) (byte, bool) {
@@ -86,23 +86,23 @@ func (r *Recording) check() {
 
 func (r *Recording) checkInput(a *Action, p int, next *Action) {
 	d := a.At
-	if a.Frame > d.Frame {
-		a.Check = Unchecked // entered at its own frame, however early it came
-		return
-	}
+	// The state made in frame e is the first that shows the input if the
+	// server read it in time: in the frame the packet order says, or by
+	// its own frame when that was still to come.
+	e := Key{d.SLSN, max(d.Frame, a.Frame)}
 	move := a.Move & 0x3f
-	if before, ok := r.controlsAt(d, p); ok && before == move {
+	if before, ok := r.controlsAt(e, p); ok && before == move {
 		a.Check = Unchecked // it changes no control
 		return
 	}
 	for k := int32(0); k <= lookAhead; k++ {
-		at := d.Add(k)
+		at := e.Add(k)
 		if next != nil && (next.Check == Confirmed || next.Check == Moved) && !at.Less(next.At) && next.Frame <= at.Frame {
-			// The state shows the next input: this one was read in the
-			// same frame as it, the latest it can have been read in.
-			a.At, a.Check = next.At, Confirmed
+			// The state shows the next input: this one was read no later
+			// than it, and (after k frames without it) no earlier.
+			a.Check = Confirmed
 			if k > 0 {
-				a.Check, a.Reason = Moved, "read with the client's next input"
+				a.At, a.Check, a.Reason = next.At, Moved, "read with the client's next input"
 			}
 			return
 		}
@@ -112,14 +112,14 @@ func (r *Recording) checkInput(a *Action, p int, next *Action) {
 			return
 		}
 		if got == move {
-			a.At, a.Check = at, Confirmed
+			a.Check = Confirmed
 			if k > 0 {
-				a.Check = Moved
+				a.At, a.Check = at, Moved
 			}
 			return
 		}
 	}
-	a.Check, a.Reason = Uncertain, fmt.Sprintf("the controls do not show in the states of frames %d to %d", d.Frame+1, d.Frame+lookAhead+1)
+	a.Check, a.Reason = Uncertain, fmt.Sprintf("the controls do not show in the states of frames %d to %d", e.Frame+1, e.Frame+lookAhead+1)
 }
 
 // Uncertain returns the inputs whose frame the capture cannot give
