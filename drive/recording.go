@@ -83,11 +83,13 @@ const (
 	// Confirmed: the player's controls show the input in the state made
 	// in the frame the packet order gives.
 	Confirmed Check = "confirmed"
-	// Moved: they show it only a frame or two later; the input was read
-	// then (it arrived late) and the schedule says so.
+	// Moved: they show it only some frames later; the input was read
+	// then (it came in during a frame, or the server stalled) and the
+	// schedule says so.
 	Moved Check = "moved"
-	// Unchecked: nothing in the states depends on when it was read (a
-	// file request, an input for a frame still to come when it arrived).
+	// Unchecked: the states cannot show when it was read, and nothing in
+	// them depends on it (a file request, an input that changes no
+	// control).
 	Unchecked Check = "unchecked"
 	// Uncertain: the states cannot say (a state is missing from the
 	// capture, the input was overridden at once, or it never shows).
