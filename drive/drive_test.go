@@ -306,3 +306,37 @@ func TestLostJoinRequest(t *testing.T) {
 		t.Fatalf("not reproduced: %+v; %v", sum.Counts, sum.First)
 	}
 }
+
+// Two games read as one capture (the server was restarted): --conv picks
+// one, and drive plays that one.
+func TestTwoGames(t *testing.T) {
+	dir := t.TempDir()
+	second := gameserver.Script{Seed: 12, Frames: 60, Clients: []gameserver.ScriptClient{
+		{Color: 9, Hostname: "gamma", Join: 12, Inputs: []gameserver.Input{{Read: 20, Frame: 19, Move: 0x01}}},
+	}}
+	paths := []string{filepath.Join(dir, "one.pcap"), filepath.Join(dir, "two.pcap")}
+	for i, s := range []gameserver.Script{testScript, second} {
+		if err := gameserver.RecordFile(paths[i], s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Load(context.Background(), paths, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "holds 2 games; pick one with --conv") {
+		t.Fatalf("two games without --conv: %v", err)
+	}
+	rec, err := Load(context.Background(), paths, LoadOptions{Conv: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if len(rec.Clients) != 1 || rec.Clients[0].Hostname != "gamma" || rec.Clients[0].Join != (Key{0, 12}) {
+		t.Fatalf("clients %+v", rec.Clients)
+	}
+	if u := rec.Uncertain(); len(u) != 0 {
+		t.Errorf("uncertain: %v", u)
+	}
+	sum, _ := drive(t, rec, second.Seed, 2*time.Millisecond)
+	if !sum.Reproduced {
+		t.Fatalf("not reproduced: %+v; %v", sum.Counts, sum.First)
+	}
+}

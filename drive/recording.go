@@ -182,11 +182,12 @@ type packetRec struct {
 // Load reads a capture (several files are read as one) and derives the
 // schedule of one game in it.
 func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, error) {
-	rec := &Recording{players: map[Key][]byte{}}
+	rec := &Recording{}
 	var (
-		mu      sync.Mutex
-		newest  Key
-		sent    bool
+		mu      sync.Mutex // guards gameOf and players, which Inspect uses
+		servers = map[string]*serverTrack{}
+		gameOf  = map[int]string{}            // conversation → game
+		players = map[string]map[Key][]byte{} // game → the player region of its states
 		packets []packetRec
 		convs   = map[int]*session.Conversation{}
 		sjon    = map[int]Key{}
@@ -204,10 +205,19 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 		}
 		k := Key{s.SLSN, s.Dst}
 		mu.Lock()
-		if rec.players[k] == nil {
-			rec.players[k] = slices.Clone(state[r.Offset : r.Offset+r.Size])
+		defer mu.Unlock()
+		g, ok := gameOf[s.Conv]
+		if !ok {
+			return
 		}
-		mu.Unlock()
+		m := players[g]
+		if m == nil {
+			m = map[Key][]byte{}
+			players[g] = m
+		}
+		if m[k] == nil {
+			m[k] = slices.Clone(state[r.Offset : r.Offset+r.Size])
+		}
 	}
 	cfg.OnEvent = func(ev engine.Event) {
 		switch ev := ev.(type) {
@@ -240,22 +250,42 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			convs[c.ID] = &c
 			p := &r.Packet
 			name := p.NameString()
+			sk := serverKey(&c)
+			st := servers[sk]
+			if st == nil {
+				st = &serverTrack{}
+				servers[sk] = st
+			}
+			mu.Lock()
+			if _, ok := gameOf[c.ID]; !ok {
+				gameOf[c.ID] = st.game(sk)
+			}
+			mu.Unlock()
 			if r.Dir == decode.S2C {
 				switch name {
 				case "stdf":
 					k := Key{int(p.Int("slsn")), int32(p.Int("dst"))}
-					if !sent || newest.Less(k) {
-						newest, sent = k, true
+					if !st.sent || st.newest.Less(k) {
+						st.newest, st.sent = k, true
 					}
 				case "sjon":
 					if _, ok := sjon[c.ID]; !ok {
-						sjon[c.ID] = Key{int(p.Int("slsn")), int32(p.Int("frame"))}
-						sjonN[c.ID] = r.N
+						k := Key{int(p.Int("slsn")), int32(p.Int("frame"))}
+						if st.sent && k.Less(st.newest) {
+							// The server's frames started again: another
+							// game (the server was restarted).
+							st.gen++
+							st.newest, st.sent = Key{}, false
+						}
+						sjon[c.ID], sjonN[c.ID] = k, r.N
+						mu.Lock()
+						gameOf[c.ID] = st.game(sk)
+						mu.Unlock()
 					}
 				}
 				return
 			}
-			pr := packetRec{n: r.N, conv: c.ID, name: name, at: newest, ok: sent, payload: slices.Clone(p.Raw)}
+			pr := packetRec{n: r.N, conv: c.ID, name: name, at: st.newest, ok: st.sent, payload: slices.Clone(p.Raw)}
 			switch name {
 			case "cdat":
 				pr.move, pr.frame = byte(p.Int("move")), int32(p.Int("frame"))
@@ -274,9 +304,16 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 	if era == decode.Legacy {
 		return nil, errors.New("drive: the capture is of the legacy era, which drive does not support yet (its server syncs inputs with sdat/sdak/serr; see the README)")
 	}
-	game, err := pickGame(convs, opt.Conv)
+	game, err := pickGame(convs, gameOf, opt.Conv)
 	if err != nil {
 		return nil, err
+	}
+	for id := range game {
+		rec.players = players[gameOf[id]]
+		break
+	}
+	if rec.players == nil {
+		rec.players = map[Key][]byte{}
 	}
 	// Clients in the order of their joins.
 	var ids []int
@@ -334,6 +371,9 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			}
 			cl.Color = p.color
 			a.Kind, a.At = Join, cl.Join
+			if cl.Join.Less(a.Ordered) {
+				a.Ordered = cl.Join // the previous game's frames: the server restarted
+			}
 		case "cdat":
 			a.Kind, a.Move, a.Frame = Input, p.move, p.frame
 		case "crfl":
@@ -403,21 +443,41 @@ func (r *Recording) stateSize() int {
 	return 0
 }
 
-// pickGame returns the conversations of one game: those whose clients
-// talked to the same server listening port (or server host).
-func pickGame(convs map[int]*session.Conversation, want int) (map[int]bool, error) {
+// serverTrack follows one server listening address: the newest state it
+// sent, and how many times its frames started again (a restarted server:
+// another game).
+type serverTrack struct {
+	newest Key
+	sent   bool
+	gen    int
+}
+
+func (t *serverTrack) game(key string) string {
+	if t.gen == 0 {
+		return "server " + key
+	}
+	return fmt.Sprintf("server %s, game %d", key, t.gen+1)
+}
+
+// serverKey names the server of a conversation: its listening address,
+// else its host.
+func serverKey(c *session.Conversation) string {
+	if c.Listen.IsValid() {
+		return c.Listen.String()
+	}
+	return c.Server.Addr().String()
+}
+
+// pickGame returns the conversations of one game: those of one run of one
+// server.
+func pickGame(convs map[int]*session.Conversation, gameOf map[int]string, want int) (map[int]bool, error) {
 	games := map[string]map[int]bool{}
-	gameOf := map[int]string{}
-	for id, c := range convs {
-		k := c.Server.Addr().String()
-		if c.Listen.IsValid() {
-			k = c.Listen.String()
-		}
+	for id := range convs {
+		k := gameOf[id]
 		if games[k] == nil {
 			games[k] = map[int]bool{}
 		}
 		games[k][id] = true
-		gameOf[id] = k
 	}
 	if want != 0 {
 		k, ok := gameOf[want]
@@ -437,7 +497,7 @@ func pickGame(convs map[int]*session.Conversation, want int) (map[int]bool, erro
 	var names []string
 	for k, g := range games {
 		ids := slices.Sorted(maps.Keys(g))
-		names = append(names, fmt.Sprintf("server %s: conversations %v", k, ids))
+		names = append(names, fmt.Sprintf("%s: conversations %v", k, ids))
 	}
 	sort.Strings(names)
 	return nil, fmt.Errorf("drive: the capture holds %d games; pick one with --conv:\n  %s", len(games), strings.Join(names, "\n  "))
