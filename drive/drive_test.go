@@ -52,8 +52,9 @@ func record(t *testing.T, s gameserver.Script) *Recording {
 }
 
 // drive runs the recording against a fresh test server running frames of
-// frameTime.
-func drive(t *testing.T, rec *Recording, seed int64, frameTime time.Duration) (*Summary, []Event) {
+// frameTime; it returns the summary, the events and how many late inputs
+// made the server go back.
+func drive(t *testing.T, rec *Recording, seed int64, frameTime time.Duration) (*Summary, []Event, int) {
 	t.Helper()
 	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: seed, FrameTime: frameTime, Lockstep: true})
 	if err != nil {
@@ -70,7 +71,7 @@ func drive(t *testing.T, rec *Recording, seed int64, frameTime time.Duration) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sum, events
+	return sum, events, srv.Rewinds()
 }
 
 func TestScheduleOfRecording(t *testing.T) {
@@ -111,7 +112,7 @@ func TestScheduleOfRecording(t *testing.T) {
 
 func TestDriveReproduces(t *testing.T) {
 	rec := record(t, testScript)
-	sum, events := drive(t, rec, testScript.Seed, 2*time.Millisecond)
+	sum, events, rewinds := drive(t, rec, testScript.Seed, 2*time.Millisecond)
 	if !sum.Reproduced || sum.Different != 0 || sum.Missing != 0 || sum.Equal != rec.States {
 		t.Fatalf("not reproduced: %+v (recorded %d states); first divergence %+v", sum.Counts, rec.States, sum.First)
 	}
@@ -123,6 +124,11 @@ func TestDriveReproduces(t *testing.T) {
 	}
 	if joins != 2 || events[len(events)-1].Event != "summary" {
 		t.Errorf("%d join events, last event %q", joins, events[len(events)-1].Event)
+	}
+	// The script's late inputs made the live server go back, as in the
+	// recording: its provisional states were reproduced too.
+	if want := 4; rewinds != want {
+		t.Errorf("the server went back %d times, want %d (the script's late inputs)", rewinds, want)
 	}
 }
 
@@ -140,7 +146,7 @@ func TestDriveNamesMovedInput(t *testing.T) {
 		t.Fatal("no input read in frame 40")
 	}
 	moved.At = moved.At.Add(1)
-	sum, _ := drive(t, rec, testScript.Seed, 2*time.Millisecond)
+	sum, _, _ := drive(t, rec, testScript.Seed, 2*time.Millisecond)
 	if sum.Reproduced || sum.First == nil {
 		t.Fatalf("reproduced with an input moved: %+v", sum.Counts)
 	}
@@ -301,7 +307,7 @@ func TestLostJoinRequest(t *testing.T) {
 	if len(u) != 1 || u[0].Kind != Join || u[0].Client != 2 || u[0].At != (Key{0, 45}) {
 		t.Fatalf("uncertain %v, want the join of client 2 in frame 45", u)
 	}
-	sum, _ := drive(t, rec, testScript.Seed, 2*time.Millisecond)
+	sum, _, _ := drive(t, rec, testScript.Seed, 2*time.Millisecond)
 	if !sum.Reproduced {
 		t.Fatalf("not reproduced: %+v; %v", sum.Counts, sum.First)
 	}
@@ -335,7 +341,7 @@ func TestTwoGames(t *testing.T) {
 	if u := rec.Uncertain(); len(u) != 0 {
 		t.Errorf("uncertain: %v", u)
 	}
-	sum, _ := drive(t, rec, second.Seed, 2*time.Millisecond)
+	sum, _, _ := drive(t, rec, second.Seed, 2*time.Millisecond)
 	if !sum.Reproduced {
 		t.Fatalf("not reproduced: %+v; %v", sum.Counts, sum.First)
 	}
