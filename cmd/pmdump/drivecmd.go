@@ -39,9 +39,9 @@ again.
 From the capture alone it derives the schedule: each client joins in the
 server frame of its recorded join reply, with its recorded color and host name;
 each input (cdat) and file request (crfl) is read by the server in the frame
-of the newest state sent before it arrived, or a frame or two later when the
-recorded states show the player's controls only then. Inputs whose frame the
-states cannot confirm are listed as uncertain.
+of the newest state sent before it arrived, or later when the recorded states
+show the player's controls only then. Inputs whose frame the states cannot
+confirm are listed as uncertain.
 
 It then joins the server as a remote-control client (cjrc), whose snfo gives
 the server's frame after every frame, shakes hands for each client shortly
