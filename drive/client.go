@@ -49,6 +49,7 @@ type driven struct {
 	seen    map[Key]bool
 	shook   int32 // frame the last 1234 was sent in, -1 for none
 	joined  bool
+	frames  int // frames since the join
 	stopped bool
 }
 
@@ -76,6 +77,13 @@ func (r *runner) client(d *driven, a arrival) error {
 		return r.piece(d, a.data)
 	case "sfil":
 		r.file(d, a.data)
+	case "pong":
+		// The game's client echoes the server's time in a pang.
+		var p decode.Packet
+		if decode.Decode(&p, a.data, decode.Modern) == nil && !d.stopped {
+			t1 := p.Values[p.Layout.Field("t1")].Float
+			r.send(d.conn, decode.Encode(nil, decode.MustNew(decode.Modern, "pang").SetFloat("t1", t1)), d.server)
+		}
 	}
 	return nil
 }

@@ -91,6 +91,7 @@ type runner struct {
 	// server so far (the keep-alives do not count)
 	clockServer netip.AddrPort
 	sentCount   int64
+	start       time.Time
 	differ      []Differ
 }
 
@@ -100,6 +101,9 @@ const (
 	maxDiffer  = 100
 	maxPending = 64
 )
+
+// pingEvery is how many frames apart a client pings the server.
+const pingEvery = 40
 
 // Differ is a state that differs from the recorded one.
 type Differ struct {
@@ -143,7 +147,7 @@ func Run(ctx context.Context, rec *Recording, target string, opt Options) (*Summ
 	if opt.ProgressEvery <= 0 {
 		opt.ProgressEvery = 40
 	}
-	r := &runner{rec: rec, opt: opt, target: ap, in: make(chan arrival, 8192), sent: map[*Action]Key{}}
+	r := &runner{rec: rec, opt: opt, target: ap, in: make(chan arrival, 8192), sent: map[*Action]Key{}, start: time.Now()}
 	r.size = rec.stateSize()
 	if r.size == 0 {
 		return nil, errors.New("drive: the recording has no state")
@@ -340,6 +344,14 @@ func (r *runner) frame(b []byte) (bool, error) {
 		}
 		if !d.stopped && d.rec.Last.Less(next) && d.joined {
 			d.stopped = true
+		}
+		if d.joined && !d.stopped {
+			// Once a second, a ping, as the game's client sends.
+			if d.frames%pingEvery == 0 {
+				p := decode.MustNew(decode.Modern, "ping").SetFloat("t0", time.Since(r.start).Seconds())
+				r.send(d.conn, decode.Encode(nil, p), d.server)
+			}
+			d.frames++
 		}
 	}
 	r.sendDue(next)
