@@ -101,7 +101,13 @@ func runDriveCmd(cmd *cobra.Command, args []string, o *driveOpts) error {
 	}
 	enc := json.NewEncoder(out)
 	if o.json {
-		enc.Encode(map[string]any{"event": "schedule", "clients": rec.Clients, "checks": rec.Counts(), "end": rec.End, "states": rec.States})
+		enc.Encode(struct {
+			Event   string                `json:"event"`
+			Clients []*pmdrive.Client     `json:"clients"`
+			Checks  map[pmdrive.Check]int `json:"checks"`
+			End     pmdrive.Key           `json:"end"`
+			States  int                   `json:"states"`
+		}{"schedule", rec.Clients, rec.Counts(), rec.End, rec.States})
 		for _, a := range rec.Uncertain() {
 			enc.Encode(pmdrive.Event{Event: "uncertain", Client: a.Client, Action: a})
 		}
