@@ -75,7 +75,8 @@ type runner struct {
 	rec     *Recording
 	opt     Options
 	target  netip.AddrPort
-	in      chan arrival
+	in      chan arrival // what the clients' sockets receive
+	clockIn chan arrival // what the clock's socket receives: handled first
 	clock   *net.UDPConn
 	clients []*driven
 	size    int
@@ -147,7 +148,7 @@ func Run(ctx context.Context, rec *Recording, target string, opt Options) (*Summ
 	if opt.ProgressEvery <= 0 {
 		opt.ProgressEvery = 40
 	}
-	r := &runner{rec: rec, opt: opt, target: ap, in: make(chan arrival, 8192), sent: map[*Action]Key{}, start: time.Now()}
+	r := &runner{rec: rec, opt: opt, target: ap, in: make(chan arrival, 8192), clockIn: make(chan arrival, 256), sent: map[*Action]Key{}, start: time.Now()}
 	r.size = rec.stateSize()
 	if r.size == 0 {
 		return nil, errors.New("drive: the recording has no state")
@@ -213,7 +214,12 @@ func (r *runner) listen(who int) (*net.UDPConn, error) {
 				}
 				continue // ICMP errors surface here; the loop's timeout decides
 			}
-			r.in <- arrival{who: who, from: netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), data: buf[:n]}
+			a := arrival{who: who, from: netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), data: buf[:n]}
+			if who == -1 {
+				r.clockIn <- a
+			} else {
+				r.in <- a
+			}
 		}
 	}()
 	return c, nil
@@ -260,8 +266,8 @@ func (r *runner) remoteControl(ctx context.Context) error {
 				return fmt.Errorf("drive: the server at %s does not accept a remote-control join (cjrc)", r.target)
 			}
 			send()
-		case a := <-r.in:
-			if a.who != -1 || len(a.data) < 4 {
+		case a := <-r.clockIn:
+			if len(a.data) < 4 {
 				continue
 			}
 			switch string(a.data[:4]) {
@@ -275,7 +281,7 @@ func (r *runner) remoteControl(ctx context.Context) error {
 				return nil
 			case "snfo":
 				r.clockServer = server
-				r.in <- a // the clock runs: the loop takes it
+				r.clockIn <- a // the clock runs: the loop takes it
 				return nil
 			}
 		}
@@ -286,7 +292,28 @@ func (r *runner) loop(ctx context.Context) error {
 	last := time.Now()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	clock := func(a arrival) (bool, error) {
+		if len(a.data) < 4 || string(a.data[:4]) != "snfo" {
+			return false, nil
+		}
+		last = time.Now()
+		done, err := r.frame(a.data)
+		if done && err == nil {
+			err = r.settle(ctx)
+		}
+		return done, err
+	}
 	for {
+		// The clock first: the inputs of the next frame go out before
+		// the states that queued up are rebuilt.
+		select {
+		case a := <-r.clockIn:
+			if done, err := clock(a); err != nil || done {
+				return err
+			}
+			continue
+		default:
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -294,24 +321,39 @@ func (r *runner) loop(ctx context.Context) error {
 			if time.Since(last) > r.opt.Timeout {
 				return fmt.Errorf("drive: the server at %s sent no frame (snfo) for %v after frame %v", r.target, r.opt.Timeout, r.cur)
 			}
+		case a := <-r.clockIn:
+			if done, err := clock(a); err != nil || done {
+				return err
+			}
 		case a := <-r.in:
 			if len(a.data) < 4 {
-				continue
-			}
-			if a.who == -1 {
-				if string(a.data[:4]) != "snfo" {
-					continue
-				}
-				last = time.Now()
-				done, err := r.frame(a.data)
-				if err != nil || done {
-					return err
-				}
 				continue
 			}
 			if err := r.client(r.clients[a.who], a); err != nil {
 				return err
 			}
+		}
+	}
+}
+
+// settle handles what the clients received until nothing more comes for
+// a moment: the states the clock overtook.
+func (r *runner) settle(ctx context.Context) error {
+	quiet := time.NewTimer(100 * time.Millisecond)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-quiet.C:
+			return nil
+		case a := <-r.in:
+			if len(a.data) >= 4 {
+				if err := r.client(r.clients[a.who], a); err != nil {
+					return err
+				}
+			}
+			quiet.Reset(100 * time.Millisecond)
 		}
 	}
 }
