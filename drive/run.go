@@ -337,14 +337,19 @@ func (r *runner) loop(ctx context.Context) error {
 }
 
 // settle handles what the clients received until nothing more comes for
-// a moment: the states the clock overtook.
+// a moment (the states the clock overtook), for at most 200 ms: the
+// server goes on sending states.
 func (r *runner) settle(ctx context.Context) error {
-	quiet := time.NewTimer(100 * time.Millisecond)
+	limit := time.NewTimer(200 * time.Millisecond)
+	defer limit.Stop()
+	quiet := time.NewTimer(20 * time.Millisecond)
 	defer quiet.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-limit.C:
+			return nil
 		case <-quiet.C:
 			return nil
 		case a := <-r.in:
@@ -353,7 +358,7 @@ func (r *runner) settle(ctx context.Context) error {
 					return err
 				}
 			}
-			quiet.Reset(100 * time.Millisecond)
+			quiet.Reset(20 * time.Millisecond)
 		}
 	}
 }
