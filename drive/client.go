@@ -50,6 +50,7 @@ type driven struct {
 	shook   int32 // frame the last 1234 was sent in, -1 for none
 	joined  bool
 	frames  int // frames since the join
+	matched int // recorded states received
 	stopped bool
 }
 
@@ -216,8 +217,8 @@ func (r *runner) stak(d *driven, ack int32) {
 
 // compare checks a rebuilt state against the recording.
 func (r *runner) compare(d *driven, k Key, state []byte) error {
-	if d.seen[k] {
-		return nil
+	if d.seen[k] || r.rec.End.Less(k) {
+		return nil // after the recording's end: nothing to compare with
 	}
 	d.seen[k] = true
 	want, ok := d.rec.states[k]
@@ -225,6 +226,7 @@ func (r *runner) compare(d *driven, k Key, state []byte) error {
 		r.counts.Unrecorded++
 		return nil
 	}
+	d.matched++
 	if sha256.Sum256(state) == want {
 		r.counts.Equal++
 		return nil

@@ -346,3 +346,29 @@ func TestTwoGames(t *testing.T) {
 		t.Fatalf("not reproduced: %+v; %v", sum.Counts, sum.First)
 	}
 }
+
+// Against a server in real time (no lockstep), which goes on sending
+// states after the recording's end, the run ends there too; on a busy
+// machine some inputs may arrive late, so only the counts are checked.
+func TestDriveRealTimeEnds(t *testing.T) {
+	rec := record(t, testScript)
+	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: testScript.Seed, FrameTime: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, 0) }()
+	// The test server starts its frames at once: the recording's first
+	// join is at frame 20, 100 ms in.
+	sum, err := Run(ctx, rec, srv.Addr().String(), Options{Timeout: 3 * time.Second})
+	cancel()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Equal+sum.Different+sum.Missing != rec.States || sum.Unrecorded != 0 {
+		t.Errorf("counts %+v for %d recorded states", sum.Counts, rec.States)
+	}
+}

@@ -32,7 +32,7 @@ type Counts struct {
 	Equal       int `json:"equal"`        // states the server sent that equal the recorded ones
 	Different   int `json:"different"`    // states that differ from the recorded ones
 	Missing     int `json:"missing"`      // recorded states the server did not send (at the end)
-	Unrecorded  int `json:"unrecorded"`   // states the server sent that the recording does not have
+	Unrecorded  int `json:"unrecorded"`   // states the server sent, up to the recording's end, that the recording does not have
 	Unbuilt     int `json:"unbuilt"`      // difs whose base the driver did not hold
 	LateActions int `json:"late_actions"` // packets sent after the server had begun their frame
 }
@@ -336,21 +336,17 @@ func (r *runner) loop(ctx context.Context) error {
 	}
 }
 
-// settle handles what the clients received until nothing more comes for
-// a moment (the states the clock overtook), for at most 200 ms: the
-// server goes on sending states.
+// settle handles what the clients received after the clock said the
+// recording's end was passed (the states it overtook), until every client
+// has received every recorded state or for at most 200 ms.
 func (r *runner) settle(ctx context.Context) error {
 	limit := time.NewTimer(200 * time.Millisecond)
 	defer limit.Stop()
-	quiet := time.NewTimer(20 * time.Millisecond)
-	defer quiet.Stop()
-	for {
+	for !r.complete() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-limit.C:
-			return nil
-		case <-quiet.C:
 			return nil
 		case a := <-r.in:
 			if len(a.data) >= 4 {
@@ -358,9 +354,20 @@ func (r *runner) settle(ctx context.Context) error {
 					return err
 				}
 			}
-			quiet.Reset(20 * time.Millisecond)
 		}
 	}
+	return nil
+}
+
+// complete reports whether every client has received every state
+// recorded for it.
+func (r *runner) complete() bool {
+	for _, d := range r.clients {
+		if d.matched < len(d.rec.states) {
+			return false
+		}
+	}
+	return true
 }
 
 // frame handles an snfo: the server finished a frame. It sends what the
