@@ -47,7 +47,7 @@ type driven struct {
 	pending map[difKey]*partial
 	files   map[int32]*partial
 	seen    map[Key]bool
-	shook   int32 // frame the last 1234 was sent in, -1 for none
+	shook   int32 // the clock's frame count when the last 1234 was sent, -1 for none
 	joined  bool
 	frames  int // frames since the join
 	matched int // recorded states received

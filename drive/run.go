@@ -93,6 +93,7 @@ type runner struct {
 	clockServer netip.AddrPort
 	sentCount   int64
 	start       time.Time
+	frames      int32 // frames the clock has shown
 	differ      []Differ
 }
 
@@ -389,12 +390,13 @@ func (r *runner) frame(b []byte) (bool, error) {
 	default:
 		r.cur.Frame = n
 	}
+	r.frames++
 	next := r.cur.Add(1)
 	for _, d := range r.clients {
 		if !d.joined && d.shook < 0 && !next.Less(d.rec.Join.Add(-r.opt.Handshake)) ||
-			!d.server.IsValid() && d.shook >= 0 && n-d.shook >= 5 {
-			r.send(d.conn, []byte("1234"), r.target)
-			d.shook = n
+			!d.server.IsValid() && d.shook >= 0 && r.frames-d.shook >= 5 {
+			r.send(d.conn, []byte("1234"), r.target) // again after 5 frames without a 5678
+			d.shook = r.frames
 		}
 		if !d.stopped && d.rec.Last.Less(next) && d.joined {
 			d.stopped = true
