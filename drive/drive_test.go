@@ -151,6 +151,7 @@ func TestDriveNamesMovedInput(t *testing.T) {
 		t.Fatalf("reproduced with an input moved: %+v", sum.Counts)
 	}
 	dv := sum.First
+	t.Log(dv.Text)
 	if dv.At != (Key{0, 41}) || dv.Input != moved || dv.Player != 1 && dv.Player != 2 {
 		t.Fatalf("first divergence at %v naming %v, want frame 41 naming %v: %s", dv.At, dv.Input, moved, dv.Text)
 	}
