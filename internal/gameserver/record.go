@@ -1,0 +1,180 @@
+package gameserver
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/synth"
+)
+
+// Script is a game for Record: when each client joins and what it sends.
+type Script struct {
+	Seed    int64
+	Rule    Rule  // how the server enters inputs
+	Frames  int32 // frames the server runs
+	Clients []ScriptClient
+}
+
+// ScriptClient is one scripted client. The frames are those in which the
+// server reads the packets.
+type ScriptClient struct {
+	Color    int
+	Hostname string
+	Join     int32   // the frame the server reads the cjon in (the 1234 is read one frame before)
+	Inputs   []Input // in the order sent
+	Files    []int32 // frames the server reads a crfl in
+}
+
+// Input is one scripted control change.
+type Input struct {
+	Read  int32 // the frame the server reads the cdat in
+	Frame int32 // the cdat's frame: below Read, the input is late and the server rewinds
+	Move  byte
+}
+
+// recorder runs a Game in simulated time and writes every datagram.
+type recorder struct {
+	w       synth.PacketWriter
+	epoch   time.Time
+	t       time.Duration // time of the last datagram written
+	game    *Game
+	err     error
+	pending map[int32][]queued // client datagrams by the frame they are read in
+	byAddr  map[netip.AddrPort]int
+	frame   int32 // the frame being run
+}
+
+type queued struct {
+	client  int // index in the script
+	payload []byte
+	hello   bool
+}
+
+func listenAddr() netip.AddrPort { return netip.AddrPortFrom(synth.ServerAddr, synth.ListenPort) }
+
+func serverPort(n int) netip.AddrPort { return netip.AddrPortFrom(synth.ServerAddr, uint16(40000+n)) }
+
+// at moves the clock to d (never back) and returns the time stamp of a
+// datagram sent then.
+func (r *recorder) at(d time.Duration) time.Time {
+	r.t = max(d, r.t+10*time.Microsecond)
+	return r.epoch.Add(r.t)
+}
+
+func (r *recorder) write(d time.Duration, from, to netip.AddrPort, payload []byte) {
+	if r.err == nil {
+		r.err = r.w.WriteDatagram(r.at(d), from, to, payload)
+	}
+}
+
+// Record runs the game of script in simulated time (frame N at N × 25 ms)
+// and writes every datagram to w, as a capture taken on the server's host
+// would hold them: each client's packets for frame N arrive in the 25 ms
+// before it. The scripted clients acknowledge every state the frame after
+// it was sent and every file.
+func Record(script Script, w synth.PacketWriter) error {
+	r := &recorder{w: w, epoch: synth.Epoch(script.Seed), pending: map[int32][]queued{}, byAddr: map[netip.AddrPort]int{}}
+	var now time.Duration
+	r.game = NewGame(script.Seed, script.Rule, func(to netip.AddrPort, payload []byte) {
+		n := r.byAddr[to]
+		r.write(now, serverPort(n+1), to, payload)
+		r.reply(n, payload)
+	})
+	for i, c := range script.Clients {
+		if c.Join < 1 {
+			return fmt.Errorf("gameserver: client %d joins at frame %d, before the server's first frame", i+1, c.Join)
+		}
+		r.byAddr[synth.ClientAddr(i+1)] = i
+		r.queue(c.Join-1, queued{client: i, payload: []byte("1234"), hello: true})
+		join := decode.MustNew(decode.Modern, "cjon").Set("color", int64(c.Color)).SetBytes("hostname", []byte(c.Hostname))
+		r.queue(c.Join, queued{client: i, payload: encode(join)})
+		for _, in := range c.Inputs {
+			p := decode.MustNew(decode.Modern, "cdat").Set("player", 0).Set("frame", int64(in.Frame)).Set("move", int64(in.Move))
+			r.queue(in.Read, queued{client: i, payload: encode(p)})
+		}
+		for _, f := range c.Files {
+			r.queue(f, queued{client: i, payload: []byte("crfl")})
+		}
+	}
+	for n := int32(0); n < script.Frames; n++ {
+		r.frame = n
+		frameAt := time.Duration(n) * synth.FrameTime
+		now = frameAt - 10*time.Millisecond
+		for _, q := range r.pending[n] {
+			addr := synth.ClientAddr(q.client + 1)
+			if q.hello {
+				r.write(now, addr, listenAddr(), q.payload)
+				r.game.Hello(addr)
+				r.write(now, serverPort(q.client+1), addr, []byte("5678"))
+				continue
+			}
+			if string(q.payload[:4]) == "cdat" {
+				q.payload[4] = byte(r.game.clients[addr].player)
+			}
+			r.write(now, addr, serverPort(q.client+1), q.payload)
+			r.game.Receive(addr, q.payload)
+		}
+		delete(r.pending, n)
+		now = frameAt + time.Millisecond
+		if err := r.game.Step(); err != nil {
+			return fmt.Errorf("gameserver: %w", err)
+		}
+		if r.err != nil {
+			return fmt.Errorf("gameserver: %w", r.err)
+		}
+	}
+	return nil
+}
+
+func (r *recorder) queue(frame int32, q queued) { r.pending[frame] = append(r.pending[frame], q) }
+
+// reply makes client n answer what the server sent it, read in the next
+// frame: a stak for the last piece of every dif, an sfak for the last
+// piece of every file.
+func (r *recorder) reply(n int, payload []byte) {
+	next := r.frame + 1
+	var p decode.Packet
+	if err := decode.Decode(&p, payload, decode.Modern); err != nil || p.Layout == nil {
+		return
+	}
+	name := p.NameString()
+	if (name != "stdf" && name != "sfil") || p.Int("seq") != p.Int("count")-1 {
+		return
+	}
+	switch name {
+	case "stdf":
+		c := r.game.clients[synth.ClientAddr(n+1)]
+		ak := decode.MustNew(decode.Modern, "stak").Set("player", int64(c.player)).
+			Set("ack_frame", p.Int("dst")).Set("client_frame", p.Int("dst"))
+		r.queue(next, queued{client: n, payload: encode(ak)})
+	case "sfil":
+		b := make([]byte, 8)
+		copy(b, "sfak")
+		binary.LittleEndian.PutUint32(b[4:], uint32(p.Int("id")))
+		r.queue(next, queued{client: n, payload: b})
+	}
+}
+
+// RecordFile runs the game of script like Record and writes it to a pcap
+// file at path.
+func RecordFile(path string, script Script) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("gameserver: %w", err)
+	}
+	w, err := synth.NewCaptureWriter(f, synth.Pcap)
+	if err == nil {
+		err = Record(script, w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("gameserver: %w", cerr)
+	}
+	return err
+}
