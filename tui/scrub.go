@@ -346,14 +346,14 @@ func (s *scrubModel) request(m *Model) tea.Cmd {
 		return nil
 	}
 	s.inflight, s.pending = true, false
-	e, user, lines := m.e, m.opts.Schema, append([]reassemble.Line(nil), s.lines...)
+	e, user := m.e, m.opts.Schema
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
 				msg = stateMsg{key: k, err: fmt.Errorf("rebuilding state %d of %s failed: %v", k.i, k.line, r)}
 			}
 		}()
-		return load(e, user, lines, k)
+		return load(e, user, k)
 	}
 }
 
@@ -365,7 +365,7 @@ func (s *scrubModel) onState(m *Model, msg stateMsg) tea.Cmd {
 
 // load rebuilds a state and what the view shows of it; it runs off the UI
 // goroutine.
-func load(e *engine.Engine, user *schema.Schema, lines []reassemble.Line, k stateKey) stateMsg {
+func load(e *engine.Engine, user *schema.Schema, k stateKey) stateMsg {
 	t0 := time.Now()
 	out := stateMsg{key: k}
 	es := e.Entries(nil, k.line, k.i, k.i+1)
@@ -430,31 +430,40 @@ func load(e *engine.Engine, user *schema.Schema, lines []reassemble.Line, k stat
 		here := describe(k.line, &out.ent)
 		switch {
 		case k.across:
-			fmt.Fprintf(&d, "every client at level sequence %d frame %d, against %s\n", out.ent.SLSN, out.ent.N, here)
-			for _, l := range lines {
-				if l == k.line {
-					continue
-				}
-				p, err := e.Pick(l, int(out.ent.N), out.ent.SLSN, false)
-				if err != nil {
-					fmt.Fprintf(&d, "%s: %v\n", l, err)
-					continue
-				}
+			// The engine's rule, as diff --all-players: every client's
+			// acknowledged state at this frame, this client's too.
+			a, err := e.AcrossClients(engine.Selector{Conv: k.line.Conv, Client: k.line.Client, Player: -1}, int(out.ent.N), out.ent.SLSN, false)
+			if err != nil {
+				fmt.Fprintf(&d, "every client at level sequence %d frame %d: %v\n", out.ent.SLSN, out.ent.N, err)
+				break
+			}
+			ref := a.Picks[0]
+			fmt.Fprintf(&d, "every client of %s at level sequence %d frame %d, as each acknowledged it, against %s\n", a.Game, out.ent.SLSN, out.ent.N, describe(ref.Line, &ref.Entry))
+			for _, err := range a.Missing {
+				fmt.Fprintf(&d, "%v\n", err)
+			}
+			if len(a.Picks) < 2 {
+				d.WriteString("no other client of this game holds a state at this frame: nothing to compare\n")
+				break
+			}
+			base, err := e.State(nil, ref.Line, ref.Index)
+			if err != nil {
+				fmt.Fprintf(&d, "%s: state %d: %v\n", ref.Line, ref.Index, err)
+				break
+			}
+			for _, p := range a.Picks[1:] {
 				other, err := e.State(nil, p.Line, p.Index)
-				if err != nil || len(other) != len(data) {
-					fmt.Fprintf(&d, "%s: state %d: cannot compare (%v)\n", l, p.Index, err)
+				if err != nil || len(other) != len(base) {
+					fmt.Fprintf(&d, "%s: state %d: cannot compare (%v)\n", p.Line, p.Index, err)
 					continue
 				}
-				ch, err := schema.Diff(out.sch, data, other)
+				ch, err := schema.Diff(out.sch, base, other)
 				if err != nil {
-					fmt.Fprintf(&d, "%s: %v\n", l, err)
+					fmt.Fprintf(&d, "%s: %v\n", p.Line, err)
 					continue
 				}
 				mark(ch)
-				gameview.WriteDiff(&d, out.sch, here, describe(p.Line, &p.Entry), ch)
-			}
-			if len(lines) < 2 {
-				d.WriteString("only one client has states: nothing to compare\n")
+				gameview.WriteDiff(&d, out.sch, describe(ref.Line, &ref.Entry), describe(p.Line, &p.Entry), ch)
 			}
 		case k.hasA:
 			a, err := e.State(nil, k.a.line, k.a.i)

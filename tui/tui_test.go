@@ -298,7 +298,7 @@ func TestDiffListsKnownChange(t *testing.T) {
 	// Every client at this frame.
 	drive(t, m, "A")
 	s = screen(m)
-	if !strings.Contains(s, "every client at level sequence 1 frame 100") || !strings.Contains(s, "10.0.0.3:24785") {
+	if !strings.Contains(s, "every client of game 1 (conversations 1, 2) at level") || !strings.Contains(s, "10.0.0.3:24785") {
 		t.Errorf("the diff across clients is not shown:\n%s", s)
 	}
 }

@@ -221,7 +221,8 @@ func pickError(err error) error {
 	var amb *engine.AmbiguousError
 	var nf *engine.NotFoundError
 	var sc *engine.SLSNChoiceError
-	if errors.As(err, &amb) || errors.As(err, &nf) || errors.As(err, &sc) {
+	var gc *engine.GameChoiceError
+	if errors.As(err, &amb) || errors.As(err, &nf) || errors.As(err, &sc) || errors.As(err, &gc) {
 		return usageError{err}
 	}
 	return err
