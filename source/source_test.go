@@ -356,6 +356,7 @@ func TestCutRecord(t *testing.T) {
 	}{
 		{"pcap in record data", pcap[:len(pcap)-last/2]},
 		{"pcap in record header", pcap[:len(pcap)-last-7]},
+		{"pcap after record header", pcap[:len(pcap)-last]}, // a header whose data is missing: cut, not the end
 		{"pcapng in packet data", ng[:len(ng)-last/2]},
 		{"pcapng in block header", ng[:len(ng)-last-30]},
 		{"pcapng in block trailer", ng[:len(ng)-2]},

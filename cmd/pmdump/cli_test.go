@@ -238,8 +238,8 @@ func TestTruncatedCaptureGoesOn(t *testing.T) {
 	cut := filepath.Join(t.TempDir(), "cut.pcap")
 	os.WriteFile(cut, data[:len(data)-30], 0o644) // in the middle of the last record
 	out, errs, code := pmdump("read", cut, path)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+	if code != exitDamaged {
+		t.Fatalf("exit %d, want %d (damaged input): %s", code, exitDamaged, errs)
 	}
 	last := len(modernGame()) // the cut record: the last one
 	if !strings.Contains(errs, "truncated in the middle of a record") || !strings.Contains(errs, fmt.Sprintf("frame %d:", last)) {

@@ -21,6 +21,7 @@ const (
 	exitUsage      = 1 // bad flags, arguments or filter
 	exitUnreadable = 2 // an input could not be read at all
 	exitInternal   = 3 // pmdump itself failed (no room for its temporary files, say)
+	exitDamaged    = 4 // an input is damaged (cut in the middle of a record): the result is partial
 )
 
 // usageError marks errors that are the user's invocation, not the input.
@@ -37,6 +38,14 @@ type internalError struct{ err error }
 
 func (e internalError) Error() string { return e.err.Error() }
 func (e internalError) Unwrap() error { return e.err }
+
+// damagedError marks inputs that were cut in the middle of a record (or
+// stopped at a record that cannot be read): what came before was
+// analysed and printed.
+type damagedError struct{ err error }
+
+func (e damagedError) Error() string { return e.err.Error() }
+func (e damagedError) Unwrap() error { return e.err }
 
 // inputError marks an input that could not be read at all.
 type inputError struct{ err error }
@@ -104,6 +113,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var ie inputError
 	if errors.As(err, &ie) {
 		return exitUnreadable
+	}
+	var de damagedError
+	if errors.As(err, &de) {
+		return exitDamaged
 	}
 	var xe internalError
 	if errors.As(err, &xe) {
