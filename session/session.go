@@ -275,6 +275,19 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		client, server = d.Dst, d.Src
 	}
 	existing := t.lookup(client)
+	if existing == nil || server != existing.Server && server != existing.Listen {
+		// The name says one direction, but a known conversation's
+		// addresses say the other (a malformed stak the server sent, say):
+		// the addresses tell.
+		if c := t.convs[server]; c != nil && (client == c.Server || client == c.Listen) {
+			client, server, existing = server, client, c
+			if dir == decode.C2S {
+				dir = decode.S2C
+			} else {
+				dir = decode.C2S
+			}
+		}
+	}
 	session := 1
 	if existing != nil && existing.joined && string(p[:4]) == "1234" && dir == decode.C2S {
 		// A new handshake from a client that had joined: a new session

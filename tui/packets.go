@@ -398,7 +398,7 @@ func (p *packetsModel) runFilter(m *Model, f *filter.Filter, from int) tea.Cmd {
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
-				msg = filterMsg{gen: gen, err: fmt.Errorf("filter %s failed: %v", f, r)}
+				msg = filterMsg{gen: gen, err: recovered(fmt.Sprintf("filter %s failed", f), r)}
 			}
 		}()
 		var rows []int32
@@ -422,8 +422,7 @@ func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
 	if msg.gen != p.gen || p.filter == nil {
 		return nil // a filter since replaced
 	}
-	p.running = false
-	p.cancel = nil
+	p.cancelFilter() // this chunk is done: release its context
 	if msg.err != nil {
 		m.setErr(fmt.Errorf("filter: %w", msg.err))
 		return nil

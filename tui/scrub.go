@@ -350,7 +350,7 @@ func (s *scrubModel) request(m *Model) tea.Cmd {
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
-				msg = stateMsg{key: k, err: fmt.Errorf("rebuilding state %d of %s failed: %v", k.i, k.line, r)}
+				msg = stateMsg{key: k, err: recovered(fmt.Sprintf("rebuilding state %d of %s failed", k.i, k.line), r)}
 			}
 		}()
 		return load(e, user, k)

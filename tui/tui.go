@@ -228,7 +228,7 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 		// A bug must not take the terminal down: it is shown, and the
 		// program goes on.
 		if r := recover(); r != nil {
-			m.setErr(fmt.Errorf("internal error (please report): %v", r))
+			m.setErr(recovered("internal error (please report)", r))
 			cmd = nil
 		}
 	}()
@@ -465,7 +465,7 @@ func (m *Model) View() tea.View {
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				content = fmt.Sprintf("internal error while drawing (please report): %v\npress q to quit", r)
+				content = fmt.Sprintf("%v\npress q to quit", recovered("internal error while drawing (please report)", r))
 			}
 		}()
 		content = m.Render()
@@ -606,4 +606,16 @@ func Run(ctx context.Context, opts Options, progOpts ...tea.ProgramOption) error
 		return fmt.Errorf("terminal UI: %w", err)
 	}
 	return m.runErr
+}
+
+// onRecovered, when set (by tests), is told of every panic the UI
+// recovered from, so a recovered bug cannot pass unnoticed.
+var onRecovered func(where string, r any)
+
+// recovered is the error shown for a panic the UI recovered from where.
+func recovered(where string, r any) error {
+	if onRecovered != nil {
+		onRecovered(where, r)
+	}
+	return fmt.Errorf("%s: %v", where, r)
 }

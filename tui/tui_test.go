@@ -35,6 +35,9 @@ func newTest(t testing.TB, sample string, w, h int, color bool) *Model {
 // the program would, until none is left.
 func drive(t testing.TB, m *Model, items ...any) {
 	t.Helper()
+	// A panic the UI recovered from is a failure, though the UI goes on.
+	onRecovered = func(where string, r any) { t.Errorf("the UI recovered from a panic: %s: %v", where, r) }
+	defer func() { onRecovered = nil }()
 	var queue []tea.Msg
 	runCmd := func(c tea.Cmd) {
 		if c == nil {

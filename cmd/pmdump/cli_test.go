@@ -146,7 +146,7 @@ func TestReadDecodesAndReportsBadPackets(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.Split(out, "\n")[6]), &bad); err != nil {
 		t.Fatal(err)
 	}
-	if bad["error"] == nil || bad["raw"] == nil || bad["n"].(float64) != 7 {
+	if bad["error"] == nil || bad["raw"] == nil || bad["num"].(float64) != 7 {
 		t.Errorf("malformed packet JSON lacks error, raw or n: %v", bad)
 	}
 }
@@ -364,7 +364,7 @@ func TestReadWrite(t *testing.T) {
 		t.Fatalf("reading it back: exit %d %s", code, errs)
 	}
 	// Same packets, addresses, times and fields; only frame numbers differ.
-	strip := func(s string) string { return regexp.MustCompile(`"n":\d+,`).ReplaceAllString(s, "") }
+	strip := func(s string) string { return regexp.MustCompile(`"num":\d+,`).ReplaceAllString(s, "") }
 	if strip(got) != strip(want) {
 		t.Errorf("read back:\n%s\nwant:\n%s", got, want)
 	}

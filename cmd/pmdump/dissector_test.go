@@ -275,8 +275,9 @@ func compareDifs(t *testing.T, got []map[string][]string, path string, inflate b
 	dec := json.NewDecoder(&js)
 	for dec.More() {
 		var s struct {
-			N, Size, Compressed, Count int
-			Status, Error              string
+			N                       int `json:"num"`
+			Size, Compressed, Count int
+			Status, Error           string
 		}
 		if err := dec.Decode(&s); err != nil {
 			t.Fatalf("pmdump states JSON: %v", err)
@@ -313,7 +314,7 @@ func compareDifs(t *testing.T, got []map[string][]string, path string, inflate b
 
 // readPacket is one line of pmdump read --json.
 type readPacket struct {
-	N      int                        `json:"n"`
+	N      int                        `json:"num"`
 	Dir    string                     `json:"dir"`
 	Type   string                     `json:"type"`
 	Era    string                     `json:"era"`
@@ -730,7 +731,7 @@ func luaPackets(t *testing.T, path string) string {
 	dec := json.NewDecoder(&js)
 	for dec.More() {
 		var p struct {
-			N        int
+			N        int `json:"num"`
 			TS       time.Time
 			Src, Dst string
 			Raw      string

@@ -223,7 +223,7 @@ func TestJSONKeysOnRealCapture(t *testing.T) {
 			if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
 				t.Fatalf("line %d is not JSON: %v: %s", n, err, sc.Text())
 			}
-			for _, k := range []string{"n", "ts", "src", "dst", "dir", "type", "era", "fields"} {
+			for _, k := range []string{"num", "ts", "src", "dst", "dir", "type", "era", "fields"} {
 				if _, ok := obj[k]; !ok {
 					t.Fatalf("line %d has no %q: %s", n, k, sc.Text())
 				}
