@@ -441,6 +441,10 @@ func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
 		m.setMsg("filtering: %d matches in %d of %d packets", len(p.rows), p.scanned, p.index(m).Len())
 		return p.runFilter(m, p.filter, p.scanned)
 	}
+	if h := p.filter.Hint(); len(p.rows) == 0 && h != "" {
+		m.setMsg("no packet of %d matches %s: %s", p.scanned, p.filter, h)
+		return nil
+	}
 	m.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
 	return nil
 }

@@ -543,7 +543,7 @@ func edgeCapture(t *testing.T) string {
 		{mc, msrv, pkt("ping", f64(1.5))},
 		{msrv, mc, pkt("pong", f64(1.5), f64(1234567.875))},
 		{mc, msrv, pkt("pang", f64(math.Inf(1)))},
-		{mc, msrv, pkt("stak", byte(1), u32(le, 100), u32(le, 99), f64(0.1), f64(-1e-7), byte(0xfe), f64(math.NaN()), f64(3e20), f64(-0.0))},
+		{mc, msrv, pkt("stak", byte(1), u32(le, 100), u32(le, 99), f64(0.1), f64(-1e-7), byte(0xfe), f64(math.NaN()), f64(3e20), f64(math.Copysign(0, -1)))},
 		{mc, msrv, pkt("rctl", u32(le, 3), f64(-2))},
 		{msrv, mc, pkt("sfil", u32(le, 1), byte(0), byte(1), u32(le, 0), u32(le, 2), u32(le, 10), "hi")},
 		{mc, msrv, pkt("sfak", u32(le, 1))},
@@ -583,9 +583,15 @@ func TestEdgeCaptureCoversCases(t *testing.T) {
 		if _, ok := p.Fields["c_sync_raw"]; ok {
 			kinds["recovered"]++
 		}
+		for _, v := range p.Fields {
+			var f float64
+			if json.Unmarshal(v, &f) == nil && f == 0 && math.Signbit(f) {
+				kinds["negative zero"]++
+			}
+		}
 		kinds[p.Era]++
 	}
-	for _, k := range []string{"malformed", "unknown", "recovered", "legacy", "modern"} {
+	for _, k := range []string{"malformed", "unknown", "recovered", "legacy", "modern", "negative zero"} {
 		if kinds[k] == 0 {
 			t.Errorf("edge capture has no %s packet: %v", k, kinds)
 		}

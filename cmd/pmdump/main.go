@@ -127,11 +127,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func init() {
-	if p := os.Getenv("PMDUMP_CPUPROFILE"); p != "" {
-		f, _ := os.Create(p)
-		pprof.StartCPUProfile(f)
-		profStop = func() { pprof.StopCPUProfile(); f.Close() }
-	}
+	profStop = startProfile(os.Getenv("PMDUMP_CPUPROFILE"), os.Stderr)
 }
 
+// profStop ends the CPU profile PMDUMP_CPUPROFILE asked for.
 var profStop = func() {}
+
+// startProfile writes a CPU profile of the whole run to path (the
+// environment variable PMDUMP_CPUPROFILE; "" for none), for go tool pprof,
+// and returns what ends it. A profile that cannot be written is said on
+// stderr, and the run goes on without it.
+func startProfile(path string, stderr io.Writer) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "pmdump: warning: PMDUMP_CPUPROFILE: %v: no CPU profile is written\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		fmt.Fprintf(stderr, "pmdump: warning: PMDUMP_CPUPROFILE: %v: no CPU profile is written\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "pmdump: warning: PMDUMP_CPUPROFILE: %v\n", err)
+		}
+	}
+}

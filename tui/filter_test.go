@@ -51,3 +51,13 @@ func TestRecoveredPanicIsReported(t *testing.T) {
 		t.Errorf("error %q, heard %v", err, heard)
 	}
 }
+
+// A filter that matches nothing says which of its names only some packets
+// have, as read does.
+func TestFilterNoMatchHint(t *testing.T) {
+	m := newTest(t, "sample:modern", 200, 48, false)
+	drive(t, m, "/n in 100..200<enter>")
+	if s := screen(m); !strings.Contains(s, "n is a field of sdat only (the frame number in the capture is num)") {
+		t.Errorf("no hint for a filter on sdat's n:\n%s", s)
+	}
+}
