@@ -1,7 +1,9 @@
 package decode
 
-// Protocol constants of the game, the same in both eras. Every package
-// takes them from here.
+// Protocol constants of the game, the same in both eras. Go code takes them
+// from here (serve's and synth's own names for some are these values); the
+// Lua runtime of the Wireshark dissector (wireshark/runtime.lua) states the
+// piece count's bound again, as Lua.
 const (
 	// ListenPort is the UDP port a game server listens on by default (a
 	// client's first packet, 1234, goes there; on a LAN the clients bind it

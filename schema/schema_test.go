@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strconv"
 	"testing"
-)
 
-const shared = "../../shared/captures"
+	"github.com/pmdump/pmdump/internal/realcap"
+)
 
 // The sizes protocol.md gives for the built-in layouts, region by region.
 func TestBuiltinLayouts(t *testing.T) {
@@ -132,12 +132,13 @@ func TestLoadBuiltinFile(t *testing.T) {
 // folder, in frame order.
 func realDumps(t *testing.T) map[string][]string {
 	t.Helper()
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("real captures not available (%v)", err)
-	}
+	dir := realcap.Dir(t)
 	out := map[string][]string{}
-	files, _ := filepath.Glob(filepath.Join(shared, "modern", "*", "c*_states", "*.bin"))
-	legacy, _ := filepath.Glob(filepath.Join(shared, "legacy", "*", "c*", "state_*.bin"))
+	files, _ := filepath.Glob(filepath.Join(dir, "modern", "*", "c*_states", "*.bin"))
+	legacy, _ := filepath.Glob(filepath.Join(dir, "legacy", "*", "c*", "state_*.bin"))
+	if len(files) == 0 || len(legacy) == 0 {
+		t.Fatalf("no state dumps in %s: %d modern, %d legacy", dir, len(files), len(legacy))
+	}
 	for _, f := range append(files, legacy...) {
 		out[filepath.Dir(f)] = append(out[filepath.Dir(f)], f)
 	}

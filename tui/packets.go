@@ -35,7 +35,6 @@ type packetsModel struct {
 	history  []string
 	histPos  int
 	line     packetfmt.Line
-	buf      []byte
 	rec      session.Record
 	detailAt int // position of the detail's packet
 	detail   []string

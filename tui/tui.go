@@ -1,5 +1,5 @@
-// Package tui is pmdump's terminal user interface: one capture (or, later,
-// a live interface) explored in five views over the engine's analysis —
+// Package tui is pmdump's terminal user interface: one capture (files, a
+// stream on standard input, or a live interface) explored in five views over the engine's analysis —
 // packets with a display filter, a timeline of each client's rebuilt
 // states, the state at any frame with a map of the level, diffs between
 // two states or between clients, and the netgame's health over time.

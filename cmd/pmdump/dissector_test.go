@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/internal/fuzzcorpus"
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/synth"
 	"github.com/pmdump/pmdump/wireshark"
 )
@@ -108,7 +109,6 @@ func TestDissectorAgreesWithRead(t *testing.T) {
 		{"modern-basic-pcapng", "modern/basic_pcapng/basic.pcapng", true, difsSkipped},
 		{"modern-multi", "modern/multi/multi.pcap", true, difsSkipped},
 	}
-	_, sharedErr := os.Stat(sharedCaptures)
 	for _, c := range caps {
 		t.Run(c.name, func(t *testing.T) {
 			path := c.path
@@ -116,13 +116,7 @@ func TestDissectorAgreesWithRead(t *testing.T) {
 				t.Skip("editcap not installed: skipping (it comes with tshark)")
 			}
 			if c.shared {
-				if sharedErr != nil {
-					t.Skipf("real captures not available (%v): skipping", sharedErr)
-				}
-				path = filepath.Join(sharedCaptures, c.path)
-				if _, err := os.Stat(path); err != nil {
-					t.Fatalf("real capture missing: %v", err)
-				}
+				path = realcap.Path(t, c.path)
 			}
 			t.Parallel()
 			n := compareWithTshark(t, tshark, lua, path, c.difs)
