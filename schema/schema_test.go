@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -305,4 +306,16 @@ func TestChangePaths(t *testing.T) {
 	if changes[0].New != 128 || changes[2].New != 169 {
 		t.Errorf("values: %v %v", changes[0].New, changes[2].New)
 	}
+}
+
+// Apply writes changes into state (their new bytes), so that applying
+// Diff(a, b) to a copy of a gives b.
+func Apply(state []byte, changes []Change) error {
+	for _, c := range changes {
+		if c.Offset < 0 || c.Offset+len(c.NewRaw) > len(state) {
+			return fmt.Errorf("%s: bytes %d..%d outside the state", c.Path(), c.Offset, c.Offset+len(c.NewRaw))
+		}
+		copy(state[c.Offset:], c.NewRaw)
+	}
+	return nil
 }

@@ -48,14 +48,6 @@ func MakeDif(dst, base, cur []byte) {
 	}
 }
 
-// ApplyDif rebuilds a state in place the way a client does: state = state −
-// dif, bytewise. For a keyframe state must be all zeros.
-func ApplyDif(state, dif []byte) {
-	for i := range state {
-		state[i] -= dif[i]
-	}
-}
-
 // Pieces returns how many stdf pieces carry a compressed dif of n bytes:
 // n/1000 + 1, so a size that is a multiple of 1000 ends in an empty piece.
 func Pieces(n int) int { return n/PieceSize + 1 }
