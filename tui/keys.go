@@ -15,8 +15,8 @@ type keyMap struct {
 	Back, Fwd, BackSec, FwdSec, PrevKey, NextKey, PrevProblem, NextProblem, First, Last, Frame, NextLine, PrevLine key.Binding
 	// State and diff.
 	MapOnly, MarkA, AcrossClients key.Binding
-	// Health.
-	JumpTimeline key.Binding
+	// Health: the same keys as the scrubber's, on a per-second cursor.
+	SecBack, SecFwd, SecFirst, SecLast, JumpTimeline key.Binding
 }
 
 // group is a titled list of bindings in the help overlay.
@@ -78,7 +78,11 @@ func newKeyMap() keyMap {
 		MarkA:         kb([]string{"a"}, "a", "diff: mark this state as A"),
 		AcrossClients: kb([]string{"A"}, "A", "diff: A→B, or every client at this frame"),
 
-		JumpTimeline: kb([]string{"enter"}, "enter", "health: show this second in the timeline"),
+		SecBack:      kb([]string{"left", "h"}, "←/h", "cursor to the previous second"),
+		SecFwd:       kb([]string{"right", "l"}, "→/l", "cursor to the next second"),
+		SecFirst:     kb([]string{"home", "g"}, "home/g", "cursor to the first second"),
+		SecLast:      kb([]string{"end", "G"}, "end/G", "cursor to the last second"),
+		JumpTimeline: kb([]string{"enter"}, "enter", "show the cursor's second in the timeline"),
 	}
 }
 
@@ -88,8 +92,9 @@ func (k keyMap) groups() []group {
 	return []group{
 		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
 		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
-		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine, k.MapOnly, k.MarkA, k.AcrossClients}},
+		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine}},
+		{"State, diff", []key.Binding{k.MapOnly, k.MarkA, k.AcrossClients}},
 		{"Diff (scroll the text)", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown}},
-		{"Health", []key.Binding{k.Back, k.Fwd, k.First, k.Last, k.NextLine, k.PrevLine, k.JumpTimeline}},
+		{"Health", []key.Binding{k.SecBack, k.SecFwd, k.SecFirst, k.SecLast, k.NextLine, k.PrevLine, k.JumpTimeline}},
 	}
 }

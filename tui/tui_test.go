@@ -317,6 +317,14 @@ func TestHelpListsEveryBinding(t *testing.T) {
 			if !strings.Contains(s, h.Key) || !strings.Contains(s, h.Desc) {
 				t.Errorf("help lacks %q %q", h.Key, h.Desc)
 			}
+			// Each view's keys say what they do there: health moves a
+			// cursor over seconds, not states.
+			if g.title == "Health" && strings.Contains(h.Desc, "state") {
+				t.Errorf("help for health says %q %q", h.Key, h.Desc)
+			}
+			if g.title == "Timeline, state, diff" && strings.HasPrefix(h.Desc, "diff:") {
+				t.Errorf("help for the timeline lists a diff key: %q %q", h.Key, h.Desc)
+			}
 		}
 	}
 	drive(t, m, "?")
@@ -363,7 +371,7 @@ func TestHealthAndTimeline(t *testing.T) {
 	drive(t, m, "5llll")
 	s = screen(m)
 	golden(t, "health", s)
-	for _, want := range []string{"inputs", "dif bytes", "second 4"} {
+	for _, want := range []string{"inputs", "dif bytes", "the second from t=3 s to t=4 s"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("health lacks %q:\n%s", want, s)
 		}
