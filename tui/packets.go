@@ -302,15 +302,17 @@ func (p *packetsModel) historyStep(up bool, cur string) string {
 }
 
 // complete completes the last word of a filter expression with the names
-// a filter can use (their longest common prefix when several fit).
-func complete(src string) string {
+// a filter can use (their longest common prefix when several fit, as
+// Wireshark's filter bar does) and returns the names that fit when there
+// are several.
+func complete(src string) (string, []string) {
 	i := len(src)
 	for i > 0 && (isWord(src[i-1])) {
 		i--
 	}
 	word := src[i:]
 	if word == "" {
-		return src
+		return src, nil
 	}
 	var fits []string
 	for _, n := range filterNames {
@@ -319,7 +321,7 @@ func complete(src string) string {
 		}
 	}
 	if len(fits) == 0 {
-		return src
+		return src, nil
 	}
 	common := fits[0]
 	for _, f := range fits[1:] {
@@ -328,9 +330,15 @@ func complete(src string) string {
 		}
 	}
 	if len(fits) == 1 {
-		common += " "
+		return src[:i] + common + " ", nil
 	}
-	return src[:i] + common
+	return src[:i] + common, fits
+}
+
+// candidatesNote is the prompt's note listing the names a tab could
+// complete to.
+func candidatesNote(fits []string) string {
+	return fmt.Sprintf("tab: %d names: %s", len(fits), strings.Join(fits, " "))
 }
 
 var filterNames = filter.Names()

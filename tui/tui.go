@@ -384,9 +384,13 @@ func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
 	if m.prompt == promptFilter {
 		switch k.String() {
 		case "tab":
-			m.input.SetValue(complete(m.input.Value()))
+			v, fits := complete(m.input.Value())
+			m.input.SetValue(v)
 			m.input.CursorEnd()
-			m.promptNote = m.packets.check(m.input.Value())
+			m.promptNote = m.packets.check(v)
+			if len(fits) > 1 {
+				m.promptNote = candidatesNote(fits)
+			}
 			return nil
 		case "up", "down":
 			m.input.SetValue(m.packets.historyStep(k.String() == "up", m.input.Value()))
@@ -529,7 +533,10 @@ func (m *Model) renderStatus(w int) string {
 		s := m.input.View()
 		if m.promptNote != "" {
 			st := m.st.ok
-			if !strings.HasPrefix(m.promptNote, "✓") {
+			switch {
+			case strings.HasPrefix(m.promptNote, "tab:"):
+				st = m.st.dim
+			case !strings.HasPrefix(m.promptNote, "✓"):
 				st = m.st.err
 			}
 			s += "  " + st.Render(m.promptNote)

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/filter"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens in testdata/")
@@ -181,6 +183,18 @@ func TestFilterNarrowsList(t *testing.T) {
 	drive(t, m, "<tab>")
 	if got := m.input.Value(); got != "stdf and src" && !strings.HasPrefix(got, "stdf and src") {
 		t.Errorf("completion: %q", got)
+	}
+	// An ambiguous prefix completes to what its names share and lists them.
+	var cl []string
+	for _, n := range filter.Names() {
+		if strings.HasPrefix(n, "cl") {
+			cl = append(cl, n)
+		}
+	}
+	m.input.SetValue("stdf and cl")
+	drive(t, m, "<tab>")
+	if got, s := m.input.Value(), screen(m); len(cl) < 2 || got != "stdf and client" || !strings.Contains(s, fmt.Sprintf("tab: %d names: %s", len(cl), strings.Join(cl, " "))) {
+		t.Errorf("ambiguous completion: %q\n%s", got, s)
 	}
 	drive(t, m, "<esc>")
 }
