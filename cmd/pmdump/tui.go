@@ -80,7 +80,7 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 	opts := tui.Options{
 		Config: engine.Config{Era: era, Schema: user},
 		Start:  fileStarter(args),
-		Title:  strings.ReplaceAll(" "+strings.Join(args, " ")+" ", " - ", " stdin ")[1:],
+		Title:  strings.TrimSpace(strings.ReplaceAll(" "+strings.Join(args, " ")+" ", " - ", " stdin ")),
 		Color:  os.Getenv("NO_COLOR") == "",
 		Schema: user,
 	}
