@@ -10,7 +10,7 @@ type keyMap struct {
 	// Lists (packet list, health seconds).
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// Packets.
-	Filter, Goto, NextName, PrevName, NextConv, PrevConv, Mark, Jump, Follow, Detail key.Binding
+	Filter, Goto, Write, NextName, PrevName, NextConv, PrevConv, Mark, Jump, Follow, Detail key.Binding
 	// Timeline, state and diff: the scrubber.
 	Back, Fwd, BackSec, FwdSec, PrevKey, NextKey, PrevProblem, NextProblem, First, Last, Frame, NextLine, PrevLine key.Binding
 	// State and diff.
@@ -51,6 +51,7 @@ func newKeyMap() keyMap {
 
 		Filter:   kb([]string{"/"}, "/", "display filter (-Y); tab completes, ↑↓ history"),
 		Goto:     kb([]string{":"}, ":", "go to packet number (packets) or frame (timeline)"),
+		Write:    kb([]string{"w"}, "w", "write the packets shown (the filter's) to a capture file"),
 		NextName: kb([]string{"n"}, "n", "next packet of the same name"),
 		PrevName: kb([]string{"N"}, "N", "previous packet of the same name"),
 		NextConv: kb([]string{"c"}, "c", "next packet of the same conversation"),
@@ -91,7 +92,7 @@ func newKeyMap() keyMap {
 func (k keyMap) groups() []group {
 	return []group{
 		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
-		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
+		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.Write, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
 		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine}},
 		{"State, diff", []key.Binding{k.MapOnly, k.MarkA, k.AcrossClients}},
 		{"Diff (scroll the text)", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown}},

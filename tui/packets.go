@@ -151,6 +151,8 @@ func (p *packetsModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 		return m.openPrompt(promptFilter, "/ ", text)
 	case key.Matches(k, keys.Goto):
 		return m.openPrompt(promptPacket, "go to packet number: ", "")
+	case key.Matches(k, keys.Write):
+		return m.openPrompt(promptWrite, "write the packets shown to (pcap, or pcapng by extension): ", "packets.pcap")
 	case key.Matches(k, keys.NextName):
 		p.seek(m, 1, sameName)
 	case key.Matches(k, keys.PrevName):

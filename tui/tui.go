@@ -127,6 +127,7 @@ const (
 	promptFilter
 	promptPacket
 	promptFrame
+	promptWrite
 )
 
 // New returns the root model. Start (or the finished Engine) is used when
@@ -252,6 +253,9 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 			m.setErr(msg.err)
 		}
 		return m, tea.Batch(m.refreshAll(), m.packets.onGrow(m))
+	case writtenMsg:
+		m.packets.onWritten(m, msg)
+		return m, nil
 	case filterMsg:
 		return m, m.packets.onFilter(m, msg)
 	case stateMsg:
@@ -378,6 +382,8 @@ func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
 			return m.packets.gotoNumber(m, v)
 		case promptFrame:
 			return m.scrub.gotoFrame(m, v)
+		case promptWrite:
+			return m.packets.writeShown(m, v)
 		}
 		return nil
 	}
