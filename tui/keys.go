@@ -14,7 +14,7 @@ type keyMap struct {
 	// Timeline, state and diff: the scrubber.
 	Back, Fwd, BackSec, FwdSec, PrevKey, NextKey, PrevProblem, NextProblem, First, Last, Frame, NextLine, PrevLine key.Binding
 	// State and diff.
-	MapOnly, MarkA, AcrossClients key.Binding
+	MapOnly, PanLeft, PanRight, PanUp, PanDown, PanHome, MarkA, AcrossClients key.Binding
 	// Health: the same keys as the scrubber's, on a per-second cursor.
 	SecBack, SecFwd, SecFirst, SecLast, JumpTimeline key.Binding
 }
@@ -76,6 +76,11 @@ func newKeyMap() keyMap {
 		PrevLine:    kb([]string{"C"}, "C", "previous client"),
 
 		MapOnly:       kb([]string{"M"}, "M", "map only, or text and map"),
+		PanLeft:       kb([]string{"ctrl+left"}, "ctrl+←", "pan the map left (when it does not fit)"),
+		PanRight:      kb([]string{"ctrl+right"}, "ctrl+→", "pan the map right"),
+		PanUp:         kb([]string{"ctrl+up"}, "ctrl+↑", "pan the map up"),
+		PanDown:       kb([]string{"ctrl+down"}, "ctrl+↓", "pan the map down"),
+		PanHome:       kb([]string{"0"}, "0", "centre the map on the client's player again"),
 		MarkA:         kb([]string{"a"}, "a", "diff: mark this state as A"),
 		AcrossClients: kb([]string{"A"}, "A", "diff: A→B, or every client at this frame"),
 
@@ -94,7 +99,7 @@ func (k keyMap) groups() []group {
 		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
 		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.Write, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
 		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine}},
-		{"State, diff", []key.Binding{k.MapOnly, k.MarkA, k.AcrossClients}},
+		{"State, diff", []key.Binding{k.MapOnly, k.PanLeft, k.PanRight, k.PanUp, k.PanDown, k.PanHome, k.MarkA, k.AcrossClients}},
 		{"Diff (scroll the text)", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown}},
 		{"Health", []key.Binding{k.SecBack, k.SecFwd, k.SecFirst, k.SecLast, k.NextLine, k.PrevLine, k.JumpTimeline}},
 	}

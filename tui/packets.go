@@ -467,6 +467,15 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 	if p.top > max(n-vis, 0) {
 		p.top = max(n-vis, 0)
 	}
+	// The selected row stays on the screen whatever its size became.
+	if vis > 0 && n > 0 {
+		if p.cur >= p.top+vis {
+			p.top = p.cur - vis + 1
+		}
+		if p.cur < p.top {
+			p.top = p.cur
+		}
+	}
 	marksAt := map[int]string{}
 	for k, pos := range p.marks {
 		marksAt[pos] = k
@@ -573,10 +582,16 @@ func (p *packetsModel) detailLines(x *engine.PacketIndex, pos int) []string {
 	}
 	var b []byte
 	if p.hex {
+		// hex.Dump's lines are 78 columns: without the indent of the
+		// command line's dump they fit an 80-column terminal.
 		b = packetfmt.AppendHex(b, r.Packet.Raw)
-	} else {
-		b = packetfmt.AppendTreeHeader(b, &r)
-		b = r.Packet.AppendTree(b, "    ")
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, "    ")
+		}
+		return lines
 	}
+	b = packetfmt.AppendTreeHeader(b, &r)
+	b = r.Packet.AppendTree(b, "    ")
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }

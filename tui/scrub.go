@@ -39,6 +39,7 @@ type scrubModel struct {
 	across     bool   // diff: every client at this frame
 	diffScroll int
 	mapOnly    bool
+	panX, panY int  // the map's view moved from the player by this many blocks
 	follow     bool // the last state was asked for: stay at the end as states come
 	buf        []replay.Entry
 }
@@ -243,6 +244,16 @@ func (s *scrubModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 		return s.switchLine(m, -1)
 	case key.Matches(k, keys.MapOnly):
 		s.mapOnly = !s.mapOnly
+	case key.Matches(k, keys.PanLeft):
+		s.panX -= 20
+	case key.Matches(k, keys.PanRight):
+		s.panX += 20
+	case key.Matches(k, keys.PanUp):
+		s.panY -= 20
+	case key.Matches(k, keys.PanDown):
+		s.panY += 20
+	case key.Matches(k, keys.PanHome):
+		s.panX, s.panY = 0, 0
 	case key.Matches(k, keys.MarkA):
 		s.a = &markA{s.line(), s.i, s.ent}
 		s.across = false
@@ -646,7 +657,11 @@ func (s *scrubModel) mapLines(m *Model, ld *stateMsg, changed []bool, r rect) []
 			cx, cy = a.X, a.Y
 		}
 	}
-	return renderMap(ld.lmap, changed, r.w, r.h, cx, cy, m.opts.Color)
+	// Panned (ctrl+arrows) within the level: the view's centre stays on it.
+	w, h := ld.lmap.W, ld.lmap.H
+	s.panX = clamp(s.panX, -cx, w-1-cx)
+	s.panY = clamp(s.panY, -cy, h-1-cy)
+	return renderMap(ld.lmap, changed, r.w, r.h, cx+s.panX, cy+s.panY, m.opts.Color)
 }
 
 // panes puts the text and the map side by side, or one of them (M) in a

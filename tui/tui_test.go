@@ -82,7 +82,8 @@ func keys(s string) []tea.Msg {
 		"enter": {Code: tea.KeyEnter}, "esc": {Code: tea.KeyEscape}, "tab": {Code: tea.KeyTab},
 		"up": {Code: tea.KeyUp}, "down": {Code: tea.KeyDown}, "left": {Code: tea.KeyLeft}, "right": {Code: tea.KeyRight},
 		"end": {Code: tea.KeyEnd}, "home": {Code: tea.KeyHome}, "pgdown": {Code: tea.KeyPgDown},
-		"ctrl+u": {Code: 'u', Mod: tea.ModCtrl},
+		"ctrl+u":     {Code: 'u', Mod: tea.ModCtrl},
+		"ctrl+right": {Code: tea.KeyRight, Mod: tea.ModCtrl}, "ctrl+down": {Code: tea.KeyDown, Mod: tea.ModCtrl},
 	}
 	var out []tea.Msg
 	for s != "" {
