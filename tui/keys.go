@@ -10,9 +10,9 @@ type keyMap struct {
 	// Lists (packet list, health seconds).
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// Packets.
-	Filter, Goto, Write, NextName, PrevName, NextConv, PrevConv, Mark, Jump, Follow, Detail key.Binding
+	Filter, Goto, Write, ToState, NextName, PrevName, NextConv, PrevConv, Mark, Jump, Follow, Detail key.Binding
 	// Timeline, state and diff: the scrubber.
-	Back, Fwd, BackSec, FwdSec, PrevKey, NextKey, PrevProblem, NextProblem, First, Last, Frame, NextLine, PrevLine key.Binding
+	Back, Fwd, BackSec, FwdSec, PrevKey, NextKey, PrevProblem, NextProblem, First, Last, Frame, NextLine, PrevLine, ToPieces key.Binding
 	// State and diff.
 	MapOnly, PanLeft, PanRight, PanUp, PanDown, PanHome, MarkA, AcrossClients key.Binding
 	// Health: the same keys as the scrubber's, on a per-second cursor.
@@ -51,6 +51,7 @@ func newKeyMap() keyMap {
 
 		Filter:   kb([]string{"/"}, "/", "display filter (-Y); tab completes, ↑↓ history"),
 		Goto:     kb([]string{":"}, ":", "go to packet number (packets) or frame (timeline)"),
+		ToState:  kb([]string{"s"}, "s", "this packet's state: a stdf's dif, a stak's acked state"),
 		Write:    kb([]string{"w"}, "w", "write the packets shown (the filter's) to a capture file"),
 		NextName: kb([]string{"n"}, "n", "next packet of the same name"),
 		PrevName: kb([]string{"N"}, "N", "previous packet of the same name"),
@@ -74,6 +75,7 @@ func newKeyMap() keyMap {
 		Frame:       kb([]string{":"}, ":", "go to frame"),
 		NextLine:    kb([]string{"c"}, "c", "next client"),
 		PrevLine:    kb([]string{"C"}, "C", "previous client"),
+		ToPieces:    kb([]string{"p"}, "p", "this state's stdf pieces and stak acks in the packet list"),
 
 		MapOnly:       kb([]string{"M"}, "M", "map only, or text and map"),
 		PanLeft:       kb([]string{"ctrl+left"}, "ctrl+←", "pan the map left (when it does not fit)"),
@@ -97,8 +99,8 @@ func newKeyMap() keyMap {
 func (k keyMap) groups() []group {
 	return []group{
 		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
-		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.Write, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
-		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine}},
+		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.ToState, k.Write, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
+		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine, k.ToPieces}},
 		{"State, diff", []key.Binding{k.MapOnly, k.PanLeft, k.PanRight, k.PanUp, k.PanDown, k.PanHome, k.MarkA, k.AcrossClients}},
 		{"Diff (scroll the text)", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown}},
 		{"Health", []key.Binding{k.SecBack, k.SecFwd, k.SecFirst, k.SecLast, k.NextLine, k.PrevLine, k.JumpTimeline}},

@@ -31,6 +31,7 @@ type packetsModel struct {
 	cur, top int // selected row and first row shown
 	atEnd    bool
 	hex      bool
+	moved    bool // a packet was selected since the states last followed the list
 	marks    map[string]int // mark → packet position
 	history  []string
 	histPos  int
@@ -92,6 +93,7 @@ func (p *packetsModel) setCur(m *Model, row int) {
 	n := p.n(m)
 	row = clamp(row, 0, max(n-1, 0))
 	p.cur = row
+	p.moved = true
 	p.atEnd = n > 0 && row == n-1
 	vis := max(p.listRows(m), 1)
 	if p.cur < p.top {
@@ -169,6 +171,10 @@ func (p *packetsModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 		m.setMsg("jump to mark: press its letter")
 	case key.Matches(k, keys.Follow):
 		return p.follow(m)
+	case key.Matches(k, keys.ToState):
+		if p.n(m) > 0 {
+			return m.toState(p.pos(p.cur), viewTimeline)
+		}
 	case key.Matches(k, keys.Detail):
 		p.hex = !p.hex
 		p.detailAt = -1

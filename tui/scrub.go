@@ -242,6 +242,8 @@ func (s *scrubModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 		return s.switchLine(m, 1)
 	case key.Matches(k, keys.PrevLine):
 		return s.switchLine(m, -1)
+	case key.Matches(k, keys.ToPieces):
+		return m.toPieces()
 	case key.Matches(k, keys.MapOnly):
 		s.mapOnly = !s.mapOnly
 	case key.Matches(k, keys.PanLeft):

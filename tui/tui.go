@@ -344,8 +344,13 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
-// show switches to a view.
+// show switches to a view. Leaving the packet list for the states after
+// selecting a packet shows that packet's conversation at its moment.
 func (m *Model) show(v int) tea.Cmd {
+	if m.view == viewPackets && v != viewPackets && v != viewHealth && m.packets.moved && m.packets.n(m) > 0 {
+		m.packets.moved = false
+		m.scrub.toPacket(m, m.packets.pos(m.packets.cur))
+	}
 	m.view = v
 	return m.scrub.request(m)
 }
