@@ -31,7 +31,7 @@ type packetsModel struct {
 	cur, top int // selected row and first row shown
 	atEnd    bool
 	hex      bool
-	moved    bool // a packet was selected since the states last followed the list
+	moved    bool           // a packet was selected since the states last followed the list
 	marks    map[string]int // mark → packet position
 	history  []string
 	histPos  int
