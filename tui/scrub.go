@@ -659,10 +659,19 @@ func (s *scrubModel) mapLines(m *Model, ld *stateMsg, changed []bool, r rect) []
 			cx, cy = a.X, a.Y
 		}
 	}
-	// Panned (ctrl+arrows) within the level: the view's centre stays on it.
-	w, h := ld.lmap.W, ld.lmap.H
-	s.panX = clamp(s.panX, -cx, w-1-cx)
-	s.panY = clamp(s.panY, -cy, h-1-cy)
+	// Panned (ctrl+arrows) as far as the level goes: the view's centre
+	// stays where the view still shows only the level, so every press
+	// that can move it does.
+	per := 1
+	if m.opts.Color {
+		per = 2 // two blocks a cell, one above the other
+	}
+	centre := func(c, pan, size, view int) int {
+		lo := view / 2
+		return clamp(c+pan, lo, max(lo, size-view+view/2)) - c
+	}
+	s.panX = centre(cx, s.panX, ld.lmap.W, r.w)
+	s.panY = centre(cy, s.panY, ld.lmap.H, r.h*per)
 	return renderMap(ld.lmap, changed, r.w, r.h, cx+s.panX, cy+s.panY, m.opts.Color)
 }
 
