@@ -39,9 +39,12 @@ type scrubModel struct {
 	across     bool   // diff: every client at this frame
 	diffScroll int
 	mapOnly    bool
-	panX, panY int  // the map's view moved from the player by this many blocks
-	follow     bool // the last state was asked for: stay at the end as states come
-	buf        []replay.Entry
+	panX, panY int // the map's view moved from the player by this many blocks
+	// the centre of the map last drawn, and the player's block it was
+	// drawn for: a pan starts from where the view is
+	viewX, viewY, playerX, playerY int
+	follow                         bool // the last state was asked for: stay at the end as states come
+	buf                            []replay.Entry
 }
 
 // markA is the state a diff starts from.
@@ -247,13 +250,13 @@ func (s *scrubModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.MapOnly):
 		s.mapOnly = !s.mapOnly
 	case key.Matches(k, keys.PanLeft):
-		s.panX -= 20
+		s.panX = s.viewX - s.playerX - 20
 	case key.Matches(k, keys.PanRight):
-		s.panX += 20
+		s.panX = s.viewX - s.playerX + 20
 	case key.Matches(k, keys.PanUp):
-		s.panY -= 20
+		s.panY = s.viewY - s.playerY - 20
 	case key.Matches(k, keys.PanDown):
-		s.panY += 20
+		s.panY = s.viewY - s.playerY + 20
 	case key.Matches(k, keys.PanHome):
 		s.panX, s.panY = 0, 0
 	case key.Matches(k, keys.MarkA):
@@ -660,19 +663,19 @@ func (s *scrubModel) mapLines(m *Model, ld *stateMsg, changed []bool, r rect) []
 		}
 	}
 	// Panned (ctrl+arrows) as far as the level goes: the view's centre
-	// stays where the view still shows only the level, so every press
-	// that can move it does.
+	// stays where the view shows only the level, and a pan starts from
+	// where the view is, so every press that can move it does.
 	per := 1
 	if m.opts.Color {
 		per = 2 // two blocks a cell, one above the other
 	}
-	centre := func(c, pan, size, view int) int {
+	centre := func(c, size, view int) int {
 		lo := view / 2
-		return clamp(c+pan, lo, max(lo, size-view+view/2)) - c
+		return clamp(c, lo, max(lo, size-view+view/2))
 	}
-	s.panX = centre(cx, s.panX, ld.lmap.W, r.w)
-	s.panY = centre(cy, s.panY, ld.lmap.H, r.h*per)
-	return renderMap(ld.lmap, changed, r.w, r.h, cx+s.panX, cy+s.panY, m.opts.Color)
+	s.playerX, s.playerY = cx, cy
+	s.viewX, s.viewY = centre(cx+s.panX, ld.lmap.W, r.w), centre(cy+s.panY, ld.lmap.H, r.h*per)
+	return renderMap(ld.lmap, changed, r.w, r.h, s.viewX, s.viewY, m.opts.Color)
 }
 
 // panes puts the text and the map side by side, or one of them (M) in a
