@@ -275,6 +275,7 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		client, server = d.Dst, d.Src
 	}
 	existing := t.lookup(client)
+	named := dir // the direction the packet's name is sent in
 	if existing == nil || server != existing.Server && server != existing.Listen {
 		// The name says one direction, but a known conversation's
 		// addresses say the other (a malformed stak the server sent, say):
@@ -319,6 +320,9 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 	r.Kind = Game
 	if d.Truncated() {
 		r.Packet.Err = fmt.Errorf("truncated by the capture's snap length: %d of %d payload bytes captured", len(p), d.Length)
+	}
+	if dir != named && r.Packet.Err == nil {
+		r.Packet.Err = fmt.Errorf("%s is sent %s; this one went %s", r.Packet.NameString(), named.Arrow(), dir.Arrow())
 	}
 	if r.Packet.Err != nil {
 		r.Kind = Malformed
