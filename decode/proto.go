@@ -34,7 +34,6 @@ const (
 	PlayerServerFull = 99
 )
 
-// ValidPlayer reports whether n is a player number (0..MaxPlayer).
 func ValidPlayer(n int) bool { return n >= MinPlayer && n <= MaxPlayer }
 
 // ClientPlayer reports whether n is a client's player number (1..MaxPlayer).

@@ -319,3 +319,19 @@ func Apply(state []byte, changes []Change) error {
 	}
 	return nil
 }
+
+// Builtin returns the built-in schemas, by size.
+func Builtin() []*Schema {
+	var out []*Schema
+	for _, s := range builtins {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Size < out[j].Size })
+	return out
+}
+
+// BuiltinJSON returns the JSON file of a built-in schema, as a user would
+// copy and edit it.
+func BuiltinJSON(name string) ([]byte, error) {
+	return builtinFS.ReadFile("builtin/" + name + ".json")
+}
