@@ -34,7 +34,5 @@ const (
 	PlayerServerFull = 99
 )
 
-func ValidPlayer(n int) bool { return n >= MinPlayer && n <= MaxPlayer }
-
 // ClientPlayer reports whether n is a client's player number (1..MaxPlayer).
 func ClientPlayer(n int) bool { return n > ServerPlayer && n <= MaxPlayer }
