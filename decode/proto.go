@@ -1,7 +1,9 @@
 package decode
 
-// Protocol constants of the game, the same in both eras. Every package
-// takes them from here.
+// Protocol constants of the game, the same in both eras. Go code takes them
+// from here (serve's and synth's own names for some are these values); the
+// Lua runtime of the Wireshark dissector (wireshark/runtime.lua) states the
+// piece count's bound again, as Lua.
 const (
 	// ListenPort is the UDP port a game server listens on by default (a
 	// client's first packet, 1234, goes there; on a LAN the clients bind it
@@ -31,9 +33,6 @@ const (
 	// the client because the game is full.
 	PlayerServerFull = 99
 )
-
-// ValidPlayer reports whether n is a player number (0..MaxPlayer).
-func ValidPlayer(n int) bool { return n >= MinPlayer && n <= MaxPlayer }
 
 // ClientPlayer reports whether n is a client's player number (1..MaxPlayer).
 func ClientPlayer(n int) bool { return n > ServerPlayer && n <= MaxPlayer }

@@ -4,17 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/source"
 )
-
-// capturesDir holds the real captures (see captures/README.md there). They
-// are shared read-only and not part of the module.
-const capturesDir = "../../shared/captures"
 
 type realDatagram struct {
 	n        int
@@ -26,10 +21,7 @@ type realDatagram struct {
 // test when the capture is not there.
 func readCapture(t *testing.T, rel string) []realDatagram {
 	t.Helper()
-	path := filepath.Join(capturesDir, rel)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("real capture %s not available: %v", path, err)
-	}
+	path := realcap.Path(t, rel)
 	r, err := source.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -156,8 +156,8 @@ func TestProtocolConstants(t *testing.T) {
 		t.Error("protocol constants differ from the protocol description")
 	}
 	for n, want := range map[int][2]bool{-1: {false, false}, 0: {true, false}, 1: {true, true}, 7: {true, true}, 8: {false, false}, 99: {false, false}} {
-		if decode.ValidPlayer(n) != want[0] || decode.ClientPlayer(n) != want[1] {
-			t.Errorf("player %d: valid %v client %v, want %v", n, decode.ValidPlayer(n), decode.ClientPlayer(n), want)
+		if (n >= decode.MinPlayer && n <= decode.MaxPlayer) != want[0] || decode.ClientPlayer(n) != want[1] {
+			t.Errorf("player %d: valid %v client %v, want %v", n, (n >= decode.MinPlayer && n <= decode.MaxPlayer), decode.ClientPlayer(n), want)
 		}
 	}
 }

@@ -244,8 +244,9 @@ var ErrUnreadable = errors.New("inputs could not be read")
 // bundled sample) one after the other as one capture, frames numbered on,
 // and then finishes the analysis (see Finish). Problems with an input are
 // reported as warnings and the run goes on with the next; an input that
-// cannot be opened at all makes Run return an error wrapping ErrUnreadable
-// once the others are read.
+// cannot be opened at all, or of which nothing could be read, makes Run
+// return an error wrapping ErrUnreadable once the others are read; one cut
+// short or stopped at a record that cannot be read is in Stats.Damaged.
 func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 	var unreadable []error
 	for _, name := range inputs {
@@ -284,8 +285,8 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 		}
 	}
 	e.Finish()
-	if len(unreadable) > 0 {
-		return fmt.Errorf("%d of %d inputs could not be read: %w", len(unreadable), len(inputs), errors.Join(append([]error{ErrUnreadable}, unreadable...)...))
+	if unreadable = append(unreadable, e.takeEmptyInputs()...); len(unreadable) > 0 {
+		return unreadableError(unreadable, len(inputs))
 	}
 	return nil
 }
@@ -351,7 +352,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 				e.warnf("%s", w)
 			}
 			if err != io.EOF && !errors.Is(err, context.Canceled) {
-				e.warnf("%v", err)
+				e.inputEnded(in, c.Frames-base.Frames, err)
 			}
 			progress(true)
 			e.mu.Unlock()

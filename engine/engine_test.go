@@ -28,10 +28,7 @@ import (
 	"github.com/pmdump/pmdump/source"
 )
 
-var (
-	client1 = netip.MustParseAddrPort("10.0.0.2:24785")
-	client2 = netip.MustParseAddrPort("10.0.0.3:24785")
-)
+var client1 = netip.MustParseAddrPort("10.0.0.2:24785")
 
 // Two games read together whose client reuses one ip:port stay apart: each
 // conversation has its own dif figures, and no stak of the second game

@@ -11,8 +11,7 @@ import (
 // are rebuilt.
 func Example() {
 	shown := 0
-	var e *engine.Engine
-	e = engine.New(engine.Config{
+	e := engine.New(engine.Config{
 		Work: engine.States,
 		OnEvent: func(ev engine.Event) {
 			if s, ok := ev.(engine.StateEvent); ok && shown < 3 {

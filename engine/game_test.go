@@ -91,15 +91,6 @@ func (g *game) dif(server, client netip.AddrPort, slsn int, src, dst int32, base
 	}
 }
 
-// ack sends the client's stak of frame n.
-func (g *game) ack(client, server netip.AddrPort, player int, n int32) {
-	if g.era == decode.Legacy {
-		g.send(client, server, g.packet("stak").Set("player", int64(player)).Set("frame", int64(n)))
-		return
-	}
-	g.send(client, server, g.packet("stak").Set("player", int64(player)).Set("ack_frame", int64(n)).Set("client_frame", int64(n)))
-}
-
 // states returns n states of size bytes, each a small change of the one
 // before.
 func states(seed uint64, n, size int) [][]byte {

@@ -15,6 +15,8 @@ type captureFigures struct {
 	inputs        []string
 	formats       []string
 	unreadable    []string
+	damaged       []string // inputs that ended at a damaged record
+	emptyInputs   []error  // inputs of which nothing could be read, for Run
 	counters      source.Counters
 	linkTypes     map[string]int
 	baseLinkTypes map[string]int
@@ -65,6 +67,7 @@ type Stats struct {
 	Untracked        session.Untracked `json:"untracked"`
 	Warnings         []string          `json:"warnings,omitempty"`
 	Unreadable       []string          `json:"unreadable,omitempty"`
+	Damaged          []string          `json:"damaged,omitempty"` // inputs cut in the middle of a record or stopped at one that cannot be read: the figures are those of what came before
 	Health           []*ClientHealth   `json:"health,omitempty"`
 	Formats          []string          `json:"-"`
 }
@@ -130,7 +133,7 @@ func (e *Engine) Stats() Stats {
 		FragmentsDropped: c.FragmentsDropped, Unsupported: c.Unsupported, KernelReceived: c.KernelReceived, KernelDropped: c.KernelDropped,
 		Game: st.Game, Malformed: st.Malformed, Unknown: st.Unknown, NonGame: st.NonGame,
 		Eras: map[string]int{}, Warnings: append([]string(nil), e.cap.warnings...), Formats: append([]string(nil), e.cap.formats...),
-		Unreadable: append([]string(nil), e.cap.unreadable...), Rebuilt: e.builder != nil,
+		Unreadable: append([]string(nil), e.cap.unreadable...), Damaged: append([]string(nil), e.cap.damaged...), Rebuilt: e.builder != nil,
 	}
 	r.Dropped.Names = e.cap.namesDropped
 	r.Untracked = st.Untracked

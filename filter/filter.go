@@ -17,7 +17,7 @@
 //	player     the packet's player (from its player field or its conversation), nil if unknown
 //	client     the client endpoint of the conversation ("127.0.0.1:24786")
 //	conv       the conversation's number (as pmdump stats lists them)
-//	num        the packet's frame number in the capture
+//	num        the packet's frame number in the capture (num in read --json)
 //	len        the payload length in bytes
 //	frame      the game frame the packet refers to (cdat frame, stdf dst, stak ack …)
 //	malformed, unknown   booleans
@@ -334,10 +334,14 @@ func (nilSafe) Visit(node *ast.Node) {
 		Right: &ast.BinaryNode{Operator: "==", Left: &ast.BoolNode{Value: false}, Right: &ast.BinaryNode{Operator: "==", Left: b.Left, Right: b.Right}}})
 }
 
+// fixedNames are the names every packet has (frame: those that refer to a
+// game frame), whatever its fields.
+var fixedNames = []string{"type", "dir", "c2s", "s2c", "era", "player", "client", "conv", "num", "len", "malformed",
+	"unknown", "sport", "dport", "saddr", "daddr", "frame"}
+
 // envNames is every name Match can define.
 var envNames = func() []string {
-	names := []string{"type", "dir", "c2s", "s2c", "era", "player", "client", "conv", "num", "len", "malformed",
-		"unknown", "sport", "dport", "saddr", "daddr", "frame"}
+	names := append([]string(nil), fixedNames...)
 	for _, n := range packetNames {
 		names = append(names, boolName(n))
 	}

@@ -1,6 +1,17 @@
 package filter
 
-import "sort"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
+
+	"github.com/pmdump/pmdump/decode"
+)
 
 // Names returns every name a filter can use (packet names, fields and the
 // fixed names such as type, dir and conv), sorted and each once, for a
@@ -16,4 +27,61 @@ func Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// fieldPackets maps each decoded field's name (and its _raw and _len
+// forms) to the packets that have it, in table order, each once.
+var fieldPackets = func() map[string][]string {
+	m := map[string][]string{}
+	add := func(name, packet string) {
+		for _, p := range m[name] {
+			if p == packet {
+				return
+			}
+		}
+		m[name] = append(m[name], packet)
+	}
+	for _, e := range decode.Eras {
+		for _, l := range decode.Layouts(e) {
+			for _, f := range l.Fields {
+				for _, n := range []string{f.Name, f.Name + "_raw", f.Name + "_len"} {
+					add(n, l.Name)
+				}
+			}
+		}
+	}
+	return m
+}()
+
+// Hint says, for a filter that matched no packet, which of the names it
+// uses are fields that only some packets have, and which packets those
+// are: a filter on n, sdat's entry count, may have meant num, the frame
+// number. It is empty when the filter uses no such name.
+func (f *Filter) Hint() string {
+	var uses usesName
+	tree, err := parser.Parse(f.src)
+	if err != nil {
+		return ""
+	}
+	ast.Walk(&tree.Node, &uses)
+	fixed := map[string]bool{}
+	for _, n := range fixedNames {
+		fixed[n] = true
+	}
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(uses)) {
+		ps, ok := fieldPackets[n]
+		if !ok || fixed[n] {
+			continue
+		}
+		s := fmt.Sprintf("%s is a field of %s only", n, strings.Join(ps, ", "))
+		if len(ps) > 1 {
+			s = fmt.Sprintf("%s is a field of %s", n, strings.Join(ps, ", "))
+		}
+		if n == "n" {
+			s += " (the frame number in the capture is num)"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -2,11 +2,10 @@ package filter
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
@@ -16,10 +15,7 @@ import (
 // ../shared is absent and fails when a capture it names is missing.
 func countMatches(t *testing.T, rel string, exprs []string) []int {
 	t.Helper()
-	shared := filepath.Join("..", "..", "shared")
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("real captures not available (%s: %v)", shared, err)
-	}
+	path := realcap.Path(t, rel)
 	filters := make([]*Filter, len(exprs))
 	for i, e := range exprs {
 		f, err := Compile(e)
@@ -28,7 +24,7 @@ func countMatches(t *testing.T, rel string, exprs []string) []int {
 		}
 		filters[i] = f
 	}
-	r, err := source.Open(filepath.Join(shared, "captures", rel))
+	r, err := source.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

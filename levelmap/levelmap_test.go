@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/schema"
 )
 
@@ -21,13 +22,8 @@ var dumps = []string{
 	"legacy/basic/c1/state_2565.bin",
 }
 
-func captures(t testing.TB) string {
-	dir := filepath.Join("..", "..", "shared", "captures")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real captures not available (%s absent)", dir)
-	}
-	return dir
-}
+// captures is the folder of the real captures (see internal/realcap).
+func captures(t testing.TB) string { return realcap.Dir(t) }
 
 // wantTile is what the game's level editor calls a block, from the
 // PM_BTILE_* flags, for values seen in the captures.

@@ -8,15 +8,12 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
-
-// realCapture is the modern three-client capture (../shared/captures,
-// read-only).
-const realCapture = "../../shared/captures/modern/multi/multi.pcap"
 
 var realOnce struct {
 	sync.Once
@@ -28,10 +25,8 @@ var realOnce struct {
 // in the order they ended; it skips when the capture is not there.
 func realMessages(tb testing.TB) []*reassemble.Message {
 	tb.Helper()
-	if _, err := os.Stat(realCapture); err != nil {
-		tb.Skipf("real capture %s not available: %v", realCapture, err)
-	}
-	realOnce.Do(func() { realOnce.msgs, realOnce.err = readMessages(realCapture) })
+	path := realcap.Path(tb, "modern/multi/multi.pcap")
+	realOnce.Do(func() { realOnce.msgs, realOnce.err = readMessages(path) })
 	if realOnce.err != nil {
 		tb.Fatal(realOnce.err)
 	}

@@ -43,16 +43,6 @@ func (s Status) String() string {
 	return [...]string{"ok", "missing-base", "incomplete", "corrupt", "truncated"}[s]
 }
 
-// ParseStatus parses a Status name as String gives it.
-func ParseStatus(s string) (Status, error) {
-	for st := OK; st <= Truncated; st++ {
-		if st.String() == s {
-			return st, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown status %q", s)
-}
-
 // Frame identifies a state of one client: frame numbers restart at every
 // level change, which bumps the level-sequence number.
 type Frame struct {

@@ -133,18 +133,6 @@ func (s *Schema) note(c *Change) string {
 	return ""
 }
 
-// Apply writes changes into state (their new bytes), so that applying
-// Diff(a, b) to a copy of a gives b.
-func Apply(state []byte, changes []Change) error {
-	for _, c := range changes {
-		if c.Offset < 0 || c.Offset+len(c.NewRaw) > len(state) {
-			return fmt.Errorf("%s: bytes %d..%d outside the state", c.Path(), c.Offset, c.Offset+len(c.NewRaw))
-		}
-		copy(state[c.Offset:], c.NewRaw)
-	}
-	return nil
-}
-
 // RegionCount counts changes per region, in schema order.
 type RegionCount struct {
 	Region  string

@@ -36,7 +36,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 )
 
@@ -303,22 +302,6 @@ var builtins = func() map[int]*Schema {
 	}
 	return m
 }()
-
-// Builtin returns the built-in schemas, by size.
-func Builtin() []*Schema {
-	var out []*Schema
-	for _, s := range builtins {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Size < out[j].Size })
-	return out
-}
-
-// BuiltinJSON returns the JSON file of a built-in schema, as a user would
-// copy and edit it.
-func BuiltinJSON(name string) ([]byte, error) {
-	return builtinFS.ReadFile("builtin/" + name + ".json")
-}
 
 // For returns the schema for a state of the given size: the first of extra
 // of that size, else a built-in one, else a schema of one raw region.

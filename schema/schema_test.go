@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -9,9 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"testing"
-)
 
-const shared = "../../shared/captures"
+	"github.com/pmdump/pmdump/internal/realcap"
+)
 
 // The sizes protocol.md gives for the built-in layouts, region by region.
 func TestBuiltinLayouts(t *testing.T) {
@@ -132,12 +133,13 @@ func TestLoadBuiltinFile(t *testing.T) {
 // folder, in frame order.
 func realDumps(t *testing.T) map[string][]string {
 	t.Helper()
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("real captures not available (%v)", err)
-	}
+	dir := realcap.Dir(t)
 	out := map[string][]string{}
-	files, _ := filepath.Glob(filepath.Join(shared, "modern", "*", "c*_states", "*.bin"))
-	legacy, _ := filepath.Glob(filepath.Join(shared, "legacy", "*", "c*", "state_*.bin"))
+	files, _ := filepath.Glob(filepath.Join(dir, "modern", "*", "c*_states", "*.bin"))
+	legacy, _ := filepath.Glob(filepath.Join(dir, "legacy", "*", "c*", "state_*.bin"))
+	if len(files) == 0 || len(legacy) == 0 {
+		t.Fatalf("no state dumps in %s: %d modern, %d legacy", dir, len(files), len(legacy))
+	}
 	for _, f := range append(files, legacy...) {
 		out[filepath.Dir(f)] = append(out[filepath.Dir(f)], f)
 	}
@@ -304,4 +306,32 @@ func TestChangePaths(t *testing.T) {
 	if changes[0].New != 128 || changes[2].New != 169 {
 		t.Errorf("values: %v %v", changes[0].New, changes[2].New)
 	}
+}
+
+// Apply writes changes into state (their new bytes), so that applying
+// Diff(a, b) to a copy of a gives b.
+func Apply(state []byte, changes []Change) error {
+	for _, c := range changes {
+		if c.Offset < 0 || c.Offset+len(c.NewRaw) > len(state) {
+			return fmt.Errorf("%s: bytes %d..%d outside the state", c.Path(), c.Offset, c.Offset+len(c.NewRaw))
+		}
+		copy(state[c.Offset:], c.NewRaw)
+	}
+	return nil
+}
+
+// Builtin returns the built-in schemas, by size.
+func Builtin() []*Schema {
+	var out []*Schema
+	for _, s := range builtins {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Size < out[j].Size })
+	return out
+}
+
+// BuiltinJSON returns the JSON file of a built-in schema, as a user would
+// copy and edit it.
+func BuiltinJSON(name string) ([]byte, error) {
+	return builtinFS.ReadFile("builtin/" + name + ".json")
 }

@@ -17,22 +17,13 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/internal/gameclient"
+	"github.com/pmdump/pmdump/internal/realcap"
 )
 
-const shared = "../../shared/captures"
-
-// sharedFile returns a path in ../shared/captures, skipping the test when
-// ../shared is absent and failing it when the file is missing.
+// sharedFile returns a path in ../shared/captures (see internal/realcap).
 func sharedFile(t testing.TB, rel string) string {
 	t.Helper()
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("%s is absent: real captures not available", shared)
-	}
-	p := filepath.Join(shared, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("missing real capture file: %v", err)
-	}
-	return p
+	return realcap.Path(t, rel)
 }
 
 type truthKey struct {

@@ -18,8 +18,8 @@ import (
 const (
 	// History is how many states the server keeps per client as bases.
 	History = 8
-	// PieceSize is the largest stdf piece.
-	PieceSize = 1000
+	// PieceSize is the largest stdf piece (the protocol's, decode.PieceSize).
+	PieceSize = decode.PieceSize
 	// ZlibLevel is the game's default compression level for difs.
 	ZlibLevel = 7
 	// MaxClients is how many clients a game server takes.

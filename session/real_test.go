@@ -2,11 +2,10 @@ package session_test
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
@@ -15,10 +14,7 @@ import (
 // a tracker; it skips the test when the capture is not there.
 func trackCapture(t *testing.T, rel string, force decode.Era) *session.Tracker {
 	t.Helper()
-	path := filepath.Join("../../shared/captures", rel)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("real capture %s not available: %v", path, err)
-	}
+	path := realcap.Path(t, rel)
 	r, err := source.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -275,6 +275,20 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		client, server = d.Dst, d.Src
 	}
 	existing := t.lookup(client)
+	named := dir // the direction the packet's name is sent in
+	if existing == nil || server != existing.Server && server != existing.Listen {
+		// The name says one direction, but a known conversation's
+		// addresses say the other (a malformed stak the server sent, say):
+		// the addresses tell.
+		if c := t.convs[server]; c != nil && (client == c.Server || client == c.Listen) {
+			client, server, existing = server, client, c
+			if dir == decode.C2S {
+				dir = decode.S2C
+			} else {
+				dir = decode.C2S
+			}
+		}
+	}
 	session := 1
 	if existing != nil && existing.joined && string(p[:4]) == "1234" && dir == decode.C2S {
 		// A new handshake from a client that had joined: a new session
@@ -306,6 +320,9 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 	r.Kind = Game
 	if d.Truncated() {
 		r.Packet.Err = fmt.Errorf("truncated by the capture's snap length: %d of %d payload bytes captured", len(p), d.Length)
+	}
+	if dir != named && r.Packet.Err == nil {
+		r.Packet.Err = fmt.Errorf("%s is sent %s; this one went %s", r.Packet.NameString(), named.Arrow(), dir.Arrow())
 	}
 	if r.Packet.Err != nil {
 		r.Kind = Malformed

@@ -350,6 +350,37 @@ func TestDirections(t *testing.T) {
 	}
 }
 
+// TestDirectionFromAddresses: on a known conversation the addresses give
+// the direction, not the name: a malformed stak the server sent is s2c.
+func TestDirectionFromAddresses(t *testing.T) {
+	f := newFeeder(t, decode.EraUnknown)
+	modernSession(f)
+	for _, tt := range []struct {
+		name     string
+		src, dst netip.AddrPort
+		payload  []byte
+		kind     session.Kind
+		dir      decode.Dir
+	}{
+		{"malformed stak s→c", eph2, cliB, mStak(2, 130)[:20], session.Malformed, decode.S2C},
+		{"stak s→c", eph2, cliB, mStak(2, 131), session.Malformed, decode.S2C}, // well formed, but a stak the server sent
+		{"malformed stdf c→s", cliB, eph2, mStdf(10)[:20], session.Malformed, decode.C2S},
+		{"stak c→s", cliB, eph2, mStak(2, 132), session.Game, decode.C2S},
+		{"malformed stak c→s", cliB, eph2, mStak(2, 133)[:20], session.Malformed, decode.C2S},
+	} {
+		r := f.send(tt.src, tt.dst, tt.payload)
+		if r.kind != tt.kind || r.dir != tt.dir || r.conv == nil || r.conv.Client != cliB || r.player != 2 {
+			t.Errorf("%s: kind %s dir %s conv %v player %d; want %s %s on %v", tt.name, r.kind, r.dir, r.conv, r.player, tt.kind, tt.dir, cliB)
+		}
+		if tt.name == "stak s→c" && (r.err == nil || r.err.Error() != "stak is sent c→s; this one went s→c") {
+			t.Errorf("%s: error %v", tt.name, r.err)
+		}
+	}
+	if n := len(f.tr.Conversations()); n != 1 {
+		t.Errorf("%d conversations, want 1", n)
+	}
+}
+
 // TestEraInference: a conversation seen mid-game (no join) gets its era
 // from its packets.
 func TestEraInference(t *testing.T) {

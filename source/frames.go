@@ -156,8 +156,14 @@ func (f *fileSource) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType,
 	return data, ci, f.pcap.LinkType(), nil
 }
 
-// recordErr explains a record that claims more than MaxRecord bytes.
+// recordErr explains a record that claims more than MaxRecord bytes, and
+// a record cut right after its header.
 func (f *fileSource) recordErr(err error, ci gopacket.CaptureInfo) error {
+	if err == io.EOF && f.pcap != nil && ci.CaptureLength > 0 {
+		// pcapgo reads a record's data with io.ReadFull: a record header
+		// with nothing after it is a capture cut short, not its end.
+		return io.ErrUnexpectedEOF
+	}
 	if err == io.EOF {
 		return err
 	}

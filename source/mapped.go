@@ -116,12 +116,7 @@ func (m *mappedPcap) ReadFrame() ([]byte, gopacket.CaptureInfo, layers.LinkType,
 	start := m.pos + 16
 	switch {
 	case rest-16 >= ci.CaptureLength:
-	case rest == 16 && ci.CaptureLength > 0:
-		// A record header and nothing after it: pcapgo's reader, which
-		// reads the data with io.ReadFull, sees the end of the capture.
-		m.pos = len(m.data)
-		return nil, ci, 0, io.EOF
-	default:
+	default: // a record cut short, if only after its header
 		m.pos = len(m.data)
 		return nil, ci, 0, io.ErrUnexpectedEOF
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/source"
 )
 
@@ -356,6 +357,7 @@ func TestCutRecord(t *testing.T) {
 	}{
 		{"pcap in record data", pcap[:len(pcap)-last/2]},
 		{"pcap in record header", pcap[:len(pcap)-last-7]},
+		{"pcap after record header", pcap[:len(pcap)-last]}, // a header whose data is missing: cut, not the end
 		{"pcapng in packet data", ng[:len(ng)-last/2]},
 		{"pcapng in block header", ng[:len(ng)-last-30]},
 		{"pcapng in block trailer", ng[:len(ng)-2]},
@@ -497,12 +499,8 @@ func TestOpenFile(t *testing.T) {
 // and dumpcap at the same time; both hold the same 7332 UDP payloads in the
 // same order.
 func TestRealPcapAndPcapng(t *testing.T) {
-	dir := "../../shared/captures/legacy/basic"
 	read := func(name string) ([][]byte, *source.Reader) {
-		path := filepath.Join(dir, name)
-		if _, err := os.Stat(path); err != nil {
-			t.Skipf("real capture %s not available: %v", path, err)
-		}
+		path := realcap.Path(t, "legacy/basic/"+name)
 		r, err := source.Open(path)
 		if err != nil {
 			t.Fatal(err)

@@ -19,8 +19,9 @@ import (
 type Format uint8
 
 const (
-	// Pcap is the classic libpcap format, with nanosecond time stamps and
-	// one link type for the whole file.
+	// Pcap is the classic libpcap format, with nanosecond time stamps
+	// (microsecond ones with WriterOptions.Micro) and one link type for
+	// the whole file.
 	Pcap Format = iota
 	// Pcapng keeps each frame's interface and link type.
 	Pcapng
@@ -59,6 +60,11 @@ type WriterOptions struct {
 	FlushInterval time.Duration
 	// Application names the writer in a pcapng section header.
 	Application string
+	// Micro writes a pcap with microsecond time stamps (the classic
+	// magic a1b2c3d4), as a capture of microsecond time stamps was read:
+	// the fraction past the microsecond is dropped. A pcapng always has
+	// nanosecond time stamps, which hold microsecond ones exactly.
+	Micro bool
 }
 
 // ErrLinkType is wrapped by the error for a frame whose link type a pcap
@@ -137,7 +143,11 @@ func NewCaptureWriter(w io.Writer, o WriterOptions) (*CaptureWriter, error) {
 		if snap <= 0 || snap > MaxRecord {
 			snap = MaxRecord
 		}
-		c.pcap = pcapgo.NewWriterNanos(buf)
+		if o.Micro {
+			c.pcap = pcapgo.NewWriter(buf)
+		} else {
+			c.pcap = pcapgo.NewWriterNanos(buf)
+		}
 		if err := c.pcap.WriteFileHeader(uint32(snap), c.linkType); err != nil {
 			return nil, fmt.Errorf("pcap header: %w", err)
 		}

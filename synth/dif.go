@@ -48,14 +48,6 @@ func MakeDif(dst, base, cur []byte) {
 	}
 }
 
-// ApplyDif rebuilds a state in place the way a client does: state = state −
-// dif, bytewise. For a keyframe state must be all zeros.
-func ApplyDif(state, dif []byte) {
-	for i := range state {
-		state[i] -= dif[i]
-	}
-}
-
 // Pieces returns how many stdf pieces carry a compressed dif of n bytes:
 // n/1000 + 1, so a size that is a multiple of 1000 ends in an empty piece.
 func Pieces(n int) int { return n/PieceSize + 1 }
@@ -125,8 +117,6 @@ func newSnapStore(size int) *snapStore {
 }
 
 func snapKey(slsn uint8, frame int32) uint64 { return uint64(slsn)<<32 | uint64(uint32(frame)) }
-
-func (s *snapStore) get(key uint64) *snapshot { return s.m[key] }
 
 // put returns the snapshot of key, copying cur into a new one if there is
 // none yet. The caller must ref it.

@@ -233,3 +233,11 @@ func TestCaptureFrames(t *testing.T) {
 		})
 	}
 }
+
+// ApplyDif rebuilds a state in place the way a client does: state = state −
+// dif, bytewise. For a keyframe state must be all zeros.
+func ApplyDif(state, dif []byte) {
+	for i := range state {
+		state[i] -= dif[i]
+	}
+}

@@ -13,23 +13,19 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/internal/realcap"
 )
 
 // The large capture of the benchmarks: the real multi-client game read 20
 // times over as one capture (286k packets), or PMDUMP_BENCH_CAPTURE (a
 // one-hour 8-player synthetic capture, say).
-const benchCapture = "../../shared/captures/modern/multi/multi.pcap"
-
 func benchInputs(b *testing.B) []string {
 	if p := os.Getenv("PMDUMP_BENCH_CAPTURE"); p != "" {
 		return []string{p}
 	}
-	if _, err := os.Stat(benchCapture); err != nil {
-		b.Skipf("real captures not available (%v)", err)
-	}
 	in := make([]string, 20)
 	for i := range in {
-		in[i] = benchCapture
+		in[i] = realcap.Path(b, "modern/multi/multi.pcap")
 	}
 	return in
 }

@@ -152,13 +152,13 @@ func (h *healthModel) chartW(m *Model) int { return max(m.layout().body.w-health
 func (h *healthModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 	keys := m.keys
 	switch {
-	case key.Matches(k, keys.Back):
+	case key.Matches(k, keys.SecBack):
 		h.move(m, -1)
-	case key.Matches(k, keys.Fwd):
+	case key.Matches(k, keys.SecFwd):
 		h.move(m, 1)
-	case key.Matches(k, keys.First):
+	case key.Matches(k, keys.SecFirst):
 		h.move(m, -1<<30)
-	case key.Matches(k, keys.Last):
+	case key.Matches(k, keys.SecLast):
 		h.move(m, 1<<30)
 	case key.Matches(k, keys.NextLine):
 		if len(h.hs) > 0 {
@@ -238,7 +238,8 @@ func (h *healthModel) render(m *Model, r rect) []string {
 		if col := column(h.cur, len(c.Seconds), cw); col >= 0 && col < cw {
 			marker[col] = '▼'
 		}
-		where = fmt.Sprintf("second %d (t=%d s) · enter: show it in the timeline", h.cur+1, c.Seconds[h.cur].T)
+		t := c.Seconds[h.cur].T
+		where = fmt.Sprintf("the second from t=%d s to t=%d s of the capture · enter: show it in the timeline", t, t+1)
 	}
 	out = append(out, fit(where, healthLabel+cw+10))
 	out = append(out, fit("", healthLabel)+string(marker))

@@ -10,13 +10,13 @@ type keyMap struct {
 	// Lists (packet list, health seconds).
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// Packets.
-	Filter, Goto, NextName, PrevName, NextConv, PrevConv, Mark, Jump, Follow, Detail key.Binding
+	Filter, Goto, Write, ToState, NextName, PrevName, NextConv, PrevConv, Mark, Jump, Follow, Detail key.Binding
 	// Timeline, state and diff: the scrubber.
-	Back, Fwd, BackSec, FwdSec, PrevKey, NextKey, PrevProblem, NextProblem, First, Last, Frame, NextLine, PrevLine key.Binding
+	Back, Fwd, BackSec, FwdSec, PrevKey, NextKey, PrevProblem, NextProblem, First, Last, Frame, NextLine, PrevLine, ToPieces key.Binding
 	// State and diff.
-	MapOnly, MarkA, AcrossClients key.Binding
-	// Health.
-	JumpTimeline key.Binding
+	MapOnly, PanLeft, PanRight, PanUp, PanDown, PanHome, MarkA, AcrossClients key.Binding
+	// Health: the same keys as the scrubber's, on a per-second cursor.
+	SecBack, SecFwd, SecFirst, SecLast, JumpTimeline key.Binding
 }
 
 // group is a titled list of bindings in the help overlay.
@@ -51,6 +51,8 @@ func newKeyMap() keyMap {
 
 		Filter:   kb([]string{"/"}, "/", "display filter (-Y); tab completes, ↑↓ history"),
 		Goto:     kb([]string{":"}, ":", "go to packet number (packets) or frame (timeline)"),
+		ToState:  kb([]string{"s"}, "s", "this packet's state: a stdf's dif, a stak's acked state"),
+		Write:    kb([]string{"w"}, "w", "write the packets shown (the filter's) to a capture file"),
 		NextName: kb([]string{"n"}, "n", "next packet of the same name"),
 		PrevName: kb([]string{"N"}, "N", "previous packet of the same name"),
 		NextConv: kb([]string{"c"}, "c", "next packet of the same conversation"),
@@ -73,12 +75,22 @@ func newKeyMap() keyMap {
 		Frame:       kb([]string{":"}, ":", "go to frame"),
 		NextLine:    kb([]string{"c"}, "c", "next client"),
 		PrevLine:    kb([]string{"C"}, "C", "previous client"),
+		ToPieces:    kb([]string{"p"}, "p", "this state's stdf pieces and stak acks in the packet list"),
 
 		MapOnly:       kb([]string{"M"}, "M", "map only, or text and map"),
+		PanLeft:       kb([]string{"ctrl+left"}, "ctrl+←", "pan the map left (when it does not fit)"),
+		PanRight:      kb([]string{"ctrl+right"}, "ctrl+→", "pan the map right"),
+		PanUp:         kb([]string{"ctrl+up"}, "ctrl+↑", "pan the map up"),
+		PanDown:       kb([]string{"ctrl+down"}, "ctrl+↓", "pan the map down"),
+		PanHome:       kb([]string{"0"}, "0", "centre the map on the client's player again"),
 		MarkA:         kb([]string{"a"}, "a", "diff: mark this state as A"),
 		AcrossClients: kb([]string{"A"}, "A", "diff: A→B, or every client at this frame"),
 
-		JumpTimeline: kb([]string{"enter"}, "enter", "health: show this second in the timeline"),
+		SecBack:      kb([]string{"left", "h"}, "←/h", "cursor to the previous second"),
+		SecFwd:       kb([]string{"right", "l"}, "→/l", "cursor to the next second"),
+		SecFirst:     kb([]string{"home", "g"}, "home/g", "cursor to the first second"),
+		SecLast:      kb([]string{"end", "G"}, "end/G", "cursor to the last second"),
+		JumpTimeline: kb([]string{"enter"}, "enter", "show the cursor's second in the timeline"),
 	}
 }
 
@@ -87,9 +99,10 @@ func newKeyMap() keyMap {
 func (k keyMap) groups() []group {
 	return []group{
 		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
-		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
-		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine, k.MapOnly, k.MarkA, k.AcrossClients}},
+		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.ToState, k.Write, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
+		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine, k.ToPieces}},
+		{"State, diff", []key.Binding{k.MapOnly, k.PanLeft, k.PanRight, k.PanUp, k.PanDown, k.PanHome, k.MarkA, k.AcrossClients}},
 		{"Diff (scroll the text)", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown}},
-		{"Health", []key.Binding{k.Back, k.Fwd, k.First, k.Last, k.NextLine, k.PrevLine, k.JumpTimeline}},
+		{"Health", []key.Binding{k.SecBack, k.SecFwd, k.SecFirst, k.SecLast, k.NextLine, k.PrevLine, k.JumpTimeline}},
 	}
 }

@@ -31,11 +31,11 @@ type packetsModel struct {
 	cur, top int // selected row and first row shown
 	atEnd    bool
 	hex      bool
+	moved    bool           // a packet was selected since the states last followed the list
 	marks    map[string]int // mark → packet position
 	history  []string
 	histPos  int
 	line     packetfmt.Line
-	buf      []byte
 	rec      session.Record
 	detailAt int // position of the detail's packet
 	detail   []string
@@ -93,6 +93,7 @@ func (p *packetsModel) setCur(m *Model, row int) {
 	n := p.n(m)
 	row = clamp(row, 0, max(n-1, 0))
 	p.cur = row
+	p.moved = true
 	p.atEnd = n > 0 && row == n-1
 	vis := max(p.listRows(m), 1)
 	if p.cur < p.top {
@@ -152,6 +153,8 @@ func (p *packetsModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 		return m.openPrompt(promptFilter, "/ ", text)
 	case key.Matches(k, keys.Goto):
 		return m.openPrompt(promptPacket, "go to packet number: ", "")
+	case key.Matches(k, keys.Write):
+		return m.openPrompt(promptWrite, "write the packets shown to (pcap, or pcapng by extension): ", "packets.pcap")
 	case key.Matches(k, keys.NextName):
 		p.seek(m, 1, sameName)
 	case key.Matches(k, keys.PrevName):
@@ -168,6 +171,10 @@ func (p *packetsModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 		m.setMsg("jump to mark: press its letter")
 	case key.Matches(k, keys.Follow):
 		return p.follow(m)
+	case key.Matches(k, keys.ToState):
+		if p.n(m) > 0 {
+			return m.toState(p.pos(p.cur), viewTimeline)
+		}
 	case key.Matches(k, keys.Detail):
 		p.hex = !p.hex
 		p.detailAt = -1
@@ -303,15 +310,17 @@ func (p *packetsModel) historyStep(up bool, cur string) string {
 }
 
 // complete completes the last word of a filter expression with the names
-// a filter can use (their longest common prefix when several fit).
-func complete(src string) string {
+// a filter can use (their longest common prefix when several fit, as
+// Wireshark's filter bar does) and returns the names that fit when there
+// are several.
+func complete(src string) (string, []string) {
 	i := len(src)
 	for i > 0 && (isWord(src[i-1])) {
 		i--
 	}
 	word := src[i:]
 	if word == "" {
-		return src
+		return src, nil
 	}
 	var fits []string
 	for _, n := range filterNames {
@@ -320,7 +329,7 @@ func complete(src string) string {
 		}
 	}
 	if len(fits) == 0 {
-		return src
+		return src, nil
 	}
 	common := fits[0]
 	for _, f := range fits[1:] {
@@ -329,9 +338,15 @@ func complete(src string) string {
 		}
 	}
 	if len(fits) == 1 {
-		common += " "
+		return src[:i] + common + " ", nil
 	}
-	return src[:i] + common
+	return src[:i] + common, fits
+}
+
+// candidatesNote is the prompt's note listing the names a tab could
+// complete to.
+func candidatesNote(fits []string) string {
+	return fmt.Sprintf("tab: %d names: %s", len(fits), strings.Join(fits, " "))
 }
 
 var filterNames = filter.Names()
@@ -398,7 +413,7 @@ func (p *packetsModel) runFilter(m *Model, f *filter.Filter, from int) tea.Cmd {
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
-				msg = filterMsg{gen: gen, err: fmt.Errorf("filter %s failed: %v", f, r)}
+				msg = filterMsg{gen: gen, err: recovered(fmt.Sprintf("filter %s failed", f), r)}
 			}
 		}()
 		var rows []int32
@@ -422,8 +437,7 @@ func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
 	if msg.gen != p.gen || p.filter == nil {
 		return nil // a filter since replaced
 	}
-	p.running = false
-	p.cancel = nil
+	p.cancelFilter() // this chunk is done: release its context
 	if msg.err != nil {
 		m.setErr(fmt.Errorf("filter: %w", msg.err))
 		return nil
@@ -442,6 +456,10 @@ func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
 		m.setMsg("filtering: %d matches in %d of %d packets", len(p.rows), p.scanned, p.index(m).Len())
 		return p.runFilter(m, p.filter, p.scanned)
 	}
+	if h := p.filter.Hint(); len(p.rows) == 0 && h != "" {
+		m.setMsg("no packet of %d matches %s: %s", p.scanned, p.filter, h)
+		return nil
+	}
 	m.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
 	return nil
 }
@@ -454,6 +472,15 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 	vis := l.list.h - 1
 	if p.top > max(n-vis, 0) {
 		p.top = max(n-vis, 0)
+	}
+	// The selected row stays on the screen whatever its size became.
+	if vis > 0 && n > 0 {
+		if p.cur >= p.top+vis {
+			p.top = p.cur - vis + 1
+		}
+		if p.cur < p.top {
+			p.top = p.cur
+		}
 	}
 	marksAt := map[int]string{}
 	for k, pos := range p.marks {
@@ -561,10 +588,16 @@ func (p *packetsModel) detailLines(x *engine.PacketIndex, pos int) []string {
 	}
 	var b []byte
 	if p.hex {
+		// hex.Dump's lines are 78 columns: without the indent of the
+		// command line's dump they fit an 80-column terminal.
 		b = packetfmt.AppendHex(b, r.Packet.Raw)
-	} else {
-		b = packetfmt.AppendTreeHeader(b, &r)
-		b = r.Packet.AppendTree(b, "    ")
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, "    ")
+		}
+		return lines
 	}
+	b = packetfmt.AppendTreeHeader(b, &r)
+	b = r.Packet.AppendTree(b, "    ")
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }

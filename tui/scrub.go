@@ -39,8 +39,12 @@ type scrubModel struct {
 	across     bool   // diff: every client at this frame
 	diffScroll int
 	mapOnly    bool
-	follow     bool // the last state was asked for: stay at the end as states come
-	buf        []replay.Entry
+	panX, panY int // the map's view moved from the player by this many blocks
+	// the centre of the map last drawn, and the player's block it was
+	// drawn for: a pan starts from where the view is
+	viewX, viewY, playerX, playerY int
+	follow                         bool // the last state was asked for: stay at the end as states come
+	buf                            []replay.Entry
 }
 
 // markA is the state a diff starts from.
@@ -241,8 +245,20 @@ func (s *scrubModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 		return s.switchLine(m, 1)
 	case key.Matches(k, keys.PrevLine):
 		return s.switchLine(m, -1)
+	case key.Matches(k, keys.ToPieces):
+		return m.toPieces()
 	case key.Matches(k, keys.MapOnly):
 		s.mapOnly = !s.mapOnly
+	case key.Matches(k, keys.PanLeft):
+		s.panX = s.viewX - s.playerX - 20
+	case key.Matches(k, keys.PanRight):
+		s.panX = s.viewX - s.playerX + 20
+	case key.Matches(k, keys.PanUp):
+		s.panY = s.viewY - s.playerY - 20
+	case key.Matches(k, keys.PanDown):
+		s.panY = s.viewY - s.playerY + 20
+	case key.Matches(k, keys.PanHome):
+		s.panX, s.panY = 0, 0
 	case key.Matches(k, keys.MarkA):
 		s.a = &markA{s.line(), s.i, s.ent}
 		s.across = false
@@ -346,14 +362,14 @@ func (s *scrubModel) request(m *Model) tea.Cmd {
 		return nil
 	}
 	s.inflight, s.pending = true, false
-	e, user, lines := m.e, m.opts.Schema, append([]reassemble.Line(nil), s.lines...)
+	e, user := m.e, m.opts.Schema
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
-				msg = stateMsg{key: k, err: fmt.Errorf("rebuilding state %d of %s failed: %v", k.i, k.line, r)}
+				msg = stateMsg{key: k, err: recovered(fmt.Sprintf("rebuilding state %d of %s failed", k.i, k.line), r)}
 			}
 		}()
-		return load(e, user, lines, k)
+		return load(e, user, k)
 	}
 }
 
@@ -365,7 +381,7 @@ func (s *scrubModel) onState(m *Model, msg stateMsg) tea.Cmd {
 
 // load rebuilds a state and what the view shows of it; it runs off the UI
 // goroutine.
-func load(e *engine.Engine, user *schema.Schema, lines []reassemble.Line, k stateKey) stateMsg {
+func load(e *engine.Engine, user *schema.Schema, k stateKey) stateMsg {
 	t0 := time.Now()
 	out := stateMsg{key: k}
 	es := e.Entries(nil, k.line, k.i, k.i+1)
@@ -430,31 +446,40 @@ func load(e *engine.Engine, user *schema.Schema, lines []reassemble.Line, k stat
 		here := describe(k.line, &out.ent)
 		switch {
 		case k.across:
-			fmt.Fprintf(&d, "every client at level sequence %d frame %d, against %s\n", out.ent.SLSN, out.ent.N, here)
-			for _, l := range lines {
-				if l == k.line {
-					continue
-				}
-				p, err := e.Pick(l, int(out.ent.N), out.ent.SLSN, false)
-				if err != nil {
-					fmt.Fprintf(&d, "%s: %v\n", l, err)
-					continue
-				}
+			// The engine's rule, as diff --all-players: every client's
+			// acknowledged state at this frame, this client's too.
+			a, err := e.AcrossClients(engine.Selector{Conv: k.line.Conv, Client: k.line.Client, Player: -1}, int(out.ent.N), out.ent.SLSN, false)
+			if err != nil {
+				fmt.Fprintf(&d, "every client at level sequence %d frame %d: %v\n", out.ent.SLSN, out.ent.N, err)
+				break
+			}
+			ref := a.Picks[0]
+			fmt.Fprintf(&d, "every client of %s at level sequence %d frame %d, as each acknowledged it, against %s\n", a.Game, out.ent.SLSN, out.ent.N, describe(ref.Line, &ref.Entry))
+			for _, err := range a.Missing {
+				fmt.Fprintf(&d, "%v\n", err)
+			}
+			if len(a.Picks) < 2 {
+				d.WriteString("no other client of this game holds a state at this frame: nothing to compare\n")
+				break
+			}
+			base, err := e.State(nil, ref.Line, ref.Index)
+			if err != nil {
+				fmt.Fprintf(&d, "%s: state %d: %v\n", ref.Line, ref.Index, err)
+				break
+			}
+			for _, p := range a.Picks[1:] {
 				other, err := e.State(nil, p.Line, p.Index)
-				if err != nil || len(other) != len(data) {
-					fmt.Fprintf(&d, "%s: state %d: cannot compare (%v)\n", l, p.Index, err)
+				if err != nil || len(other) != len(base) {
+					fmt.Fprintf(&d, "%s: state %d: cannot compare (%v)\n", p.Line, p.Index, err)
 					continue
 				}
-				ch, err := schema.Diff(out.sch, data, other)
+				ch, err := schema.Diff(out.sch, base, other)
 				if err != nil {
-					fmt.Fprintf(&d, "%s: %v\n", l, err)
+					fmt.Fprintf(&d, "%s: %v\n", p.Line, err)
 					continue
 				}
 				mark(ch)
-				gameview.WriteDiff(&d, out.sch, here, describe(p.Line, &p.Entry), ch)
-			}
-			if len(lines) < 2 {
-				d.WriteString("only one client has states: nothing to compare\n")
+				gameview.WriteDiff(&d, out.sch, describe(ref.Line, &ref.Entry), describe(p.Line, &p.Entry), ch)
 			}
 		case k.hasA:
 			a, err := e.State(nil, k.a.line, k.a.i)
@@ -637,7 +662,20 @@ func (s *scrubModel) mapLines(m *Model, ld *stateMsg, changed []bool, r rect) []
 			cx, cy = a.X, a.Y
 		}
 	}
-	return renderMap(ld.lmap, changed, r.w, r.h, cx, cy, m.opts.Color)
+	// Panned (ctrl+arrows) as far as the level goes: the view's centre
+	// stays where the view shows only the level, and a pan starts from
+	// where the view is, so every press that can move it does.
+	per := 1
+	if m.opts.Color {
+		per = 2 // two blocks a cell, one above the other
+	}
+	centre := func(c, size, view int) int {
+		lo := view / 2
+		return clamp(c, lo, max(lo, size-view+view/2))
+	}
+	s.playerX, s.playerY = cx, cy
+	s.viewX, s.viewY = centre(cx+s.panX, ld.lmap.W, r.w), centre(cy+s.panY, ld.lmap.H, r.h*per)
+	return renderMap(ld.lmap, changed, r.w, r.h, s.viewX, s.viewY, m.opts.Color)
 }
 
 // panes puts the text and the map side by side, or one of them (M) in a

@@ -1,5 +1,5 @@
-// Package tui is pmdump's terminal user interface: one capture (or, later,
-// a live interface) explored in five views over the engine's analysis —
+// Package tui is pmdump's terminal user interface: one capture (files, a
+// stream on standard input, or a live interface) explored in five views over the engine's analysis —
 // packets with a display filter, a timeline of each client's rebuilt
 // states, the state at any frame with a map of the level, diffs between
 // two states or between clients, and the netgame's health over time.
@@ -127,6 +127,7 @@ const (
 	promptFilter
 	promptPacket
 	promptFrame
+	promptWrite
 )
 
 // New returns the root model. Start (or the finished Engine) is used when
@@ -228,7 +229,7 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 		// A bug must not take the terminal down: it is shown, and the
 		// program goes on.
 		if r := recover(); r != nil {
-			m.setErr(fmt.Errorf("internal error (please report): %v", r))
+			m.setErr(recovered("internal error (please report)", r))
 			cmd = nil
 		}
 	}()
@@ -252,6 +253,9 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 			m.setErr(msg.err)
 		}
 		return m, tea.Batch(m.refreshAll(), m.packets.onGrow(m))
+	case writtenMsg:
+		m.packets.onWritten(m, msg)
+		return m, nil
 	case filterMsg:
 		return m, m.packets.onFilter(m, msg)
 	case stateMsg:
@@ -340,8 +344,13 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
-// show switches to a view.
+// show switches to a view. Leaving the packet list for the states after
+// selecting a packet shows that packet's conversation at its moment.
 func (m *Model) show(v int) tea.Cmd {
+	if m.view == viewPackets && v != viewPackets && v != viewHealth && m.packets.moved && m.packets.n(m) > 0 {
+		m.packets.moved = false
+		m.scrub.toPacket(m, m.packets.pos(m.packets.cur))
+	}
 	m.view = v
 	return m.scrub.request(m)
 }
@@ -378,15 +387,21 @@ func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
 			return m.packets.gotoNumber(m, v)
 		case promptFrame:
 			return m.scrub.gotoFrame(m, v)
+		case promptWrite:
+			return m.packets.writeShown(m, v)
 		}
 		return nil
 	}
 	if m.prompt == promptFilter {
 		switch k.String() {
 		case "tab":
-			m.input.SetValue(complete(m.input.Value()))
+			v, fits := complete(m.input.Value())
+			m.input.SetValue(v)
 			m.input.CursorEnd()
-			m.promptNote = m.packets.check(m.input.Value())
+			m.promptNote = m.packets.check(v)
+			if len(fits) > 1 {
+				m.promptNote = candidatesNote(fits)
+			}
 			return nil
 		case "up", "down":
 			m.input.SetValue(m.packets.historyStep(k.String() == "up", m.input.Value()))
@@ -465,7 +480,7 @@ func (m *Model) View() tea.View {
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				content = fmt.Sprintf("internal error while drawing (please report): %v\npress q to quit", r)
+				content = fmt.Sprintf("%v\npress q to quit", recovered("internal error while drawing (please report)", r))
 			}
 		}()
 		content = m.Render()
@@ -529,7 +544,10 @@ func (m *Model) renderStatus(w int) string {
 		s := m.input.View()
 		if m.promptNote != "" {
 			st := m.st.ok
-			if !strings.HasPrefix(m.promptNote, "✓") {
+			switch {
+			case strings.HasPrefix(m.promptNote, "tab:"):
+				st = m.st.dim
+			case !strings.HasPrefix(m.promptNote, "✓"):
 				st = m.st.err
 			}
 			s += "  " + st.Render(m.promptNote)
@@ -606,4 +624,16 @@ func Run(ctx context.Context, opts Options, progOpts ...tea.ProgramOption) error
 		return fmt.Errorf("terminal UI: %w", err)
 	}
 	return m.runErr
+}
+
+// onRecovered, when set (by tests), is told of every panic the UI
+// recovered from, so a recovered bug cannot pass unnoticed.
+var onRecovered func(where string, r any)
+
+// recovered is the error shown for a panic the UI recovered from where.
+func recovered(where string, r any) error {
+	if onRecovered != nil {
+		onRecovered(where, r)
+	}
+	return fmt.Errorf("%s: %v", where, r)
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/filter"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens in testdata/")
@@ -35,6 +37,9 @@ func newTest(t testing.TB, sample string, w, h int, color bool) *Model {
 // the program would, until none is left.
 func drive(t testing.TB, m *Model, items ...any) {
 	t.Helper()
+	// A panic the UI recovered from is a failure, though the UI goes on.
+	onRecovered = func(where string, r any) { t.Errorf("the UI recovered from a panic: %s: %v", where, r) }
+	defer func() { onRecovered = nil }()
 	var queue []tea.Msg
 	runCmd := func(c tea.Cmd) {
 		if c == nil {
@@ -77,7 +82,8 @@ func keys(s string) []tea.Msg {
 		"enter": {Code: tea.KeyEnter}, "esc": {Code: tea.KeyEscape}, "tab": {Code: tea.KeyTab},
 		"up": {Code: tea.KeyUp}, "down": {Code: tea.KeyDown}, "left": {Code: tea.KeyLeft}, "right": {Code: tea.KeyRight},
 		"end": {Code: tea.KeyEnd}, "home": {Code: tea.KeyHome}, "pgdown": {Code: tea.KeyPgDown},
-		"ctrl+u": {Code: 'u', Mod: tea.ModCtrl},
+		"ctrl+u":     {Code: 'u', Mod: tea.ModCtrl},
+		"ctrl+right": {Code: tea.KeyRight, Mod: tea.ModCtrl}, "ctrl+down": {Code: tea.KeyDown, Mod: tea.ModCtrl},
 	}
 	var out []tea.Msg
 	for s != "" {
@@ -178,6 +184,18 @@ func TestFilterNarrowsList(t *testing.T) {
 	drive(t, m, "<tab>")
 	if got := m.input.Value(); got != "stdf and src" && !strings.HasPrefix(got, "stdf and src") {
 		t.Errorf("completion: %q", got)
+	}
+	// An ambiguous prefix completes to what its names share and lists them.
+	var cl []string
+	for _, n := range filter.Names() {
+		if strings.HasPrefix(n, "cl") {
+			cl = append(cl, n)
+		}
+	}
+	m.input.SetValue("stdf and cl")
+	drive(t, m, "<tab>")
+	if got, s := m.input.Value(), screen(m); len(cl) < 2 || got != "stdf and client" || !strings.Contains(s, fmt.Sprintf("tab: %d names: %s", len(cl), strings.Join(cl, " "))) {
+		t.Errorf("ambiguous completion: %q\n%s", got, s)
 	}
 	drive(t, m, "<esc>")
 }
@@ -298,7 +316,7 @@ func TestDiffListsKnownChange(t *testing.T) {
 	// Every client at this frame.
 	drive(t, m, "A")
 	s = screen(m)
-	if !strings.Contains(s, "every client at level sequence 1 frame 100") || !strings.Contains(s, "10.0.0.3:24785") {
+	if !strings.Contains(s, "every client of game 1 (conversations 1, 2) at level") || !strings.Contains(s, "10.0.0.3:24785") {
 		t.Errorf("the diff across clients is not shown:\n%s", s)
 	}
 }
@@ -313,6 +331,14 @@ func TestHelpListsEveryBinding(t *testing.T) {
 			h := b.Help()
 			if !strings.Contains(s, h.Key) || !strings.Contains(s, h.Desc) {
 				t.Errorf("help lacks %q %q", h.Key, h.Desc)
+			}
+			// Each view's keys say what they do there: health moves a
+			// cursor over seconds, not states.
+			if g.title == "Health" && strings.Contains(h.Desc, "state") {
+				t.Errorf("help for health says %q %q", h.Key, h.Desc)
+			}
+			if g.title == "Timeline, state, diff" && strings.HasPrefix(h.Desc, "diff:") {
+				t.Errorf("help for the timeline lists a diff key: %q %q", h.Key, h.Desc)
 			}
 		}
 	}
@@ -360,7 +386,7 @@ func TestHealthAndTimeline(t *testing.T) {
 	drive(t, m, "5llll")
 	s = screen(m)
 	golden(t, "health", s)
-	for _, want := range []string{"inputs", "dif bytes", "second 4"} {
+	for _, want := range []string{"inputs", "dif bytes", "the second from t=3 s to t=4 s"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("health lacks %q:\n%s", want, s)
 		}

@@ -197,6 +197,9 @@ local function read_f64(s, pos)
 		end
 		return NAN
 	elseif exp == 0 then
+		if mant == 0 and sign < 0 then
+			return -0.0 -- sign * 0 is +0 where 0 is an integer (Lua 5.3 on)
+		end
 		return sign * mant * 2 ^ -1074
 	end
 	return sign * (mant + 2 ^ 52) * 2 ^ (exp - 1075)

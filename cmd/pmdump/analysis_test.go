@@ -16,9 +16,7 @@ import (
 
 func multiCapture(t *testing.T) string {
 	p := filepath.Join(sharedCaptures, "modern", "multi", "multi.pcap")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("real capture not available: %v", err)
-	}
+	mustExist(t, p)
 	return p
 }
 

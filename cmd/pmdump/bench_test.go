@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
@@ -53,9 +54,9 @@ func benchDecode(b *testing.B, data []byte) {
 }
 
 func realMulti(b *testing.B) []byte {
-	data, err := os.ReadFile(filepath.Join(sharedCaptures, "modern", "multi", "multi.pcap"))
+	data, err := os.ReadFile(realcap.Path(b, "modern/multi/multi.pcap"))
 	if err != nil {
-		b.Skipf("real capture not available: %v", err)
+		b.Fatal(err)
 	}
 	return data
 }

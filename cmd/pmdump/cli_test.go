@@ -146,7 +146,7 @@ func TestReadDecodesAndReportsBadPackets(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.Split(out, "\n")[6]), &bad); err != nil {
 		t.Fatal(err)
 	}
-	if bad["error"] == nil || bad["raw"] == nil || bad["n"].(float64) != 7 {
+	if bad["error"] == nil || bad["raw"] == nil || bad["num"].(float64) != 7 {
 		t.Errorf("malformed packet JSON lacks error, raw or n: %v", bad)
 	}
 }
@@ -238,8 +238,8 @@ func TestTruncatedCaptureGoesOn(t *testing.T) {
 	cut := filepath.Join(t.TempDir(), "cut.pcap")
 	os.WriteFile(cut, data[:len(data)-30], 0o644) // in the middle of the last record
 	out, errs, code := pmdump("read", cut, path)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+	if code != exitDamaged {
+		t.Fatalf("exit %d, want %d (damaged input): %s", code, exitDamaged, errs)
 	}
 	last := len(modernGame()) // the cut record: the last one
 	if !strings.Contains(errs, "truncated in the middle of a record") || !strings.Contains(errs, fmt.Sprintf("frame %d:", last)) {
@@ -364,7 +364,7 @@ func TestReadWrite(t *testing.T) {
 		t.Fatalf("reading it back: exit %d %s", code, errs)
 	}
 	// Same packets, addresses, times and fields; only frame numbers differ.
-	strip := func(s string) string { return regexp.MustCompile(`"n":\d+,`).ReplaceAllString(s, "") }
+	strip := func(s string) string { return regexp.MustCompile(`"num":\d+,`).ReplaceAllString(s, "") }
 	if strip(got) != strip(want) {
 		t.Errorf("read back:\n%s\nwant:\n%s", got, want)
 	}

@@ -33,8 +33,13 @@ picks it) and prints every value that changed, field by field, grouped by region
 with counts per region: psyn[2].x 412 → 418.5, Ei[17][0] 3 → 0 (enemy removed),
 l[40][12] 0 → 169. Regions without fields show their bytes.
 
---all-players compares what every client held at frame A with what the first
-client held at the same frame (desync hunting); B is not given then.
+--all-players compares what every client of one game held at frame A with
+what the first client held at the same frame (desync hunting); B is not given
+then. Each client's state is the newest it acknowledged at or before A (with
+--sent, the newest the server sent it), never a sent state against
+acknowledged ones. A game is the conversations with one server whose states
+overlap in the capture; when the capture holds several, --conv N (or --player
+or --client) picks the game of that client, which is then the reference.
 
 JSON (--json) is one object per changed value: region, index (array of ints),
 field (the field's name, or null), old, new (numbers decoded by type; text for
@@ -48,7 +53,7 @@ chars), path, and note when the change means something in the game.`,
 	f := c.Flags()
 	o.pickFlags.register(f)
 	f.BoolVar(&o.json, "json", false, "one JSON object per changed value")
-	f.BoolVar(&o.allPlayers, "all-players", false, "compare every client's state at frame A with the first client's")
+	f.BoolVar(&o.allPlayers, "all-players", false, "compare the state of every client of one game at frame A with the first client's (--conv picks the game)")
 	f.StringVar(&o.region, "region", "", "only changes in region `NAME`")
 	return c
 }
@@ -85,7 +90,13 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 		return err
 	}
 	last := max(fa, fb)
-	e, runErr := indexStates(cmd, []string{file}, era, sel, o.slsn, last)
+	isel := sel
+	if o.allPlayers {
+		// Every client of the game is compared: rebuild them all, whichever
+		// client --player, --client or --conv names.
+		isel, last = engine.Selector{Player: -1}, -1
+	}
+	e, runErr := indexStates(cmd, []string{file}, era, isel, o.slsn, last)
 	if e == nil {
 		return runErr
 	}
@@ -98,11 +109,7 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 		pick  engine.Pick
 		data  []byte
 	}
-	load := func(l reassemble.Line, frame int) (side, error) {
-		p, err := e.Pick(l, frame, o.slsn, o.sent)
-		if err != nil {
-			return side{}, pickError(err)
-		}
+	open := func(p engine.Pick) (side, error) {
 		d, err := e.State(nil, p.Line, p.Index)
 		if err != nil {
 			return side{}, err
@@ -110,16 +117,25 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), p.Describe(len(d)))
 		return side{fmt.Sprintf("%s (player %d) frame %d", p.Line.Client, p.Entry.Player, p.Entry.Frame.N), p, d}, nil
 	}
+	load := func(l reassemble.Line, frame int) (side, error) {
+		p, err := e.Pick(l, frame, o.slsn, o.sent)
+		if err != nil {
+			return side{}, pickError(err)
+		}
+		return open(p)
+	}
 	var pairs [][2]side
 	if o.allPlayers {
+		across, err := e.AcrossClients(sel, fa, o.slsn, o.sent)
+		if err != nil {
+			return pickError(err)
+		}
+		for _, m := range across.Missing {
+			fmt.Fprintln(cmd.ErrOrStderr(), "pmdump:", m)
+		}
 		var sides []side
-		for _, l := range e.Lines() {
-			n := e.EntryCount(l)
-			es := e.Entries(nil, l, n-1, n)
-			if len(es) == 0 || !sel.Match(l, int(es[0].Player)) {
-				continue
-			}
-			s, err := load(l, fa)
+		for _, p := range across.Picks {
+			s, err := open(p)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "pmdump:", err)
 				continue
@@ -127,7 +143,7 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 			sides = append(sides, s)
 		}
 		if len(sides) < 2 {
-			return fmt.Errorf("frame %d: fewer than two clients hold a state to compare", fa)
+			return fmt.Errorf("frame %d: fewer than two clients of %s hold a state to compare", fa, across.Game)
 		}
 		frames := map[int32]bool{}
 		for _, s := range sides {

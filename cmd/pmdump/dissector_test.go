@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/internal/fuzzcorpus"
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/synth"
 	"github.com/pmdump/pmdump/wireshark"
 )
@@ -108,7 +109,6 @@ func TestDissectorAgreesWithRead(t *testing.T) {
 		{"modern-basic-pcapng", "modern/basic_pcapng/basic.pcapng", true, difsSkipped},
 		{"modern-multi", "modern/multi/multi.pcap", true, difsSkipped},
 	}
-	_, sharedErr := os.Stat(sharedCaptures)
 	for _, c := range caps {
 		t.Run(c.name, func(t *testing.T) {
 			path := c.path
@@ -116,13 +116,7 @@ func TestDissectorAgreesWithRead(t *testing.T) {
 				t.Skip("editcap not installed: skipping (it comes with tshark)")
 			}
 			if c.shared {
-				if sharedErr != nil {
-					t.Skipf("real captures not available (%v): skipping", sharedErr)
-				}
-				path = filepath.Join(sharedCaptures, c.path)
-				if _, err := os.Stat(path); err != nil {
-					t.Fatalf("real capture missing: %v", err)
-				}
+				path = realcap.Path(t, c.path)
 			}
 			t.Parallel()
 			n := compareWithTshark(t, tshark, lua, path, c.difs)
@@ -275,8 +269,9 @@ func compareDifs(t *testing.T, got []map[string][]string, path string, inflate b
 	dec := json.NewDecoder(&js)
 	for dec.More() {
 		var s struct {
-			N, Size, Compressed, Count int
-			Status, Error              string
+			N                       int `json:"num"`
+			Size, Compressed, Count int
+			Status, Error           string
 		}
 		if err := dec.Decode(&s); err != nil {
 			t.Fatalf("pmdump states JSON: %v", err)
@@ -313,7 +308,7 @@ func compareDifs(t *testing.T, got []map[string][]string, path string, inflate b
 
 // readPacket is one line of pmdump read --json.
 type readPacket struct {
-	N      int                        `json:"n"`
+	N      int                        `json:"num"`
 	Dir    string                     `json:"dir"`
 	Type   string                     `json:"type"`
 	Era    string                     `json:"era"`
@@ -542,7 +537,7 @@ func edgeCapture(t *testing.T) string {
 		{mc, msrv, pkt("ping", f64(1.5))},
 		{msrv, mc, pkt("pong", f64(1.5), f64(1234567.875))},
 		{mc, msrv, pkt("pang", f64(math.Inf(1)))},
-		{mc, msrv, pkt("stak", byte(1), u32(le, 100), u32(le, 99), f64(0.1), f64(-1e-7), byte(0xfe), f64(math.NaN()), f64(3e20), f64(-0.0))},
+		{mc, msrv, pkt("stak", byte(1), u32(le, 100), u32(le, 99), f64(0.1), f64(-1e-7), byte(0xfe), f64(math.NaN()), f64(3e20), f64(math.Copysign(0, -1)))},
 		{mc, msrv, pkt("rctl", u32(le, 3), f64(-2))},
 		{msrv, mc, pkt("sfil", u32(le, 1), byte(0), byte(1), u32(le, 0), u32(le, 2), u32(le, 10), "hi")},
 		{mc, msrv, pkt("sfak", u32(le, 1))},
@@ -582,9 +577,15 @@ func TestEdgeCaptureCoversCases(t *testing.T) {
 		if _, ok := p.Fields["c_sync_raw"]; ok {
 			kinds["recovered"]++
 		}
+		for _, v := range p.Fields {
+			var f float64
+			if json.Unmarshal(v, &f) == nil && f == 0 && math.Signbit(f) {
+				kinds["negative zero"]++
+			}
+		}
 		kinds[p.Era]++
 	}
-	for _, k := range []string{"malformed", "unknown", "recovered", "legacy", "modern"} {
+	for _, k := range []string{"malformed", "unknown", "recovered", "legacy", "modern", "negative zero"} {
 		if kinds[k] == 0 {
 			t.Errorf("edge capture has no %s packet: %v", k, kinds)
 		}
@@ -730,7 +731,7 @@ func luaPackets(t *testing.T, path string) string {
 	dec := json.NewDecoder(&js)
 	for dec.More() {
 		var p struct {
-			N        int
+			N        int `json:"num"`
 			TS       time.Time
 			Src, Dst string
 			Raw      string

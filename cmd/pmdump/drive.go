@@ -18,7 +18,9 @@ import (
 // drive runs an engine over the inputs: it prints the engine's warnings on
 // stderr as they come and, for long work on a terminal, a progress bar. It
 // returns the engine (to be closed by the caller) and the run's error:
-// inputError when inputs could not be read, and nil engine when none could.
+// inputError when inputs could not be read, and nil engine when none could;
+// damagedError when inputs were cut short, the engine holding what came
+// before.
 func drive(ctx context.Context, stderr io.Writer, cfg engine.Config, inputs []string, progress bool) (*engine.Engine, error) {
 	var e *engine.Engine
 	return driveInto(&e, ctx, stderr, cfg, inputs, progress)
@@ -66,6 +68,9 @@ func driveInto(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 			e.Close()
 			return nil, err
 		}
+	}
+	if d := e.Damaged(); err == nil && len(d) > 0 {
+		err = damagedError{fmt.Errorf("%d of %d inputs are damaged (cut in the middle of a record): the result is what came before the damage", len(d), len(inputs))}
 	}
 	return e, err
 }

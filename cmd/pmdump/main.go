@@ -21,6 +21,7 @@ const (
 	exitUsage      = 1 // bad flags, arguments or filter
 	exitUnreadable = 2 // an input could not be read at all
 	exitInternal   = 3 // pmdump itself failed (no room for its temporary files, say)
+	exitDamaged    = 4 // an input is damaged (cut in the middle of a record): the result is partial
 )
 
 // usageError marks errors that are the user's invocation, not the input.
@@ -37,6 +38,14 @@ type internalError struct{ err error }
 
 func (e internalError) Error() string { return e.err.Error() }
 func (e internalError) Unwrap() error { return e.err }
+
+// damagedError marks inputs that were cut in the middle of a record (or
+// stopped at a record that cannot be read): what came before was
+// analysed and printed.
+type damagedError struct{ err error }
+
+func (e damagedError) Error() string { return e.err.Error() }
+func (e damagedError) Unwrap() error { return e.err }
 
 // inputError marks an input that could not be read at all.
 type inputError struct{ err error }
@@ -77,7 +86,7 @@ Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
 	})
 	root.AddCommand(newReadCmd(), newStatsCmd(), newStatesCmd(), newStateCmd(), newDiffCmd(), newSynthCmd(), newDissectorCmd(), newReplayCmd(), newServeCmd(), newLiveCmd(), newDriveCmd())
 	root.AddCommand(newTUICmd())
@@ -105,6 +114,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ie) {
 		return exitUnreadable
 	}
+	var de damagedError
+	if errors.As(err, &de) {
+		return exitDamaged
+	}
 	var xe internalError
 	if errors.As(err, &xe) {
 		fmt.Fprintln(stderr, "pmdump: hint: temporary files go to $TMPDIR (now "+os.TempDir()+"); set TMPDIR to a folder with room")
@@ -114,11 +127,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func init() {
-	if p := os.Getenv("PMDUMP_CPUPROFILE"); p != "" {
-		f, _ := os.Create(p)
-		pprof.StartCPUProfile(f)
-		profStop = func() { pprof.StopCPUProfile(); f.Close() }
-	}
+	profStop = startProfile(os.Getenv("PMDUMP_CPUPROFILE"), os.Stderr)
 }
 
+// profStop ends the CPU profile PMDUMP_CPUPROFILE asked for.
 var profStop = func() {}
+
+// startProfile writes a CPU profile of the whole run to path (the
+// environment variable PMDUMP_CPUPROFILE; "" for none), for go tool pprof,
+// and returns what ends it. A profile that cannot be written is said on
+// stderr, and the run goes on without it.
+func startProfile(path string, stderr io.Writer) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "pmdump: warning: PMDUMP_CPUPROFILE: %v: no CPU profile is written\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		fmt.Fprintf(stderr, "pmdump: warning: PMDUMP_CPUPROFILE: %v: no CPU profile is written\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "pmdump: warning: PMDUMP_CPUPROFILE: %v\n", err)
+		}
+	}
+}

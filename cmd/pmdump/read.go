@@ -32,6 +32,9 @@ type readOpts struct {
 	time    string
 	files   []string
 	write   string
+	// precision of the time stamps -w writes: "micro", "nano", or ""
+	// for the input's
+	precision string
 }
 
 func newReadCmd() *cobra.Command {
@@ -52,7 +55,7 @@ on); a client that shakes hands again starts a new conversation.
 
 ` + filter.Help() + `
 JSON output (--json) is one object per line with the keys
-  n       frame number in the capture
+  num     frame number in the capture (num in filters too)
   ts      capture time, RFC 3339 with all nine digits of nanoseconds
   src,dst source and destination "ip:port"
   dir     "c2s" or "s2c"
@@ -83,6 +86,7 @@ JSON output (--json) is one object per line with the keys
 	f := c.Flags()
 	o.addDisplayFlags(f, "see above")
 	f.StringVarP(&o.write, "write", "w", "", "write the frames of the matching game packets, as captured, to capture `FILE` (pcap, or pcapng by extension; - is stdout) instead of printing them")
+	f.StringVar(&o.precision, "time-stamp-precision", "", "time stamps -w writes to a pcap: `micro` or nano (default: the input's, as tcpdump and editcap keep it)")
 	f.StringArrayVarP(&o.files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	return c
 }
@@ -132,6 +136,12 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	if err != nil {
 		return err
 	}
+	switch {
+	case o.precision != "" && o.precision != "micro" && o.precision != "nano":
+		return usagef("--time-stamp-precision %q: micro or nano", o.precision)
+	case o.precision != "" && o.write == "":
+		return usagef("--time-stamp-precision is for -w")
+	}
 	if o.write != "" {
 		return writeMatching(cmd, args, era, flt, o)
 	}
@@ -151,10 +161,24 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	if pp.err != nil {
 		return pp.err
 	}
+	if e != nil && pp.shown == 0 {
+		noteNoMatch(cmd.ErrOrStderr(), flt)
+	}
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
 	return err
+}
+
+// noteNoMatch says, when a filter matched no packet, which names it uses
+// only some packets have.
+func noteNoMatch(w io.Writer, flt *filter.Filter) {
+	if flt == nil {
+		return
+	}
+	if h := flt.Hint(); h != "" {
+		fmt.Fprintf(w, "pmdump: note: no packet matched %q: %s\n", flt.String(), h)
+	}
 }
 
 // packetPrinter prints the game packets an engine reports, as read does:
@@ -205,10 +229,11 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 		dst = f
 	}
 	format := source.FormatFor(o.write)
+	micro := o.precision == "micro"
 	var w *source.CaptureWriter
 	open := func(intf source.Interface) error {
 		var err error
-		w, err = source.NewCaptureWriter(dst, source.WriterOptions{Format: format, Interfaces: []source.Interface{intf}})
+		w, err = source.NewCaptureWriter(dst, source.WriterOptions{Format: format, Interfaces: []source.Interface{intf}, Micro: micro})
 		return err
 	}
 	written, skipped := 0, 0
@@ -224,6 +249,9 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 			return
 		}
 		if w == nil {
+			if o.precision == "" {
+				micro = d.Digits <= 6 // the input's precision, as tcpdump and editcap keep it
+			}
 			if writeErr = open(source.Interface{Name: d.InterfaceName, LinkType: d.LinkType}); writeErr != nil {
 				e.Stop()
 				return
@@ -248,6 +276,9 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 	}
 	if writeErr != nil {
 		err = writeErr
+	}
+	if e != nil && written == 0 {
+		noteNoMatch(cmd.ErrOrStderr(), flt)
 	}
 	if w == nil && writeErr == nil { // nothing matched: an empty capture
 		if cerr := open(source.Interface{LinkType: layers.LinkTypeEthernet}); cerr != nil && err == nil {
@@ -307,7 +338,7 @@ func (pr *printer) print(r *session.Record) error {
 
 // appendJSON appends one record as a JSON line with the documented keys.
 func appendJSON(b []byte, r *session.Record, withRaw bool) []byte {
-	b = append(b, `{"n":`...)
+	b = append(b, `{"num":`...)
 	b = strconv.AppendInt(b, int64(r.N), 10)
 	b = append(b, `,"ts":"`...)
 	b = r.TS.UTC().AppendFormat(b, rfc3339Fixed)

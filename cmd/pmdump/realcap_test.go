@@ -15,12 +15,25 @@ import (
 	"testing"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/reassemble"
 )
 
 // sharedCaptures is where the real captures of the game live, read-only,
-// beside the repository.
+// beside the repository (internal/realcap finds the same folder; the tests
+// go through it to skip when ../shared is absent and fail when a file is
+// missing).
 const sharedCaptures = "../../../shared/captures"
+
+// mustExist skips the test when the real captures are absent and fails it
+// when path, a file among them, is missing.
+func mustExist(t testing.TB, path string) {
+	t.Helper()
+	realcap.Dir(t)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("real capture file missing: %v", err)
+	}
+}
 
 // realCapture is one real capture and the per-name packet counts its
 // MANIFEST.md states.
@@ -35,9 +48,7 @@ type realCapture struct {
 // with "| `name` | count | sizes |" rows.
 func realCaptures(t *testing.T) []realCapture {
 	t.Helper()
-	if _, err := os.Stat(sharedCaptures); err != nil {
-		t.Skipf("real captures not available (%v): skipping", err)
-	}
+	realcap.Dir(t)
 	row := regexp.MustCompile("^\\|\\s*`?([0-9A-Za-z]{4})`?\\s*\\|\\s*(\\d+)\\s*\\|")
 	var out []realCapture
 	// Legacy: one MANIFEST per scenario folder, counts for every capture in it.
@@ -167,9 +178,7 @@ func TestRealCapturesDecodeCompletely(t *testing.T) {
 func TestLegacyNegativeRecoveryMatchesManifest(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(sharedCaptures, "legacy", "basic", "capture.pcap")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("real capture not available: %v", err)
-	}
+	mustExist(t, path)
 	// "255: 411, 254: 98" in legacy/basic/MANIFEST.md.
 	var raw map[int]int
 	re := regexp.MustCompile(`(\d+): (\d+)`)
@@ -208,9 +217,7 @@ func TestJSONKeysOnRealCapture(t *testing.T) {
 		filepath.Join(sharedCaptures, "legacy", "basic", "capture.pcapng"),
 		filepath.Join(sharedCaptures, "modern", "basic", "basic.pcap"),
 	} {
-		if _, err := os.Stat(path); err != nil {
-			t.Skipf("real capture not available: %v", err)
-		}
+		mustExist(t, path)
 		out, errs, code := pmdump("read", "--json", "-c", "200", path)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
@@ -223,7 +230,7 @@ func TestJSONKeysOnRealCapture(t *testing.T) {
 			if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
 				t.Fatalf("line %d is not JSON: %v: %s", n, err, sc.Text())
 			}
-			for _, k := range []string{"n", "ts", "src", "dst", "dir", "type", "era", "fields"} {
+			for _, k := range []string{"num", "ts", "src", "dst", "dir", "type", "era", "fields"} {
 				if _, ok := obj[k]; !ok {
 					t.Fatalf("line %d has no %q: %s", n, k, sc.Text())
 				}

@@ -195,8 +195,8 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 // required.
 func (p *pickFlags) selector(need bool) (engine.Selector, error) {
 	sel := engine.Selector{Player: p.player, Conv: p.conv}
-	if p.player < -1 || p.player > decodeMaxPlayer {
-		return sel, usagef("--player %d: players are numbered 0 to %d", p.player, decodeMaxPlayer)
+	if p.player < -1 || p.player > decode.MaxPlayer {
+		return sel, usagef("--player %d: players are numbered %d to %d", p.player, decode.MinPlayer, decode.MaxPlayer)
 	}
 	if p.conv < 0 {
 		return sel, usagef("--conv %d: conversations are numbered from 1", p.conv)
@@ -213,15 +213,13 @@ func (p *pickFlags) selector(need bool) (engine.Selector, error) {
 	return sel, nil
 }
 
-// decodeMaxPlayer is the highest player number: the game has 8 players.
-const decodeMaxPlayer = 7
-
 // pickError makes the user's errors among the engine's usage errors.
 func pickError(err error) error {
 	var amb *engine.AmbiguousError
 	var nf *engine.NotFoundError
 	var sc *engine.SLSNChoiceError
-	if errors.As(err, &amb) || errors.As(err, &nf) || errors.As(err, &sc) {
+	var gc *engine.GameChoiceError
+	if errors.As(err, &amb) || errors.As(err, &nf) || errors.As(err, &sc) || errors.As(err, &gc) {
 		return usageError{err}
 	}
 	return err

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/replay"
 )
 
@@ -25,9 +26,7 @@ type stateDump struct {
 // timeline index (from checkpoints and difs, not from the first pass).
 func TestRealStateDumps(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(sharedCaptures); err != nil {
-		t.Skipf("real captures not available (%v): skipping", err)
-	}
+	realcap.Dir(t)
 	modern := regexp.MustCompile(`c(\d)_states/state_(\d+)_slsn(\d+)\.bin$`)
 	legacy := regexp.MustCompile(`c(\d)/state_(\d+)\.bin$`)
 	byCapture := map[string][]stateDump{}
@@ -81,9 +80,7 @@ func TestStateCommand(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(sharedCaptures, "modern", "multi", "multi.pcap")
 	dump := filepath.Join(sharedCaptures, "modern", "multi", "c1_states", "state_1319_slsn1.bin")
-	if _, err := os.Stat(dump); err != nil {
-		t.Skipf("real capture not available: %v", err)
-	}
+	mustExist(t, dump)
 	out := filepath.Join(t.TempDir(), "s.bin")
 	// Frame 1320 has no state of its own for c1: the latest at or before it is 1319.
 	_, errs, code := pmdump("state", path, "--player", "1", "--frame", "1320", "-o", out)
@@ -110,9 +107,9 @@ func TestStateCommand(t *testing.T) {
 // the client's ground truth.
 func TestRealAcksAreAppliedStates(t *testing.T) {
 	t.Parallel()
-	gts, _ := filepath.Glob(filepath.Join(sharedCaptures, "modern", "*", "c*_client_gt.csv"))
+	gts, _ := filepath.Glob(filepath.Join(realcap.Dir(t), "modern", "*", "c*_client_gt.csv"))
 	if len(gts) == 0 {
-		t.Skip("real captures not available")
+		t.Fatal("no modern client ground truth in the real captures")
 	}
 	for _, gt := range gts {
 		c := captureFiles(filepath.Dir(gt))[0]

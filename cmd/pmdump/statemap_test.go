@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/levelmap"
 	"github.com/pmdump/pmdump/schema"
 )
@@ -14,9 +15,7 @@ import (
 // TestStateMapRealCapture draws the level a client held with --map and
 // compares it with the map of the raw state the client itself dumped.
 func TestStateMapRealCapture(t *testing.T) {
-	if _, err := os.Stat(sharedCaptures); err != nil {
-		t.Skipf("real captures not available (%v): skipping", err)
-	}
+	realcap.Dir(t)
 	dump, err := os.ReadFile(filepath.Join(sharedCaptures, "modern/basic/c1_states/state_1929_slsn1.bin"))
 	if err != nil {
 		t.Fatal(err)

@@ -75,9 +75,10 @@ exits 1 when a row does not match or was not rebuilt.
 and the fields they are in (the non-zero bytes of a dif are the changed ones), so
 you see what made a dif large.
 
-JSON keys (--json, one object per line): client, player, slsn, src, dst, ts, n,
-size, compressed, pieces, count, status, sha256 (when ok), error (when not),
-anatomy (with --explain: region, bytes, values, fields).`,
+JSON keys (--json, one object per line): client, player, slsn, src, dst, ts,
+num (capture frame of the dif's last piece), size, compressed, pieces, count,
+status, sha256 (when ok), error (when not), anatomy (with --explain: region,
+bytes, values, fields).`,
 		Example: `  pmdump states capture.pcap
   pmdump states --player 2 --frames 1000-1200 capture.pcap
   pmdump states --json capture.pcapng | jq -r 'select(.status != "ok")'
@@ -281,7 +282,7 @@ func appendStateJSON(b []byte, s *replay.State) []byte {
 	b = strconv.AppendInt(b, int64(s.Dst), 10)
 	b = append(b, `,"ts":"`...)
 	b = s.TS.UTC().AppendFormat(b, rfc3339Fixed)
-	b = append(b, `","n":`...)
+	b = append(b, `","num":`...)
 	b = strconv.AppendInt(b, int64(s.N), 10)
 	b = append(b, `,"size":`...)
 	b = strconv.AppendInt(b, int64(s.Size), 10)

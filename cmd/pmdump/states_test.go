@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/internal/realcap"
 )
 
 // groundTruth is one client's ground-truth CSV in a real capture's folder.
@@ -27,9 +28,7 @@ type groundTruth struct {
 // cN_client_gt.csv, client N on UDP port 24785+N (the README's rule).
 func realTruths(t *testing.T) []groundTruth {
 	t.Helper()
-	if _, err := os.Stat(sharedCaptures); err != nil {
-		t.Skipf("real captures not available (%v): skipping", err)
-	}
+	realcap.Dir(t)
 	var out []groundTruth
 	legacy, _ := filepath.Glob(filepath.Join(sharedCaptures, "legacy", "*", "c*", "client_gt.csv"))
 	for _, gt := range legacy {
@@ -122,7 +121,7 @@ func TestRealServerTruth(t *testing.T) {
 		}
 	}
 	if len(caps) == 0 {
-		t.Skip("no real captures with server ground truth")
+		t.Fatal("no real captures with server ground truth")
 	}
 	for capture, gt := range caps {
 		t.Run(strings.TrimPrefix(capture, sharedCaptures+"/"), func(t *testing.T) {
@@ -183,9 +182,7 @@ func TestSessionsOfOneEndpoint(t *testing.T) {
 	t.Parallel()
 	legacy := filepath.Join(sharedCaptures, "legacy", "basic", "capture.pcap")
 	modern := filepath.Join(sharedCaptures, "modern", "basic", "basic.pcap")
-	if _, err := os.Stat(modern); err != nil {
-		t.Skipf("real captures not available: %v", err)
-	}
+	mustExist(t, modern)
 	out, errs, code := pmdump("stats", "--states", "--json", legacy, modern)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -42,10 +42,12 @@ func newTUICmd() *cobra.Command {
   5 Health    per-second charts of each conversation's netgame health
 
 The first screen shows at once; the capture is read in the background with
-a progress bar. Press ? for every key. NO_COLOR turns colors off.`,
+a progress bar. "-" reads a capture piped to standard input (the keyboard is
+then read from the terminal). Press ? for every key. NO_COLOR turns colors off.`,
 		Example: `  pmdump tui capture.pcap
   pmdump tui sample:modern
   pmdump tui --era legacy old.pcapng
+  ssh host tcpdump -U -w - udp | pmdump tui -   # a capture piped in; keys from the terminal
   sudo pmdump tui -i eth0            # a live game: the views update as packets come`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTUI(cmd, args, &o) },
 	}
@@ -71,21 +73,14 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 	if o.live() != (len(args) == 0) {
 		return usagef("give capture files or -i IFACE (one of them)")
 	}
-	for _, a := range args {
-		if a == "-" {
-			return usagef("tui reads the keyboard: give capture files, not - (stdin)")
-		}
-		if !strings.HasPrefix(a, "sample:") {
-			if _, err := os.Stat(a); err != nil {
-				return inputError{err}
-			}
-		}
+	if err := checkTUIInputs(args, isTerminal(os.Stdin)); err != nil {
+		return err
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
 	opts := tui.Options{
 		Config: engine.Config{Era: era, Schema: user},
 		Start:  fileStarter(args),
-		Title:  strings.Join(args, " "),
+		Title:  strings.TrimSpace(strings.ReplaceAll(" "+strings.Join(args, " ")+" ", " - ", " stdin ")),
 		Color:  os.Getenv("NO_COLOR") == "",
 		Schema: user,
 	}
@@ -99,6 +94,31 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 	}
 	if err := tui.Run(cmd.Context(), opts); err != nil {
 		return fmt.Errorf("tui: %w", err)
+	}
+	return nil
+}
+
+// checkTUIInputs checks the capture arguments of tui: files that exist,
+// samples, and at most one "-", a capture piped to standard input (the
+// keyboard is then read from the terminal, as termshark does), which must
+// not be the terminal itself.
+func checkTUIInputs(args []string, stdinTerminal bool) error {
+	stdin := 0
+	for _, a := range args {
+		switch {
+		case a == "-":
+			if stdin++; stdin > 1 {
+				return usagef("- (standard input) can be read once")
+			}
+			if stdinTerminal {
+				return usagef("- reads a capture piped to standard input, which is the terminal here: tcpdump -U -w - … | pmdump tui -")
+			}
+		case strings.HasPrefix(a, "sample:"):
+		default:
+			if _, err := os.Stat(a); err != nil {
+				return inputError{err}
+			}
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -9,9 +10,30 @@ import (
 func TestTUIArguments(t *testing.T) {
 	checkExits(t, []exitCase{
 		{[]string{"tui"}, exitUsage},
-		{[]string{"tui", "-"}, exitUsage},
+		{[]string{"tui", "-", "-"}, exitUsage},
 		{[]string{"tui", "--era", "future", "sample:modern"}, exitUsage},
 		{[]string{"tui", "/nonexistent/capture.pcap"}, exitUnreadable},
 		{[]string{"tui", "--schema", "/nonexistent/schema.json", "sample:modern"}, exitUnreadable},
 	})
+}
+
+// tui - reads a capture piped to standard input, once, and never the
+// terminal itself.
+func TestTUIInputs(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		terminal bool
+		want     string // part of the error; "" for none
+	}{
+		{[]string{"-"}, false, ""},
+		{[]string{"sample:modern", "-"}, false, ""},
+		{[]string{"-", "-"}, false, "can be read once"},
+		{[]string{"-"}, true, "which is the terminal here"},
+		{[]string{"no/such.pcap"}, false, "no such file"},
+	} {
+		err := checkTUIInputs(c.args, c.terminal)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%v (stdin a terminal: %v): %v, want %q", c.args, c.terminal, err, c.want)
+		}
+	}
 }

@@ -43,6 +43,9 @@ end
 local out = {}
 local function value_text(v)
 	if type(v) == "number" then
+		if v == 0 and 1 / v < 0 then
+			return "-0" -- a double's negative zero, as Wireshark shows it
+		end
 		if v == math.floor(v) and math.abs(v) < 2 ^ 53 then
 			return string.format("%d", v)
 		end

@@ -1,0 +1,128 @@
+package tui
+
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/session"
+)
+
+// The links between the packet list and the states, as Wireshark's "go
+// to linked packet": a stdf piece or a stak leads to its state, a state
+// to its pieces and its ack.
+
+// linkWindow is how many states after (or before) a packet's moment its
+// state is looked for: a dif's last piece comes within a few states of its
+// first, an ack within a few of its state.
+const linkWindow = 256
+
+// toPacket puts the scrubber on the state packet pos is about: a stdf
+// piece's dif, the state a stak acknowledges, or for any other packet of a
+// conversation the newest state the server had sent its client by then. It
+// says what it found, or why there is none.
+func (s *scrubModel) toPacket(m *Model, pos int) (string, bool) {
+	x := m.e.Index()
+	if x == nil {
+		return "", false
+	}
+	var r session.Record
+	if err := x.Record(pos, &r); err != nil {
+		return err.Error(), false
+	}
+	if r.Conv == nil {
+		return fmt.Sprintf("packet %d belongs to no conversation", r.N), false
+	}
+	li := -1
+	for i, l := range s.lines {
+		if l.Conv == r.Conv.ID {
+			li = i
+		}
+	}
+	if li < 0 {
+		return fmt.Sprintf("conversation %d has no states", r.Conv.ID), false
+	}
+	l := s.lines[li]
+	n := m.e.EntryCount(l)
+	entry := func(i int) replay.Entry { return m.e.Entries(nil, l, i, i+1)[0] }
+	// k: the first state whose dif ended at or after the packet.
+	lo, hi := 0, n
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if int(entry(mid).CaptureN) < r.N {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	k := lo
+	at, what := max(k-1, 0), "the state its client held then"
+	if k < n && int(entry(k).CaptureN) == r.N {
+		at, what = k, "the state of this dif"
+	}
+	frame, hasFrame := r.Packet.Frame()
+	switch name := r.Packet.NameString(); {
+	case !hasFrame || r.Kind != session.Game:
+	case name == "stdf":
+		for i := k; i < min(n, k+linkWindow); i++ {
+			if e := entry(i); int64(e.N) == frame {
+				at, what = i, fmt.Sprintf("the dif %d→%d this piece is of", e.Src, e.N)
+				break
+			}
+		}
+	case name == "stak":
+		for i := k - 1; i >= max(0, k-linkWindow); i-- {
+			if e := entry(i); int64(e.N) == frame {
+				at, what = i, fmt.Sprintf("the state of frame %d this stak acknowledges", e.N)
+				break
+			}
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("conversation %d has no states yet", r.Conv.ID), false
+	}
+	s.li, s.n = li, n
+	s.setI(m, at)
+	return fmt.Sprintf("packet %d: %s", r.N, what), true
+}
+
+// toState shows packet pos's state in view v.
+func (m *Model) toState(pos int, v int) tea.Cmd {
+	msg, ok := m.scrub.toPacket(m, pos)
+	if !ok {
+		m.setMsg("%s", msg)
+		return nil
+	}
+	m.packets.moved = false
+	cmd := m.show(v)
+	m.setMsg("%s", msg)
+	return cmd
+}
+
+// piecesFilter is the display filter that lists a state's pieces and its
+// acks: the stdf and stak packets of its conversation for its frame (in
+// the modern era, of its level sequence).
+func piecesFilter(l reassemble.Line, e *replay.Entry) string {
+	return fmt.Sprintf(`conv == %d and frame == %d and (stak or stdf and (slsn == %d or era == "%s"))`, l.Conv, e.N, e.SLSN, decode.Legacy)
+}
+
+// toPieces lists the shown state's pieces and acks in the packet list,
+// the dif's last piece selected.
+func (m *Model) toPieces() tea.Cmd {
+	s := &m.scrub
+	if s.n == 0 || s.line().Conv == 0 {
+		m.setMsg("no state to list the packets of")
+		return nil
+	}
+	e := s.ent
+	cmd := m.packets.applyFilter(m, piecesFilter(s.line(), &e))
+	if x := m.e.Index(); x != nil {
+		m.packets.keep, m.packets.placed = x.Search(int(e.CaptureN)), false
+	}
+	m.packets.moved = false
+	m.view = viewPackets
+	return cmd
+}
