@@ -117,7 +117,9 @@ func TestProtocol(t *testing.T) {
 	if err != nil || len(dif) != synth.ModernStateSize {
 		t.Fatalf("dif of %d bytes: %v", len(dif), err)
 	}
-	synth.ApplyDif(base, dif)
+	for i := range base { // new = base − dif, bytewise, as the game's client applies it
+		base[i] -= dif[i]
+	}
 	if !bytes.Equal(base, g.State()) {
 		t.Error("the dif does not give the state of frame 3")
 	}
