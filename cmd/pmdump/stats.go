@@ -91,7 +91,7 @@ was seen and the kernel's received and dropped counts.`,
 				cfg.Work |= engine.States
 			}
 			if withHealth {
-				cfg.Work |= engine.Health
+				cfg.Work |= engine.Health | engine.Findings
 			}
 			var e *engine.Engine
 			var run *liveRun
@@ -124,6 +124,8 @@ was seen and the kernel's received and dropped counts.`,
 				writeReport(out, rep)
 				if withHealth {
 					writeHealth(out, rep.Health)
+					errs, warns, infos := countFindings(e.Findings())
+					fmt.Fprintf(out, "\nFindings: %d errors, %d warnings, %d info (pmdump doctor lists them, with the frames to look at)\n", errs, warns, infos)
 				}
 			}
 			return runErr
