@@ -360,10 +360,11 @@ func (g *gen) send(from, to netip.AddrPort, p *decode.Packet, m msg, exempt bool
 	if ib := g.owners[to]; ib != nil {
 		g.order++
 		m.order = g.order
-		m.at = max(t+int64(120+g.netRNG.IntN(300))*int64(time.Microsecond), ib.last+int64(time.Microsecond))
+		lat := int64(120+g.netRNG.IntN(300)) * int64(time.Microsecond)
 		if g.faults {
-			m.at += g.cfg.Faults.delay(from, to)
+			lat += g.cfg.Faults.delay(from, to)
 		}
+		m.at = max(t+lat, ib.last+int64(time.Microsecond))
 		ib.last = m.at
 		m.from = from
 		ib.push(m)
