@@ -221,6 +221,22 @@ type run struct {
 	ev         evidence
 }
 
+// SortFindings sorts findings in place by severity (the worst first), then
+// start time, then conversation, and returns them: the order doctor and the
+// terminal UI list them in.
+func SortFindings(fs []Finding) []Finding {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		switch {
+		case a.Severity != b.Severity:
+			return int(b.Severity) - int(a.Severity)
+		case !a.Start.Equal(b.Start):
+			return a.Start.Compare(b.Start)
+		}
+		return a.Conv - b.Conv
+	})
+	return fs
+}
+
 func newFindingCollector(found func(*Finding)) *findingCollector {
 	return &findingCollector{found: found, convs: map[int]*convWatch{}, levels: map[levelKey]bool{},
 		byEnd: map[netip.AddrPort]*convWatch{}, games: map[gameFrame]ackedState{}}

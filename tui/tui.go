@@ -59,10 +59,11 @@ const (
 	viewState
 	viewDiff
 	viewHealth
+	viewFindings
 	numViews
 )
 
-var viewNames = [numViews]string{"1 Packets", "2 Timeline", "3 State", "4 Diff", "5 Health"}
+var viewNames = [numViews]string{"1 Packets", "2 Timeline", "3 State", "4 Diff", "5 Health", "6 Findings"}
 
 // feed is what the engine's event handler leaves for the UI: it runs on
 // the engine's goroutine, so it only stores the latest figures, and the UI
@@ -119,6 +120,7 @@ type Model struct {
 	packets packetsModel
 	scrub   scrubModel
 	health  healthModel
+	finds   findingsModel
 }
 
 // Prompts of the status line.
@@ -141,7 +143,7 @@ func New(opts Options) *Model {
 		m.done = true
 	} else {
 		cfg := opts.Config
-		cfg.Work |= engine.Index | engine.Timeline | engine.Health
+		cfg.Work |= engine.Index | engine.Timeline | engine.Health | engine.Findings
 		if cfg.Schema == nil {
 			cfg.Schema = opts.Schema
 		}
@@ -218,6 +220,7 @@ func (m *Model) refreshAll() tea.Cmd {
 	// enough while the engine reads.
 	if m.done || m.ticks%5 == 1 {
 		m.health.refresh(m)
+		m.finds.refresh(m)
 	}
 	return m.scrub.request(m)
 }
@@ -320,6 +323,8 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.show(viewDiff)
 	case key.Matches(k, keys.Health):
 		return m.show(viewHealth)
+	case key.Matches(k, keys.Findings):
+		return m.show(viewFindings)
 	case key.Matches(k, keys.Next):
 		return m.show((m.view + 1) % numViews)
 	case key.Matches(k, keys.Prev):
@@ -330,6 +335,8 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.packets.onKey(m, k)
 	case viewHealth:
 		return m.health.onKey(m, k)
+	case viewFindings:
+		return m.finds.onKey(m, k)
 	}
 	return m.scrub.onKey(m, k)
 }
@@ -420,6 +427,13 @@ func (m *Model) onWheel(w tea.MouseWheelMsg) tea.Cmd {
 			m.health.move(m, 1)
 		}
 		return nil
+	case viewFindings:
+		if up {
+			m.finds.cur = max(m.finds.cur-1, 0)
+		} else {
+			m.finds.cur = min(m.finds.cur+1, max(len(m.finds.fs)-1, 0))
+		}
+		return nil
 	}
 	if up {
 		return m.scrub.step(m, -1)
@@ -497,6 +511,8 @@ func (m *Model) Render() string {
 			body = m.scrub.renderDiff(m, l.body)
 		case viewHealth:
 			body = m.health.render(m, l.body)
+		case viewFindings:
+			body = m.finds.render(m, l.body)
 		}
 	}
 	for i := 0; i < l.body.h; i++ {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -106,7 +105,7 @@ cannot be read 2.`,
 			if st.First != nil {
 				first = *st.First
 			}
-			fs := SortFindings(e.Findings())
+			fs := engine.SortFindings(e.Findings())
 			if !jsonOut {
 				writeFindingsHeader(out, fs, fast)
 			}
@@ -122,21 +121,6 @@ cannot be read 2.`,
 	lf.add(c.Flags(), false)
 	c.Flags().StringArrayVarP(&files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	return c
-}
-
-// SortFindings sorts findings by severity (the worst first), then start
-// time, then conversation.
-func SortFindings(fs []engine.Finding) []engine.Finding {
-	slices.SortStableFunc(fs, func(a, b engine.Finding) int {
-		switch {
-		case a.Severity != b.Severity:
-			return int(b.Severity) - int(a.Severity)
-		case !a.Start.Equal(b.Start):
-			return a.Start.Compare(b.Start)
-		}
-		return a.Conv - b.Conv
-	})
-	return fs
 }
 
 // countFindings counts findings by severity: errors, warnings, infos.
