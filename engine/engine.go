@@ -201,6 +201,9 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Work&Findings != 0 {
 		e.finds = newFindingCollector(e.found)
+		if e.health != nil {
+			e.finds.levelOf = e.health.nextLevel
+		}
 	}
 	if cfg.Work&States != 0 {
 		opt := replay.Options{Inspect: e.inspect}

@@ -37,6 +37,8 @@ const (
 	KindSnapLength     = "snap-length"     // frames cut by the capture's snap length
 	KindCaptureDrops   = "capture-drops"   // frames the kernel or the capture tool dropped
 	KindSharedEndpoint = "shared-endpoint" // two games in one capture share a client endpoint
+	KindIdleClient     = "idle-client"     // a client that sent (almost) no input
+	KindFileTransfer   = "file-transfer"   // a file the server sent a client (sfil)
 )
 
 // The thresholds, derived from the game's own rates: 40 frames a second;
@@ -75,6 +77,10 @@ const (
 	// LatencyWarnMs is the 95th percentile of the ack latency above which
 	// latency is a warning: 4 frames, twice the legacy control lead.
 	LatencyWarnMs = 4 * 1000 / GameFPS
+	// IdleEvery: a client that sent fewer than one input per IdleEvery
+	// over at least twice that of play is idle (a playing client changes
+	// its controls several times a second).
+	IdleEvery = 5 * time.Second
 	// CorrectionWarn is the fraction of acknowledgements that report a
 	// correction above which corrections are a warning.
 	CorrectionWarn = 0.5
@@ -91,8 +97,12 @@ type findingCollector struct {
 	levels map[levelKey]bool // level sequences reported, per game
 	byEnd  map[netip.AddrPort]*convWatch
 	games  map[gameFrame]ackedState // the first acknowledged state of each frame, per game
-	gameQ  []gameFrame
-	descy  int
+	// levelOf names the level a level sequence led to (from the states),
+	// when states are rebuilt; level changes wait for it in pendLevels.
+	levelOf    func(conv, slsn int) int
+	pendLevels []*Finding
+	gameQ      []gameFrame
+	descy      int
 }
 
 type levelKey struct {
@@ -182,6 +192,9 @@ type convWatch struct {
 	acked           map[replay.Frame]int
 	ackQ            []replay.Frame
 	sumQ            []replay.Frame
+	fileAsked       []int               // frames of crfl requests
+	files           map[int64]*transfer // file transfers by id
+	fileOrder       []int64
 	lastN0          int // last piece of the newest dif
 	lastDifComplete bool
 	lastDifTS       time.Time
@@ -374,6 +387,14 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 			w.corrections++
 			w.corrEv.add(r.N, r.TS, 0)
 		}
+	case "crfl":
+		w.fileAsked = append(w.fileAsked, r.N)
+	case "sfil":
+		fc.filePiece(w, r)
+	case "sfak":
+		if t := w.files[pk.Int("id")]; t != nil && t.ackN == 0 {
+			t.ackN, t.ackTS = r.N, r.TS
+		}
 	case "ping":
 		t0 := floatField(pk, "t0")
 		w.pings++
@@ -402,6 +423,36 @@ func (w *convWatch) chase(fps float64) {
 		w.chaseSum += fps
 		w.chaseN++
 	}
+}
+
+// transfer is one file sent to a client in sfil pieces.
+type transfer struct {
+	id                     int64
+	count, size            int
+	pieces, bytes          int
+	firstN, lastN, ackN    int
+	firstTS, lastTS, ackTS time.Time
+}
+
+// filePiece follows the sfil pieces of a file transfer.
+func (fc *findingCollector) filePiece(w *convWatch, r *session.Record) {
+	pk := &r.Packet
+	id := pk.Int("id")
+	if w.files == nil {
+		w.files = map[int64]*transfer{}
+	}
+	t := w.files[id]
+	if t == nil {
+		if len(w.files) >= 64 {
+			return
+		}
+		t = &transfer{id: id, count: int(pk.Int("count")), size: int(pk.Int("file_size")), firstN: r.N, firstTS: r.TS}
+		w.files[id] = t
+		w.fileOrder = append(w.fileOrder, id)
+	}
+	t.pieces++
+	t.bytes += int(pk.Int("size"))
+	t.lastN, t.lastTS = r.N, r.TS
 }
 
 // newConversation reports how a conversation began: a rejoin of a known
@@ -605,7 +656,34 @@ func (fc *findingCollector) levelChange(w *convWatch, slsn int, dst int32, r *se
 	f := fc.finding(w, KindLevelChange, SeverityInfo, v, "level sequence %d begins (slsn %d → %d): the server's frames start again at %d", slsn, w.lastSLSN, slsn, dst)
 	f.Figures["slsn"], f.Figures["first_frame"] = float64(slsn), float64(dst)
 	f.Evidence.States = []StateRef{{SLSN: slsn, Frame: dst}}
+	if fc.levelOf != nil {
+		fc.pendLevels = append(fc.pendLevels, f) // the level is named by the states of the level before
+		return
+	}
 	fc.found(f)
+}
+
+// levelNamed reports the level changes whose new level sequence has a
+// rebuilt state now (all of them at the end), with the level's number
+// when the states of the sequence before named it.
+func (fc *findingCollector) levelNamed(conv, slsn int, all bool) {
+	k := 0
+	for _, f := range fc.pendLevels {
+		next := int(f.Figures["slsn"])
+		if !all && (f.Conv != conv || slsn < next) {
+			fc.pendLevels[k] = f
+			k++
+			continue
+		}
+		if lv := fc.levelOf(f.Conv, next-1); lv > 0 {
+			f.Figures["level"] = float64(lv)
+			f.Summary = fmt.Sprintf("level %d begins (level sequence %d, slsn %d → %d): the server's frames start again at %d",
+				lv, next, next-1, next, f.Evidence.States[0].Frame)
+		}
+		fc.found(f)
+	}
+	clear(fc.pendLevels[k:])
+	fc.pendLevels = fc.pendLevels[:k]
 }
 
 // The legacy sdat player-state values that end a player.
@@ -842,6 +920,9 @@ func (fc *findingCollector) endStorm(w *convWatch) {
 // state takes every rebuilt state: an acknowledged state is compared with
 // the other clients' acknowledged states of the same frame.
 func (fc *findingCollector) state(s *replay.State) {
+	if len(fc.pendLevels) > 0 {
+		fc.levelNamed(s.Conv, s.SLSN, false)
+	}
 	w := fc.convs[s.Conv]
 	if w == nil || s.Status != replay.OK {
 		return

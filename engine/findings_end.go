@@ -12,6 +12,9 @@ import (
 // to the end, and the capture's own problems. The lock is held.
 func (fc *findingCollector) finish(e *Engine) {
 	end := e.cap.last
+	if fc.levelOf != nil {
+		fc.levelNamed(0, 0, true)
+	}
 	for _, id := range fc.order {
 		w := fc.convs[id]
 		for _, d := range w.pend {
@@ -33,6 +36,8 @@ func (fc *findingCollector) finish(e *Engine) {
 			v := evidence{first: w.lastN0, worst: w.lastN0, last: w.lastN0, start: w.lastDifTS, end: end}
 			fc.found(fc.finding(w, KindCaptureEnd, SeverityInfo, v, "the capture ends in the middle of a dif to %s (its missing pieces are not lost)", w.who()))
 		}
+		fc.fileFindings(w)
+		fc.idleFinding(w)
 		fc.lossFinding(w)
 		fc.latencyFinding(w, e)
 		fc.lateFinding(w, e)
@@ -173,5 +178,47 @@ func (fc *findingCollector) correctionFinding(w *convWatch) {
 		f.Figures["max_px"] = w.maxCorr
 	}
 	f.Figures["corrections"], f.Figures["acks"], f.Figures["rate"] = float64(w.corrections), float64(w.staks), rate
+	fc.found(f)
+}
+
+// fileFindings reports the files the server sent a client (the modern
+// game-moves file a client asks for with crfl).
+func (fc *findingCollector) fileFindings(w *convWatch) {
+	for _, id := range w.fileOrder {
+		t := w.files[id]
+		v := evidence{first: t.firstN, worst: t.firstN, last: t.lastN, start: t.firstTS, end: t.lastTS}
+		for _, n := range w.fileAsked {
+			if n < t.firstN {
+				v.first = n // the request that this transfer answered
+			}
+		}
+		acked, ack := "never acknowledged", 0.0
+		if t.ackN > 0 {
+			ack = 1
+			acked = fmt.Sprintf("acknowledged (sfak) at frame %d", t.ackN)
+			v.last, v.end = max(v.last, t.ackN), t.ackTS
+		}
+		resent := ""
+		if t.count > 0 && t.pieces > t.count {
+			resent = fmt.Sprintf(", %d pieces sent again", t.pieces-t.count)
+		}
+		f := fc.finding(w, KindFileTransfer, SeverityInfo, v, "the server sent %s a %d-byte file (transfer %d, %d pieces, %d compressed bytes%s), %s",
+			w.who(), t.size, t.id, t.count, t.bytes, resent, acked)
+		f.Figures["file_size"], f.Figures["pieces"], f.Figures["count"], f.Figures["bytes"] = float64(t.size), float64(t.pieces), float64(t.count), float64(t.bytes)
+		f.Figures["acked"] = ack
+		fc.found(f)
+	}
+}
+
+// idleFinding reports a client that played without touching its controls:
+// a playing client changes them several times a second.
+func (fc *findingCollector) idleFinding(w *convWatch) {
+	d := w.last.Sub(w.first)
+	if d < 2*IdleEvery || float64(w.inputs) >= d.Seconds()/IdleEvery.Seconds() {
+		return
+	}
+	v := evidence{first: w.firstN, worst: w.firstN, last: w.lastN, start: w.first, end: w.last}
+	f := fc.finding(w, KindIdleClient, SeverityInfo, v, "%s sent %d inputs in %.0f s: an idle player", w.who(), w.inputs, d.Seconds())
+	f.Figures["inputs"], f.Figures["seconds"] = float64(w.inputs), d.Seconds()
 	fc.found(f)
 }

@@ -321,3 +321,40 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// modern/multi: c3 (port 24788) is the idle client and every file the
+// server sent is found (MANIFEST: 27 sfil, 6 sfak).
+func TestFindingsMulti(t *testing.T) {
+	_, fs := findingsOf(t, engine.Difs, realcap.Path(t, "modern/multi/multi.pcap"))
+	idle := ofKind(fs, engine.KindIdleClient, 0)
+	if len(idle) != 1 || idle[0].Client.Port() != 24788 {
+		t.Errorf("idle clients %v, want the one on port 24788", idle)
+	}
+	pieces, acked := 0, 0
+	for _, f := range ofKind(fs, engine.KindFileTransfer, 0) {
+		pieces += int(f.Figures["pieces"])
+		acked += int(f.Figures["acked"])
+		if s := f.Figures["file_size"]; s != 9175 && s != 13443 && s != 22490 {
+			t.Errorf("file of %v bytes: %s", s, f.Summary)
+		}
+	}
+	if pieces != 27 || acked != 6 {
+		t.Errorf("%d sfil pieces in the transfers, %d acknowledged; want 27 and 6", pieces, acked)
+	}
+}
+
+// With the states rebuilt, a level change names the level (modern/basic:
+// slsn 1 is level 64, the server's ground truth).
+func TestFindingsLevelNumber(t *testing.T) {
+	_, fs := findingsOf(t, engine.Health, realcap.Path(t, "modern/basic/basic.pcap"))
+	want := -1
+	for _, r := range readCSV(t, realcap.Path(t, "modern/basic/server_gt.csv")) {
+		if r[6] == "1" {
+			want = atoi(t, r[7])
+		}
+	}
+	lv := ofKind(fs, engine.KindLevelChange, 0)
+	if len(lv) != 1 || lv[0].Figures["level"] != float64(want) {
+		t.Errorf("level changes %v, want one to level %d", lv, want)
+	}
+}

@@ -129,6 +129,7 @@ type lineHealth struct {
 	lastDst      int32
 	lastSLSN     int
 	havePos      bool
+	nextLevel    map[int]int // by level sequence: the level its level-done phase led to
 }
 
 // maxSeconds bounds the seconds kept per conversation (a day).
@@ -273,7 +274,12 @@ func floatField(p *decode.Packet, name string) float64 {
 type sample struct {
 	x, y, late   float64
 	pos, hasLate bool
+	nextLevel    int // the server's (player 0's) level_done_next_level, 0 when none
 }
+
+// nextLevelField is the player field that names the level a level-done
+// phase leads to (modern state layout).
+const nextLevelField = "level_done_next_level"
 
 // healthExtra carries a sample beside whatever the caller's Inspect put in
 // State.Extra.
@@ -298,6 +304,9 @@ func (h *healthCollector) inspect(s *replay.State, st []byte) {
 	if p.LateInputs != "" {
 		sm.late, sm.hasLate = sch.Get(st, p.Region, s.Player, p.LateInputs)
 	}
+	if v, ok := sch.Get(st, p.Region, 0, nextLevelField); ok && v > 0 && v < 1000 {
+		sm.nextLevel = int(v)
+	}
 	s.Extra = healthExtra{sm, s.Extra}
 }
 
@@ -312,6 +321,12 @@ func (h *healthCollector) state(s *replay.State) {
 	}
 	x := h.line(s.Line())
 	sec := h.at(x, s.TS)
+	if ok && sm.nextLevel > 0 {
+		if x.nextLevel == nil {
+			x.nextLevel = map[int]int{}
+		}
+		x.nextLevel[s.SLSN] = sm.nextLevel
+	}
 	if s.Status != replay.OK || !ok {
 		return
 	}
@@ -334,6 +349,17 @@ func (h *healthCollector) state(s *replay.State) {
 		}
 	}
 	x.lastSLSN = s.SLSN
+}
+
+// nextLevel is the level that level sequence slsn of conversation conv
+// led to, as its states said, 0 when not known.
+func (h *healthCollector) nextLevel(conv, slsn int) int {
+	for _, l := range h.order {
+		if x := h.lines[l]; x.conv == conv && x.nextLevel[slsn] > 0 {
+			return x.nextLevel[slsn]
+		}
+	}
+	return 0
 }
 
 // report returns the series as they are now: sorted seconds, means and a
