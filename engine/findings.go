@@ -25,6 +25,7 @@ const (
 	KindDropped        = "player-dropped" // the server dropped a player (legacy sdat state 70/71)
 	KindSilentClient   = "silent-client"  // the client sent nothing while the server kept sending
 	KindSilentServer   = "silent-server"  // the server sent nothing to a client that kept sending
+	KindOutage         = "outage"         // nothing went either way, then the game went on
 	KindLevelChange    = "level-change"   // a new level sequence began
 	KindLoss           = "loss"           // datagrams provably lost, per direction
 	KindLatency        = "latency"        // ack latency baseline, spikes and jitter; ping round trip
@@ -139,6 +140,7 @@ type convWatch struct {
 	joinSeen       bool
 	reported       map[string]bool
 
+	outFrom, outTo     time.Time // the last outage reported
 	lastC2S, lastS2C   time.Time
 	lastC2SN, lastS2CN int
 	s2c, c2s           gap // sent by the server since the client's last packet, and the other way
@@ -320,6 +322,9 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		w.first, w.firstN = r.TS, r.N
 		fc.newConversation(w, r, name)
 	}
+	if d := r.TS.Sub(w.last); !w.last.IsZero() && d >= SilentAfter && w.lastN != r.N {
+		fc.outage(w, w.last, r.TS, w.lastN, r.N)
+	}
 	w.last, w.lastN = r.TS, r.N
 	if r.Dir == decode.C2S {
 		if !w.lastC2S.IsZero() && w.s2c.packets > 0 {
@@ -479,10 +484,36 @@ func (fc *findingCollector) newConversation(w *convWatch, r *session.Record, nam
 	fc.found(f)
 }
 
+// outage reports a time when nothing went either way between a client
+// and the server, then the game went on.
+func (fc *findingCollector) outage(w *convWatch, from, to time.Time, fromN, toN int) {
+	d := to.Sub(from)
+	sev := SeverityInfo
+	if d >= DropAfter {
+		sev = SeverityError
+	}
+	v := evidence{first: fromN, worst: toN, last: toN, start: from, end: to}
+	f := fc.finding(w, KindOutage, sev, v, "nothing went between %s and the server for %.1f s (%d frames), then the game went on", w.who(), d.Seconds(), int(d.Seconds()*GameFPS))
+	f.Figures["seconds"] = d.Seconds()
+	w.outFrom, w.outTo = from, to
+	fc.found(f)
+}
+
 // silence reports a silence of one side while the other kept sending.
 func (fc *findingCollector) silence(w *convWatch, kind string, from, to time.Time, fromN, toN int, g gap, atEnd bool) {
 	d := to.Sub(from)
 	if d < SilentAfter {
+		return
+	}
+	// An outage of both directions said most of it already.
+	lo, hi := from, to
+	if w.outFrom.After(lo) {
+		lo = w.outFrom
+	}
+	if w.outTo.Before(hi) {
+		hi = w.outTo
+	}
+	if hi.Sub(lo) > d*4/5 {
 		return
 	}
 	sev := SeverityInfo

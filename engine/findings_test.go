@@ -88,8 +88,12 @@ func TestFindingsInjectedFaults(t *testing.T) {
 			t.Errorf("unexpected %s", f.Summary)
 		}
 	}
-	// The outage: client 2 and the server both silent, from its start to its end.
-	for _, kind := range []string{engine.KindSilentClient, engine.KindSilentServer} {
+	// The outage: nothing either way for client 2, from its start to its
+	// end; said once, not again as two silences.
+	if n := len(ofKind(fs, engine.KindSilentClient, 2)) + len(ofKind(fs, engine.KindSilentServer, 2)); n != 0 {
+		t.Errorf("the outage said again as %d silences", n)
+	}
+	for _, kind := range []string{engine.KindOutage} {
 		got := ofKind(fs, kind, 2)
 		if len(got) != 1 {
 			t.Fatalf("%s of client 2: %d findings, want 1: %v", kind, len(got), got)
