@@ -1,8 +1,9 @@
 // Package tui is pmdump's terminal user interface: one capture (or, later,
-// a live interface) explored in five views over the engine's analysis —
+// a live interface) explored in six views over the engine's analysis —
 // packets with a display filter, a timeline of each client's rebuilt
 // states, the state at any frame with a map of the level, diffs between
-// two states or between clients, and the netgame's health over time.
+// two states or between clients, the netgame's health over time, and the
+// engine's findings.
 //
 // The TUI computes nothing of its own: it renders what the engine, the
 // schema, the level map and the diff give it. One root Model routes
