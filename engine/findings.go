@@ -229,7 +229,6 @@ type run struct {
 	from, to   int // seconds since the first packet
 	secs       int
 	min, max   float64
-	sum        float64
 	difs, acks int
 	bytes      int
 	count      int
