@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"net/netip"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
-	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
@@ -121,6 +119,7 @@ type ackedState struct {
 	conv int
 	sum  [32]byte
 	n    int
+	ts   time.Time
 }
 
 // gap counts what one side sent while the other was silent.
@@ -140,7 +139,10 @@ type convWatch struct {
 	joinSeen       bool
 	reported       map[string]bool
 
-	outFrom, outTo     time.Time // the last outage reported
+	outFrom, outTo     time.Time  // the last outage reported
+	prev               *convWatch // the conversation of the same client endpoint before, until judged
+	prevN              int
+	prevTS             time.Time
 	lastC2S, lastS2C   time.Time
 	lastC2SN, lastS2CN int
 	s2c, c2s           gap // sent by the server since the client's last packet, and the other way
@@ -191,7 +193,7 @@ type convWatch struct {
 	corrEv             evidence
 	// desync: this conversation's rebuilt and acknowledged states
 	sums            map[replay.Frame]stateSum
-	acked           map[replay.Frame]int
+	acked           map[replay.Frame]ackAt
 	ackQ            []replay.Frame
 	sumQ            []replay.Frame
 	fileAsked       []int               // frames of crfl requests
@@ -199,6 +201,7 @@ type convWatch struct {
 	fileOrder       []int64
 	lastN0          int // last piece of the newest dif
 	lastDifComplete bool
+	lastMissing     int
 	lastDifTS       time.Time
 }
 
@@ -266,7 +269,7 @@ func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
 	w := fc.convs[c.ID]
 	if w == nil {
 		w = &convWatch{conv: c.ID, client: c.Client, player: -1, reported: map[string]bool{},
-			sums: map[replay.Frame]stateSum{}, acked: map[replay.Frame]int{}, pongs: map[float64]time.Time{}}
+			sums: map[replay.Frame]stateSum{}, acked: map[replay.Frame]ackAt{}, pongs: map[float64]time.Time{}}
 		fc.convs[c.ID] = w
 		fc.order = append(fc.order, c.ID)
 	}
@@ -325,6 +328,9 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		fc.outage(w, w.last, r.TS, w.lastN, r.N)
 	}
 	w.last, w.lastN = r.TS, r.N
+	if w.prev != nil && w.era != decode.EraUnknown {
+		fc.sameEndpoint(w)
+	}
 	if r.Dir == decode.C2S {
 		if !w.lastC2S.IsZero() && w.s2c.packets > 0 {
 			fc.silence(w, KindSilentClient, w.lastC2S, r.TS, w.lastC2SN, r.N, w.s2c, false)
@@ -427,590 +433,4 @@ func (w *convWatch) chase(fps float64) {
 		w.chaseSum += fps
 		w.chaseN++
 	}
-}
-
-// transfer is one file sent to a client in sfil pieces.
-type transfer struct {
-	id                     int64
-	count, size            int
-	pieces, bytes          int
-	firstN, lastN, ackN    int
-	firstTS, lastTS, ackTS time.Time
-}
-
-// filePiece follows the sfil pieces of a file transfer.
-func (fc *findingCollector) filePiece(w *convWatch, r *session.Record) {
-	pk := &r.Packet
-	id := pk.Int("id")
-	if w.files == nil {
-		w.files = map[int64]*transfer{}
-	}
-	t := w.files[id]
-	if t == nil {
-		if len(w.files) >= 64 {
-			return
-		}
-		t = &transfer{id: id, count: int(pk.Int("count")), size: int(pk.Int("file_size")), firstN: r.N, firstTS: r.TS}
-		w.files[id] = t
-		w.fileOrder = append(w.fileOrder, id)
-	}
-	t.pieces++
-	t.bytes += int(pk.Int("size"))
-	t.lastN, t.lastTS = r.N, r.TS
-}
-
-// newConversation reports how a conversation began: a rejoin of a known
-// endpoint, two games sharing one, or a capture that starts mid-game.
-func (fc *findingCollector) newConversation(w *convWatch, r *session.Record, name string) {
-	v := evidence{}
-	v.add(r.N, r.TS, 0)
-	if prev := fc.byEnd[w.client]; prev != nil && prev != w {
-		if prev.server.Addr() != w.server.Addr() && w.server.IsValid() && prev.server.IsValid() {
-			f := fc.finding(w, KindSharedEndpoint, SeverityWarning, v, "%s talks to a second server %s (conversation %d talked to %s): two games in one capture share this client endpoint", w.client, w.server.Addr(), prev.conv, prev.server.Addr())
-			fc.found(f)
-		} else {
-			f := fc.finding(w, KindRejoin, SeverityInfo, v, "%s shook hands again: conversation %d starts (conversation %d's last packet was frame %d)", w.client, w.conv, prev.conv, prev.lastN)
-			f.Figures["previous_conv"] = float64(prev.conv)
-			fc.found(f)
-		}
-	}
-	fc.byEnd[w.client] = w
-	switch name {
-	case "1234", "5678", "cjon", "CJON", "sjon", "SJON":
-		return
-	}
-	f := fc.finding(w, KindMidGame, SeverityInfo, v, "%s: no handshake in the capture, its first packet is %s (the capture starts mid-game)", w.who(), r.Packet.NameString())
-	fc.found(f)
-}
-
-// outage reports a time when nothing went either way between a client
-// and the server, then the game went on.
-func (fc *findingCollector) outage(w *convWatch, from, to time.Time, fromN, toN int) {
-	d := to.Sub(from)
-	sev := SeverityInfo
-	if d >= DropAfter {
-		sev = SeverityError
-	}
-	v := evidence{first: fromN, worst: toN, last: toN, start: from, end: to}
-	f := fc.finding(w, KindOutage, sev, v, "nothing went between %s and the server for %.1f s (%d frames), then the game went on", w.who(), d.Seconds(), int(d.Seconds()*GameFPS))
-	f.Figures["seconds"] = d.Seconds()
-	w.outFrom, w.outTo = from, to
-	fc.found(f)
-}
-
-// silence reports a silence of one side while the other kept sending.
-func (fc *findingCollector) silence(w *convWatch, kind string, from, to time.Time, fromN, toN int, g gap, atEnd bool) {
-	d := to.Sub(from)
-	if d < SilentAfter {
-		return
-	}
-	// An outage of both directions said most of it already.
-	lo, hi := from, to
-	if w.outFrom.After(lo) {
-		lo = w.outFrom
-	}
-	if w.outTo.Before(hi) {
-		hi = w.outTo
-	}
-	if hi.Sub(lo) > d*4/5 {
-		return
-	}
-	sev := SeverityInfo
-	if d >= DropAfter {
-		sev = SeverityError
-	}
-	v := evidence{first: fromN, worst: g.firstN, last: toN, start: from, end: to}
-	if v.worst == 0 {
-		v.worst = fromN
-	}
-	until := "then sent again"
-	if atEnd {
-		until = "until the capture ends"
-	}
-	var f *Finding
-	if kind == KindSilentClient {
-		f = fc.finding(w, kind, sev, v, "%s sent nothing for %.1f s (%d frames) while the server sent %d packets (%d difs, %d keyframes, %d bytes); %s",
-			w.who(), d.Seconds(), int(d.Seconds()*GameFPS), g.packets, g.difs, g.keyframes, g.bytes, until)
-		f.Figures["difs"], f.Figures["keyframes"], f.Figures["bytes"] = float64(g.difs), float64(g.keyframes), float64(g.bytes)
-	} else {
-		f = fc.finding(w, kind, sev, v, "the server sent nothing to %s for %.1f s (%d frames) while the client sent %d packets; %s",
-			w.who(), d.Seconds(), int(d.Seconds()*GameFPS), g.packets, until)
-	}
-	f.Figures["seconds"], f.Figures["packets"] = d.Seconds(), float64(g.packets)
-	fc.found(f)
-}
-
-// stdf follows the dsts of a client's difs: a dst gap that is a multiple
-// of the usual step proves difs lost whole.
-func (fc *findingCollector) stdf(w *convWatch, r *session.Record) {
-	pk := &r.Packet
-	src, _ := stdfSrc.Int(pk)
-	dst32, _ := stdfDst.Int(pk)
-	dst := int32(dst32)
-	slsn := -1
-	if v, ok := stdfSLSN.Int(pk); ok {
-		slsn = int(v)
-	}
-	if w.known(dst, slsn) {
-		return // a piece of a dif seen before
-	}
-	w.s2c.difs++
-	if src == 0 {
-		w.s2c.keyframes++
-	}
-	w.seenDifs++
-	newLevel := w.haveLevel && slsn != w.lastSLSN
-	if slsn < 0 && w.haveLevel && len(w.pend) > 0 && dst+10*GameFPS < w.pend[len(w.pend)-1].dst {
-		newLevel = true // legacy: the frames started again
-	}
-	if newLevel {
-		for _, d := range w.pend {
-			fc.settle(w, d)
-		}
-		w.pend, w.haveDst, w.nsteps, w.suspects = w.pend[:0], false, 0, w.suspects[:0]
-		if slsn > w.lastSLSN && w.lastSLSN >= 0 {
-			fc.levelChange(w, slsn, dst, r)
-		}
-	}
-	w.lastSLSN, w.haveLevel = slsn, true
-	if w.haveDst && dst <= w.lastDst {
-		return // later than the difs settled after it
-	}
-	// Difs may arrive out of order: the newest few wait in dst order, and
-	// the gaps are judged once they are settled.
-	i, _ := slices.BinarySearchFunc(w.pend, dst, func(d seenDif, t int32) int { return cmp.Compare(d.dst, t) })
-	w.pend = slices.Insert(w.pend, i, seenDif{dst, r.N, r.TS})
-	if len(w.pend) > reorderDifs {
-		fc.settle(w, w.pend[0])
-		w.pend = append(w.pend[:0], w.pend[1:]...)
-	}
-}
-
-// reorderDifs is how many of a client's newest difs wait to be put in dst
-// order before their gaps are judged.
-const reorderDifs = 8
-
-// seenDif is a dif seen, by its dst and first piece.
-type seenDif struct {
-	dst int32
-	n   int
-	ts  time.Time
-}
-
-// known reports whether a dif of this dst was seen lately.
-func (w *convWatch) known(dst int32, slsn int) bool {
-	if !w.haveLevel || slsn != w.lastSLSN {
-		return false
-	}
-	if w.haveDst && dst == w.lastDst {
-		return true
-	}
-	for _, d := range w.pend {
-		if d.dst == dst {
-			return true
-		}
-	}
-	return false
-}
-
-// settle judges the gap before a dif, in dst order: a gap of k usual steps
-// is k−1 difs lost whole, once the next gap is the usual step again (a
-// client joining or leaving changes the pace).
-func (fc *findingCollector) settle(w *convWatch, d seenDif) {
-	if !w.haveDst {
-		w.lastDst, w.haveDst = d.dst, true
-		return
-	}
-	step := d.dst - w.lastDst
-	w.lastDst = d.dst
-	usual := int32(0)
-	if w.nsteps >= 4 {
-		usual = w.usual()
-	}
-	if len(w.suspects) > 0 && (usual != w.suspects[0].usual || len(w.suspects) >= len(w.steps)) {
-		w.suspects = w.suspects[:0] // a new pace, not a loss
-	}
-	switch {
-	case usual <= 0:
-	case step == usual:
-		for _, p := range w.suspects {
-			w.lostWhole += p.lost
-			w.longest = max(w.longest, p.lost)
-			w.loss.add(p.n, p.ts, float64(p.lost))
-		}
-		w.suspects = w.suspects[:0]
-	case step > usual && step%usual == 0 && step/usual <= 1000:
-		w.suspects = append(w.suspects, suspectGap{usual: usual, lost: int(step/usual) - 1, n: d.n, ts: d.ts})
-	default:
-		w.suspects = w.suspects[:0]
-	}
-	w.steps[w.nsteps%len(w.steps)] = step
-	w.nsteps++
-}
-
-// suspectGap is a dst gap that may be difs lost whole.
-type suspectGap struct {
-	usual int32
-	lost  int
-	n     int
-	ts    time.Time
-}
-
-// usual is the most common of the recent dst steps (the smallest of equals).
-func (w *convWatch) usual() int32 {
-	st := w.steps[:min(w.nsteps, len(w.steps))]
-	best, bestN := int32(0), 0
-	for _, a := range st {
-		n := 0
-		for _, b := range st {
-			if a == b {
-				n++
-			}
-		}
-		if n > bestN || n == bestN && a < best {
-			best, bestN = a, n
-		}
-	}
-	return best
-}
-
-// levelChange reports a new level sequence, once per game.
-func (fc *findingCollector) levelChange(w *convWatch, slsn int, dst int32, r *session.Record) {
-	k := levelKey{w.server.Addr(), slsn}
-	if fc.levels[k] {
-		return
-	}
-	fc.levels[k] = true
-	v := evidence{}
-	v.add(r.N, r.TS, 0)
-	f := fc.finding(w, KindLevelChange, SeverityInfo, v, "level sequence %d begins (slsn %d → %d): the server's frames start again at %d", slsn, w.lastSLSN, slsn, dst)
-	f.Figures["slsn"], f.Figures["first_frame"] = float64(slsn), float64(dst)
-	f.Evidence.States = []StateRef{{SLSN: slsn, Frame: dst}}
-	if fc.levelOf != nil {
-		fc.pendLevels = append(fc.pendLevels, f) // the level is named by the states of the level before
-		return
-	}
-	fc.found(f)
-}
-
-// levelNamed reports the level changes whose new level sequence has a
-// rebuilt state now (all of them at the end), with the level's number
-// when the states of the sequence before named it.
-func (fc *findingCollector) levelNamed(conv, slsn int, all bool) {
-	k := 0
-	for _, f := range fc.pendLevels {
-		next := int(f.Figures["slsn"])
-		if !all && (f.Conv != conv || slsn < next) {
-			fc.pendLevels[k] = f
-			k++
-			continue
-		}
-		if lv := fc.levelOf(f.Conv, next-1); lv > 0 {
-			f.Figures["level"] = float64(lv)
-			f.Summary = fmt.Sprintf("level %d begins (level sequence %d, slsn %d → %d): the server's frames start again at %d",
-				lv, next, next-1, next, f.Evidence.States[0].Frame)
-		}
-		fc.found(f)
-	}
-	clear(fc.pendLevels[k:])
-	fc.pendLevels = fc.pendLevels[:k]
-}
-
-// The legacy sdat player-state values that end a player.
-const (
-	sdatQuit     = 64
-	sdatDropSync = 70
-	sdatDropAck  = 71
-)
-
-// sdat reads the legacy game-move entries that end a player: quit (64) and
-// dropped (70: sync over 100 frames, 71: no sdak for 100 frames).
-func (fc *findingCollector) sdat(w *convWatch, r *session.Record) {
-	pk := &r.Packet
-	if len(pk.Entries) == 0 || pk.Layout == nil {
-		return
-	}
-	gi := pk.Layout.Field("entries")
-	if gi < 0 {
-		return
-	}
-	sub := len(pk.Layout.Fields[gi].Sub)
-	if sub != 4 {
-		return
-	}
-	for i := 0; i+4 <= len(pk.Entries); i += 4 {
-		frame, typ, player, val := pk.Entries[i].Int, pk.Entries[i+1].Int, pk.Entries[i+2].Int, pk.Entries[i+3].Int
-		if typ != 1 || (val != sdatQuit && val != sdatDropSync && val != sdatDropAck) {
-			continue
-		}
-		key := fmt.Sprintf("sdat %s %d %d", w.server.Addr(), player, val)
-		if w.reported[key] {
-			continue
-		}
-		// Every conversation of the game gets the entry: report it once.
-		dup := false
-		for _, id := range fc.order {
-			if o := fc.convs[id]; o.server.Addr() == w.server.Addr() && o.reported[key] {
-				dup = true
-			}
-		}
-		w.reported[key] = true
-		if dup {
-			continue
-		}
-		v := evidence{}
-		v.add(r.N, r.TS, 0)
-		var f *Finding
-		switch val {
-		case sdatQuit:
-			if player == 0 {
-				f = fc.finding(w, KindLeave, SeverityInfo, v, "the server (player 0) quit at frame %d: the game ended (game-move entry: state 64)", frame)
-			} else {
-				f = fc.finding(w, KindLeave, SeverityInfo, v, "player %d quit at frame %d (game-move entry: state 64)", player, frame)
-			}
-		case sdatDropSync:
-			f = fc.finding(w, KindDropped, SeverityError, v, "the server dropped player %d at frame %d: out of sync by more than 100 frames (game-move entry: state 70)", player, frame)
-		default:
-			f = fc.finding(w, KindDropped, SeverityError, v, "the server dropped player %d at frame %d: no sdak for 100 frames (game-move entry: state 71)", player, frame)
-		}
-		f.Player = int(player)
-		if o := fc.playerConv(w.server.Addr(), int(player)); o != nil {
-			f.Conv, f.Client = o.conv, o.client
-			o.reported["quit"] = true
-		}
-		f.Figures["frame"], f.Figures["state"] = float64(frame), float64(val)
-		fc.found(f)
-	}
-}
-
-func (fc *findingCollector) playerConv(server netip.Addr, player int) *convWatch {
-	var out *convWatch
-	for _, id := range fc.order {
-		if o := fc.convs[id]; o.server.Addr() == server && o.player == player {
-			out = o
-		}
-	}
-	return out
-}
-
-// dif takes every dif as it ends.
-func (fc *findingCollector) dif(d *Dif, baseReset bool) {
-	w := fc.convs[d.Conv]
-	if w == nil {
-		return
-	}
-	fc.nextSecond(w, d.Last)
-	w.secDifs++
-	if baseReset {
-		w.resets++
-		w.resetBytes += d.Bytes
-		w.storm.ev.add(d.LastN, d.Last, 0)
-	}
-	if d.Status == reassemble.Incomplete {
-		w.incompl++
-		w.lostPcs += len(d.Missing)
-		w.loss.add(d.LastN, d.Last, float64(len(d.Missing))/float64(max(d.Count, 1)))
-	}
-	w.lastN0, w.lastDifComplete, w.lastDifTS = d.LastN, d.Status == reassemble.Complete, d.Last
-}
-
-// ack takes every stak with its latency, when it has one.
-func (fc *findingCollector) ack(a Ack, ms float64, measured bool) {
-	w := fc.convs[a.Line.Conv]
-	if w == nil {
-		return
-	}
-	fc.nextSecond(w, a.TS)
-	w.secAcks++
-	fc.ackedState(w, replay.Frame{SLSN: a.SLSN, N: a.Frame}, a.N)
-	if !measured {
-		return
-	}
-	if len(w.lat) < 1<<16 {
-		w.lat = append(w.lat, ms)
-	}
-	if w.firstAck == 0 {
-		w.firstAck = a.N
-	}
-	w.lastAck = a.N
-	if w.ewma > 0 && ms > 3*w.ewma && ms > w.ewma+50 {
-		w.spikes++
-	}
-	if w.ewma == 0 {
-		w.ewma = ms
-	} else {
-		w.ewma = 0.95*w.ewma + 0.05*ms
-	}
-	if ms > w.worstMs {
-		w.worstMs, w.worstN = ms, a.N
-	}
-}
-
-// nextSecond closes the seconds before ts: slow chase runs and base-reset
-// storms are judged a second at a time.
-func (fc *findingCollector) nextSecond(w *convWatch, ts time.Time) {
-	s := fc.second(ts)
-	if s <= w.sec {
-		return
-	}
-	fc.closeSecond(w, s)
-}
-
-func (fc *findingCollector) closeSecond(w *convWatch, next int) {
-	gapped := next > w.sec+1
-	if w.chaseN > 0 && w.chaseSum/float64(w.chaseN) < SlowFPS {
-		m := w.chaseSum / float64(w.chaseN)
-		r := &w.slow
-		if r.secs == 0 {
-			r.from, r.min, r.max = w.sec, m, m
-		}
-		r.to, r.secs = w.sec, r.secs+1
-		r.min, r.max = math.Min(r.min, m), math.Max(r.max, m)
-		r.difs += w.secDifs
-		r.acks += w.secAcks
-		if r.ev.first == 0 {
-			r.ev.add(w.lastN, w.last, 0)
-		}
-		r.ev.last, r.ev.end = w.lastN, w.last
-	} else {
-		fc.endSlow(w)
-	}
-	if gapped {
-		fc.endSlow(w)
-	}
-	if w.resets >= StormResets {
-		r := &w.storm
-		if r.secs == 0 {
-			r.from = w.sec
-		}
-		r.to, r.secs = w.sec, r.secs+1
-		r.count += w.resets
-		r.bytes += w.resetBytes
-		r.max = math.Max(r.max, float64(w.resets))
-	} else {
-		fc.endStorm(w)
-	}
-	if gapped {
-		fc.endStorm(w)
-	}
-	if w.resets < StormResets && w.storm.secs == 0 {
-		w.storm.ev = evidence{}
-	}
-	w.sec = next
-	w.chaseSum, w.chaseN, w.secDifs, w.secAcks, w.resets, w.resetBytes = 0, 0, 0, 0, 0, 0
-}
-
-func (fc *findingCollector) at(sec int) time.Time { return fc.t0.Add(time.Duration(sec) * time.Second) }
-
-func (fc *findingCollector) endSlow(w *convWatch) {
-	r := w.slow
-	w.slow = run{}
-	if r.secs == 0 {
-		return
-	}
-	sev := SeverityInfo
-	if r.secs >= 3 {
-		sev = SeverityWarning
-	}
-	v := r.ev
-	v.start, v.end = fc.at(r.from), fc.at(r.to+1)
-	applied := 100.0
-	if r.difs > 0 {
-		applied = 100 * float64(min(r.acks, r.difs)) / float64(r.difs)
-	}
-	fps := fmt.Sprintf("%.0f–%.0f", r.min, r.max)
-	if fps == fmt.Sprintf("%.0f–%.0f", r.min, r.min) {
-		fps = fmt.Sprintf("%.0f", r.min)
-	}
-	f := fc.finding(w, KindSlowClient, sev, v, "%s ran at %s fps against the server's %d for %d s and acknowledged %.0f %% of the %d difs it was sent",
-		w.who(), fps, GameFPS, r.secs, applied, r.difs)
-	f.Figures["min_fps"], f.Figures["max_fps"], f.Figures["seconds"] = r.min, r.max, float64(r.secs)
-	f.Figures["difs"], f.Figures["acks"], f.Figures["applied_pct"] = float64(r.difs), float64(r.acks), applied
-	fc.found(f)
-}
-
-func (fc *findingCollector) endStorm(w *convWatch) {
-	r := w.storm
-	w.storm = run{}
-	if r.secs == 0 {
-		return
-	}
-	sev := SeverityInfo
-	if r.secs >= StormSeconds {
-		sev = SeverityWarning
-	}
-	v := r.ev
-	v.start, v.end = fc.at(r.from), fc.at(r.to+1)
-	f := fc.finding(w, KindResetStorm, sev, v, "%s got %d base resets in %d s (up to %.0f a second), %d bytes of keyframes",
-		w.who(), r.count, r.secs, r.max, r.bytes)
-	f.Figures["base_resets"], f.Figures["seconds"], f.Figures["bytes"], f.Figures["max_per_s"] = float64(r.count), float64(r.secs), float64(r.bytes), r.max
-	fc.found(f)
-}
-
-// state takes every rebuilt state: an acknowledged state is compared with
-// the other clients' acknowledged states of the same frame.
-func (fc *findingCollector) state(s *replay.State) {
-	if len(fc.pendLevels) > 0 {
-		fc.levelNamed(s.Conv, s.SLSN, false)
-	}
-	w := fc.convs[s.Conv]
-	if w == nil || s.Status != replay.OK {
-		return
-	}
-	k := replay.Frame{SLSN: s.SLSN, N: s.Dst}
-	if _, ok := w.sums[k]; !ok {
-		w.sums[k] = stateSum{s.Sum, s.N}
-		w.sumQ = append(w.sumQ, k)
-		if len(w.sumQ) > 4096 {
-			delete(w.sums, w.sumQ[0])
-			w.sumQ = w.sumQ[1:]
-		}
-	}
-	if n, ok := w.acked[k]; ok {
-		fc.compare(w, k, s.Sum, n)
-	}
-}
-
-func (fc *findingCollector) ackedState(w *convWatch, k replay.Frame, n int) {
-	if _, ok := w.acked[k]; ok {
-		return
-	}
-	w.acked[k] = n
-	w.ackQ = append(w.ackQ, k)
-	if len(w.ackQ) > 4096 {
-		delete(w.acked, w.ackQ[0])
-		w.ackQ = w.ackQ[1:]
-	}
-	if s, ok := w.sums[k]; ok {
-		fc.compare(w, k, s.sum, n)
-	}
-}
-
-// compare checks an acknowledged state against the game's first
-// acknowledged state of that frame.
-func (fc *findingCollector) compare(w *convWatch, k replay.Frame, sum [32]byte, n int) {
-	g := gameFrame{w.server.Addr(), k.SLSN, k.N}
-	o, ok := fc.games[g]
-	if !ok {
-		fc.games[g] = ackedState{w.conv, sum, n}
-		fc.gameQ = append(fc.gameQ, g)
-		if len(fc.gameQ) > 1<<16 {
-			delete(fc.games, fc.gameQ[0])
-			fc.gameQ = fc.gameQ[1:]
-		}
-		return
-	}
-	if o.conv == w.conv || o.sum == sum {
-		return
-	}
-	fc.descy++
-	if fc.descy > 20 {
-		return // enough to see it
-	}
-	v := evidence{first: min(o.n, n), worst: n, last: max(o.n, n), start: w.last, end: w.last}
-	f := fc.finding(w, KindDesync, SeverityError, v, "%s and conversation %d acknowledged different states of level sequence %d frame %d (sha256 %x… and %x…)",
-		w.who(), o.conv, k.SLSN, k.N, sum[:4], o.sum[:4])
-	f.Figures["other_conv"], f.Figures["frame"] = float64(o.conv), float64(k.N)
-	f.Evidence.States = []StateRef{{SLSN: k.SLSN, Frame: k.N}}
-	fc.found(f)
 }

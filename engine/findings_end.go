@@ -32,9 +32,14 @@ func (fc *findingCollector) finish(e *Engine) {
 			f.Figures["seconds_before_end"] = d.Seconds()
 			fc.found(f)
 		}
+		if w.prev != nil {
+			fc.sameEndpoint(w)
+		}
 		if !w.lastDifComplete && w.lastN0 > 0 && end.Sub(w.lastDifTS) < time.Second && w.incompl > 0 {
 			v := evidence{first: w.lastN0, worst: w.lastN0, last: w.lastN0, start: w.lastDifTS, end: end}
-			fc.found(fc.finding(w, KindCaptureEnd, SeverityInfo, v, "the capture ends in the middle of a dif to %s (its missing pieces are not lost)", w.who()))
+			fc.found(fc.finding(w, KindCaptureEnd, SeverityInfo, v, "the capture ends in the middle of a dif to %s (its %d missing pieces are not lost)", w.who(), w.lastMissing))
+			w.incompl--
+			w.lostPcs -= w.lastMissing
 		}
 		fc.fileFindings(w)
 		fc.idleFinding(w)

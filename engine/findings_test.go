@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"math"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -360,5 +361,57 @@ func TestFindingsLevelNumber(t *testing.T) {
 	lv := ofKind(fs, engine.KindLevelChange, 0)
 	if len(lv) != 1 || lv[0].Figures["level"] != float64(want) {
 		t.Errorf("level changes %v, want one to level %d", lv, want)
+	}
+}
+
+// cutWriter writes datagrams until the second piece of the first dif of
+// several pieces, and nothing after it: a capture that ends mid-dif.
+type cutWriter struct {
+	w    *synth.CaptureWriter
+	done bool
+}
+
+func (c *cutWriter) WriteDatagram(ts time.Time, src, dst netip.AddrPort, payload []byte) error {
+	if c.done {
+		return nil
+	}
+	// modern stdf: seq at byte 12, count at 13
+	if len(payload) > 14 && string(payload[:4]) == "stdf" && payload[13] > 2 && payload[12] == 1 {
+		c.done = true
+	}
+	return c.w.WriteDatagram(ts, src, dst, payload)
+}
+
+// Two games read together (legacy/basic then modern/basic, one client
+// endpoint) are told apart; a capture that ends in the middle of a dif
+// says so, and its missing pieces are not counted as lost.
+func TestFindingsCaptureProblems(t *testing.T) {
+	_, fs := findingsOf(t, engine.Difs, realcap.Path(t, "legacy/basic/capture.pcap"), realcap.Path(t, "modern/basic/basic.pcap"))
+	if sh := ofKind(fs, engine.KindSharedEndpoint, 2); len(sh) != 1 || sh[0].Severity != engine.SeverityWarning || len(ofKind(fs, engine.KindRejoin, 0)) != 0 {
+		t.Errorf("two games: %v", sh)
+	}
+	path := filepath.Join(t.TempDir(), "cut.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw, err := synth.NewCaptureWriter(f, synth.Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := &cutWriter{w: cw}
+	if _, err := synth.Generate(synth.Config{Era: decode.Modern, Players: 1, Duration: 2 * time.Second, Seed: 3}, cut, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if !cut.done {
+		t.Fatal("no dif of several pieces to cut")
+	}
+	_, fs = findingsOf(t, engine.Difs, path)
+	if end := ofKind(fs, engine.KindCaptureEnd, 1); len(end) != 1 || len(ofKind(fs, engine.KindLoss, 1)) != 0 {
+		t.Errorf("cut capture: %v; loss %v", end, ofKind(fs, engine.KindLoss, 1))
 	}
 }
