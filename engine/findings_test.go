@@ -415,3 +415,20 @@ func TestFindingsCaptureProblems(t *testing.T) {
 		t.Errorf("cut capture: %v; loss %v", end, ofKind(fs, engine.KindLoss, 1))
 	}
 }
+
+// A capture cut by the snap length says so, with the frames cut, and its
+// cut pieces are not taken for loss.
+func TestFindingsSnapLength(t *testing.T) {
+	cut := filepath.Join(t.TempDir(), "cut.pcap")
+	snap(t, realcap.Path(t, "modern/basic/basic.pcap"), cut, 120)
+	e, fs := findingsOf(t, engine.Difs, cut)
+	sl := ofKind(fs, engine.KindSnapLength, 0)
+	if st := e.Stats(); len(sl) != 1 || sl[0].Severity != engine.SeverityWarning || sl[0].Figures["frames"] != float64(st.Truncated) || st.Truncated == 0 {
+		t.Errorf("snap length findings %v; %d frames truncated", sl, st.Truncated)
+	}
+	for _, f := range ofKind(fs, engine.KindLoss, 0) {
+		if f.Figures["dir_s2c"] == 1 {
+			t.Errorf("cut pieces taken for loss: %s", f.Summary)
+		}
+	}
+}
