@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -153,4 +154,32 @@ func (f *findingsModel) render(m *Model, r rect) []string {
 		out = append(out, head, fit(where, r.w))
 	}
 	return out
+}
+
+// markers is a chart row marking the seconds at which findings of a
+// conversation start ("!" an error or warning, "·" info), "" when it has
+// none; cw is the charts' width.
+func (f *findingsModel) markers(m *Model, h *engine.ClientHealth, cw int) (string, bool) {
+	if h == nil || m.first.IsZero() {
+		return "", false
+	}
+	row := []rune(strings.Repeat(" ", cw))
+	any := false
+	for _, x := range f.fs {
+		if x.Conv != h.Conv || x.Start.IsZero() {
+			continue
+		}
+		k := secondIndex(h, int(x.Start.Sub(m.first).Seconds()))
+		c := column(max(k, 0), len(h.Seconds), cw)
+		if c < 0 || c >= cw {
+			continue
+		}
+		any = true
+		if x.Severity > engine.SeverityInfo {
+			row[c] = '!'
+		} else if row[c] == ' ' {
+			row[c] = '·'
+		}
+	}
+	return fit("findings (6)", healthLabel) + string(row), any
 }

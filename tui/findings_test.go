@@ -55,3 +55,30 @@ func TestFindingsJump(t *testing.T) {
 		t.Errorf("%s: timeline at %s, before the finding's start %s", f.Kind, got, f.Start)
 	}
 }
+
+// The timeline and health charts mark the seconds where findings start.
+func TestFindingsMarkers(t *testing.T) {
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings})
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Engine: e, Title: "sample:modern"})
+	t.Cleanup(func() { m.Close() })
+	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 120, Height: 40}, "2")
+	warned := false
+	for _, f := range e.Findings() {
+		warned = warned || f.Conv == m.scrub.line().Conv && f.Severity > engine.SeverityInfo
+	}
+	for _, view := range []string{"2", "5"} {
+		drive(t, m, view)
+		var row string
+		for _, l := range strings.Split(screen(m), "\n") {
+			if strings.HasPrefix(l, "findings (6)") {
+				row = l
+			}
+		}
+		if row == "" || !strings.Contains(row, "·") || warned != strings.Contains(row, "!") {
+			t.Errorf("view %s: findings row %q (a warning or error: %v)", view, row, warned)
+		}
+	}
+}

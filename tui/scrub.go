@@ -555,6 +555,9 @@ func (s *scrubModel) renderTimeline(m *Model, r rect) []string {
 		marker[c] = '▼'
 	}
 	out = append(out, fit("", healthLabel)+string(marker))
+	if row, ok := m.finds.markers(m, h, cw); ok {
+		out = append(out, row)
+	}
 	for _, se := range timelineSeries {
 		vals := se.get(h)
 		cur := "-"
