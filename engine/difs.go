@@ -50,6 +50,12 @@ type Quantiles struct {
 	Max    float64 `json:"max"`
 }
 
+// BaseReset is the one definition of a base reset: a keyframe (a dif from
+// src 0, against an all-zero base) that is not the first keyframe of its
+// level sequence, whatever became of it. The dif table, the health series,
+// the findings and the terminal UI's timeline all use it.
+func BaseReset(src int32, firstOfLevel bool) bool { return src == 0 && !firstOfLevel }
+
 func quantiles(ms []float64) Quantiles {
 	if len(ms) == 0 {
 		return Quantiles{}
@@ -168,7 +174,7 @@ func (d *difFigures) dif(m *Dif) (baseReset bool) {
 	}
 	if m.Src == 0 {
 		x.Keyframes++
-		if x.levels[m.SLSN] {
+		if BaseReset(m.Src, !x.levels[m.SLSN]) {
 			x.BaseResets++
 			baseReset = true
 		}

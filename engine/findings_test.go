@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -429,6 +430,41 @@ func TestFindingsSnapLength(t *testing.T) {
 	for _, f := range ofKind(fs, engine.KindLoss, 0) {
 		if f.Figures["dir_s2c"] == 1 {
 			t.Errorf("cut pieces taken for loss: %s", f.Summary)
+		}
+	}
+}
+
+// The legacy quits are the server's game-move list's "player state 64"
+// entries (its .gm file: count, three settings, then frame, type, data1,
+// data2 per entry) that reached a client in an sdat.
+func TestFindingsLegacyQuit(t *testing.T) {
+	for _, tc := range []struct{ capture, moves string }{
+		{"legacy/basic/capture.pcap", "legacy/basic/server/game_moves_bad_exit_20261121-234218-lev4.gm"},
+		{"legacy/lossy/capture.pcap", "legacy/lossy/server/game_moves_bad_exit_20261121-235145-lev4.gm"},
+	} {
+		b, err := os.ReadFile(realcap.Path(t, tc.moves))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v []int
+		for _, f := range strings.Fields(string(b)) {
+			v = append(v, atoi(t, f))
+		}
+		quits := map[[2]int]bool{} // player, frame
+		for i := 4; i+4 <= len(v); i += 4 {
+			if v[i+1] == 1 && v[i+3] == 64 {
+				quits[[2]int{v[i+2], v[i]}] = true
+			}
+		}
+		_, fs := findingsOf(t, engine.Difs, realcap.Path(t, tc.capture))
+		leaves := ofKind(fs, engine.KindLeave, 0)
+		if len(leaves) != 1 || len(ofKind(fs, engine.KindDropped, 0)) != 0 {
+			t.Errorf("%s: leaves %v", tc.capture, leaves)
+		}
+		for _, f := range leaves {
+			if k := [2]int{f.Player, int(f.Figures["frame"])}; !quits[k] {
+				t.Errorf("%s: %s is not in the game-move list's quits %v", tc.capture, f.Summary, quits)
+			}
 		}
 	}
 }
