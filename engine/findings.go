@@ -261,9 +261,20 @@ func newFindingCollector(found func(*Finding)) *findingCollector {
 
 // found records a finding and reports it as an event (the lock is held).
 func (e *Engine) found(f *Finding) {
+	if len(e.findings) >= MaxFindings {
+		if len(e.findings) == MaxFindings {
+			e.findings = append(e.findings, Finding{Kind: "too-many-findings", Severity: SeverityWarning, Start: f.Start, End: f.End, Player: -1,
+				Summary: fmt.Sprintf("more than %d findings: the later ones are not kept", MaxFindings), Figures: map[string]float64{}})
+		}
+		return
+	}
 	e.findings = append(e.findings, *f)
 	e.emit(FindingEvent{Finding: f})
 }
+
+// MaxFindings bounds the findings an engine keeps (a hostile or endless
+// capture); past it one last finding says so.
+const MaxFindings = 100000
 
 func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
 	w := fc.convs[c.ID]
@@ -398,7 +409,9 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 			w.corrEv.add(r.N, r.TS, 0)
 		}
 	case "crfl":
-		w.fileAsked = append(w.fileAsked, r.N)
+		if len(w.fileAsked) < 64 {
+			w.fileAsked = append(w.fileAsked, r.N)
+		}
 	case "sfil":
 		fc.filePiece(w, r)
 	case "sfak":
