@@ -54,6 +54,9 @@ legacy sdak: chase fps, late stdf, skipped frames; legacy stak: dif
 corrections), and the largest move of the client's player between consecutive
 rebuilt states (moves over 12 px per frame are counted as position jumps:
 corrections or respawns). A value without a sample is - (null in JSON).
+The difs, base resets and ack latency of the health report are those of the
+dif table (one definition each). It ends with the count of findings by
+severity; pmdump doctor lists them.
 
 -i IFACE captures live instead (as pmdump live does, root or CAP_NET_RAW
 needed) until Ctrl-C, SIGTERM or --duration, then prints the summary of what
