@@ -126,6 +126,7 @@ type ackedState struct {
 type gap struct {
 	packets, difs, keyframes, bytes int
 	firstN                          int
+	frames                          []FrameRange // the game frames of the difs sent, per level sequence
 }
 
 // convWatch is what the findings keep of one conversation.
@@ -148,20 +149,24 @@ type convWatch struct {
 	s2c, c2s           gap // sent by the server since the client's last packet, and the other way
 
 	// difs lost whole, from the dst gaps of the stdf pieces
-	lastDst   int32
-	lastSLSN  int
-	haveDst   bool
-	steps     [16]int32
-	nsteps    int
-	seenDifs  int
-	lostWhole int
-	longest   int
-	suspects  []suspectGap
-	pend      []seenDif
-	haveLevel bool
-	loss      evidence
-	incompl   int
-	lostPcs   int
+	lastDst    int32
+	lastSLSN   int
+	haveDst    bool
+	steps      [16]int32
+	nsteps     int
+	seenDifs   int
+	lostWhole  int
+	longest    int
+	suspects   []suspectGap
+	lostFrames []FrameRange // the first runs of difs lost whole
+	// the level sequence of the newest dif (legacy: counted from frame
+	// restarts, as the states' level sequences are)
+	seqNow, legacyLevel int
+	pend                []seenDif
+	haveLevel           bool
+	loss                evidence
+	incompl             int
+	lostPcs             int
 	// pings (modern): client time stamps one second apart
 	lastT0           float64
 	haveT0           bool
@@ -346,7 +351,7 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		if !w.lastC2S.IsZero() && w.s2c.packets > 0 {
 			fc.silence(w, KindSilentClient, w.lastC2S, r.TS, w.lastC2SN, r.N, w.s2c, false)
 		}
-		w.lastC2S, w.lastC2SN, w.s2c = r.TS, r.N, gap{}
+		w.lastC2S, w.lastC2SN, w.s2c = r.TS, r.N, gap{frames: w.s2c.frames[:0]}
 		w.c2s.packets++
 	} else if r.Dir == decode.S2C {
 		if !w.lastS2C.IsZero() && w.c2s.packets > 0 {

@@ -131,6 +131,7 @@ func (fc *findingCollector) silence(w *convWatch, kind string, from, to time.Tim
 			w.who(), d.Seconds(), int(d.Seconds()*GameFPS), g.packets, until)
 	}
 	f.Figures["seconds"], f.Figures["packets"] = d.Seconds(), float64(g.packets)
+	f.Evidence.Frames = append([]FrameRange(nil), g.frames...)
 	fc.found(f)
 }
 

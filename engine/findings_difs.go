@@ -43,8 +43,16 @@ func (fc *findingCollector) stdf(w *convWatch, r *session.Record) {
 		if slsn > w.lastSLSN && w.lastSLSN >= 0 {
 			fc.levelChange(w, slsn, dst, r)
 		}
+		if slsn < 0 {
+			w.legacyLevel++ // as replay.LevelInference counts them
+		}
 	}
 	w.lastSLSN, w.haveLevel = slsn, true
+	w.seqNow = slsn
+	if slsn < 0 {
+		w.seqNow = w.legacyLevel
+	}
+	w.s2c.frames = addFrame(w.s2c.frames, w.seqNow, dst)
 	if w.haveDst && dst <= w.lastDst {
 		return // later than the difs settled after it
 	}
@@ -56,6 +64,19 @@ func (fc *findingCollector) stdf(w *convWatch, r *session.Record) {
 		fc.settle(w, w.pend[0])
 		w.pend = append(w.pend[:0], w.pend[1:]...)
 	}
+}
+
+// addFrame adds a game frame to frame ranges, one per level sequence (at
+// most 4: a silence spans few level changes).
+func addFrame(rs []FrameRange, slsn int, f int32) []FrameRange {
+	if n := len(rs); n > 0 && rs[n-1].SLSN == slsn {
+		rs[n-1].From, rs[n-1].To = min(rs[n-1].From, f), max(rs[n-1].To, f)
+		return rs
+	}
+	if len(rs) >= 4 {
+		return rs
+	}
+	return append(rs, FrameRange{SLSN: slsn, From: f, To: f})
 }
 
 // reorderDifs is how many of a client's newest difs wait to be put in dst
@@ -109,10 +130,13 @@ func (fc *findingCollector) settle(w *convWatch, d seenDif) {
 			w.lostWhole += p.lost
 			w.longest = max(w.longest, p.lost)
 			w.loss.add(p.n, p.ts, float64(p.lost))
+			if len(w.lostFrames) < 16 {
+				w.lostFrames = append(w.lostFrames, FrameRange{SLSN: w.seqNow, From: p.from, To: p.to})
+			}
 		}
 		w.suspects = w.suspects[:0]
 	case step > usual && step%usual == 0 && step/usual <= 1000:
-		w.suspects = append(w.suspects, suspectGap{usual: usual, lost: int(step/usual) - 1, n: d.n, ts: d.ts})
+		w.suspects = append(w.suspects, suspectGap{usual: usual, lost: int(step/usual) - 1, n: d.n, ts: d.ts, from: d.dst - step + usual, to: d.dst - usual})
 	default:
 		w.suspects = w.suspects[:0]
 	}
@@ -122,10 +146,11 @@ func (fc *findingCollector) settle(w *convWatch, d seenDif) {
 
 // suspectGap is a dst gap that may be difs lost whole.
 type suspectGap struct {
-	usual int32
-	lost  int
-	n     int
-	ts    time.Time
+	usual    int32
+	from, to int32 // the dsts lost
+	lost     int
+	n        int
+	ts       time.Time
 }
 
 // usual is the most common of the recent dst steps (the smallest of equals).

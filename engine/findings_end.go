@@ -78,6 +78,7 @@ func (fc *findingCollector) lossFinding(w *convWatch) {
 		f.Figures["dir_s2c"] = 1
 		f.Figures["difs"], f.Figures["lost"], f.Figures["lost_whole"], f.Figures["incomplete"] = float64(total), float64(lost), float64(w.lostWhole), float64(w.incompl)
 		f.Figures["lost_pieces"], f.Figures["rate"], f.Figures["longest_run"] = float64(w.lostPcs), rate, float64(w.longest)
+		f.Evidence.Frames = w.lostFrames
 		fc.found(f)
 	}
 	if w.lostPings > 0 {

@@ -239,9 +239,11 @@ func TestFindingsCleanCaptures(t *testing.T) {
 // most has a latency warning.
 func TestFindingsLossy(t *testing.T) {
 	e, fs := findingsOf(t, engine.Difs|engine.Counts, realcap.Path(t, "legacy/lossy/capture.pcap"))
-	rows := map[int]int{} // the server's ground truth, per player
+	rows := map[int]int{}        // the server's ground truth, per player
+	sentDst := map[[2]int]bool{} // player, dst
 	for _, r := range readCSV(t, realcap.Path(t, "legacy/lossy/server/server_stdf_gt.csv")) {
 		rows[atoi(t, r[0])]++
+		sentDst[[2]int{atoi(t, r[0]), atoi(t, r[2])}] = true
 	}
 	st := e.Stats()
 	for _, d := range st.Difs {
@@ -254,6 +256,15 @@ func TestFindingsLossy(t *testing.T) {
 		if f.Figures["difs"] != float64(rows[p]) || f.Figures["lost_whole"] != float64(rows[p]-d.Difs) || f.Figures["incomplete"] != float64(d.Incomplete) ||
 			f.Severity != engine.SeverityWarning {
 			t.Errorf("player %d: %s; ground truth %d difs sent, %d in the capture, %d incomplete", p, f.Summary, rows[p], d.Difs, d.Incomplete)
+		}
+		// The game frames of the difs lost whole are difs the server sent.
+		if len(f.Evidence.Frames) == 0 {
+			t.Errorf("player %d: no lost game frames", p)
+		}
+		for _, r := range f.Evidence.Frames {
+			if !sentDst[[2]int{p, int(r.From)}] || !sentDst[[2]int{p, int(r.To)}] || r.SLSN != 0 {
+				t.Errorf("player %d: lost frames %+v are not difs the server sent", p, r)
+			}
 		}
 		lat := ofKind(fs, engine.KindLatency, d.Conv)
 		if len(lat) != 1 || lat[0].Figures["p95_ms"] != d.AckMs.P95 || lat[0].Figures["median_ms"] != d.AckMs.Median {

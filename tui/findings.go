@@ -80,6 +80,9 @@ func (f *findingsModel) jump(m *Model) tea.Cmd {
 			if len(fd.Evidence.States) > 0 {
 				st := fd.Evidence.States[0]
 				i = m.e.Find(s.line(), st.SLSN, st.Frame, false)
+			} else if len(fd.Evidence.Frames) > 0 {
+				fr := fd.Evidence.Frames[0]
+				i = m.e.Find(s.line(), fr.SLSN, fr.From, false)
 			}
 			if i < 0 && !fd.Start.IsZero() {
 				i = min(s.atTime(m, fd.Start), s.n-1)

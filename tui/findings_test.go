@@ -51,8 +51,15 @@ func TestFindingsJump(t *testing.T) {
 	if l := m.scrub.line(); l.Conv != f.Conv {
 		t.Errorf("%s: timeline of conversation %d, want %d", f.Kind, l.Conv, f.Conv)
 	}
-	if got := m.scrub.ent.Time(); got.Before(f.Start) && m.scrub.i < m.scrub.n-1 {
-		t.Errorf("%s: timeline at %s, before the finding's start %s", f.Kind, got, f.Start)
+	switch ent := m.scrub.ent; {
+	case len(f.Evidence.Frames) > 0:
+		// The state the client had at the first game frame concerned.
+		fr := f.Evidence.Frames[0]
+		if ent.SLSN != fr.SLSN || ent.N > fr.From || ent.N < fr.From-40 {
+			t.Errorf("%s: timeline at %d:%d, want the state at or just before %d:%d", f.Kind, ent.SLSN, ent.N, fr.SLSN, fr.From)
+		}
+	case ent.Time().Before(f.Start) && m.scrub.i < m.scrub.n-1:
+		t.Errorf("%s: timeline at %s, before the finding's start %s", f.Kind, ent.Time(), f.Start)
 	}
 }
 

@@ -162,6 +162,13 @@ type findingJSON struct {
 	Figures  map[string]float64 `json:"figures"`
 	Frames   framesJSON         `json:"frames"`
 	States   []stateRefJSON     `json:"states,omitempty"`
+	Games    []frameRangeJSON   `json:"game_frames,omitempty"`
+}
+
+type frameRangeJSON struct {
+	SLSN int   `json:"slsn"`
+	From int32 `json:"from"`
+	To   int32 `json:"to"`
 }
 
 type framesJSON struct {
@@ -196,6 +203,9 @@ func writeFinding(w io.Writer, f *engine.Finding, first time.Time, asJSON bool) 
 		for _, s := range f.Evidence.States {
 			j.States = append(j.States, stateRefJSON{s.SLSN, s.Frame})
 		}
+		for _, r := range f.Evidence.Frames {
+			j.Games = append(j.Games, frameRangeJSON{r.SLSN, r.From, r.To})
+		}
 		b, _ := json.Marshal(j)
 		w.Write(append(b, '\n'))
 		return
@@ -224,6 +234,13 @@ func writeFinding(w io.Writer, f *engine.Finding, first time.Time, asJSON bool) 
 	}
 	for _, s := range f.Evidence.States {
 		ev = append(ev, fmt.Sprintf("state %d:%d", s.SLSN, s.Frame))
+	}
+	for i, r := range f.Evidence.Frames {
+		if i == 3 {
+			ev = append(ev, "…")
+			break
+		}
+		ev = append(ev, fmt.Sprintf("game frames %d:%d–%d", r.SLSN, r.From, r.To))
 	}
 	if len(ev) > 0 {
 		fmt.Fprintf(w, "%34s%s\n", "", strings.Join(ev, ", "))
