@@ -18,12 +18,13 @@ import (
 type findingsModel struct {
 	fs       []engine.Finding
 	cur, top int
+	chosen   bool // the user moved the cursor: a refresh keeps its finding
 }
 
 // refresh takes the findings found so far, keeping the selected one.
 func (f *findingsModel) refresh(m *Model) {
 	var sel engine.Finding
-	had := f.cur < len(f.fs)
+	had := f.chosen && f.cur < len(f.fs)
 	if had {
 		sel = f.fs[f.cur]
 	}
@@ -41,6 +42,7 @@ func (f *findingsModel) refresh(m *Model) {
 func (f *findingsModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 	keys := m.keys
 	page := max(m.layout().body.h/2-1, 1)
+	f.chosen = true
 	switch {
 	case key.Matches(k, keys.Up):
 		f.cur--
@@ -134,10 +136,11 @@ func (f *findingsModel) render(m *Model, r rect) []string {
 			}
 		}
 		sev := x.Severity.String()
-		switch x.Severity {
-		case engine.SeverityError:
+		switch {
+		case i == f.cur: // the selection's style, whole
+		case x.Severity == engine.SeverityError:
 			sev = m.st.err.Render(sev)
-		case engine.SeverityWarning:
+		case x.Severity == engine.SeverityWarning:
 			sev = m.st.warn.Render(sev)
 		}
 		head := fmt.Sprintf("%-7s %-14s %s", sev, when, x.Kind)

@@ -429,6 +429,7 @@ func (m *Model) onWheel(w tea.MouseWheelMsg) tea.Cmd {
 		}
 		return nil
 	case viewFindings:
+		m.finds.chosen = true
 		if up {
 			m.finds.cur = max(m.finds.cur-1, 0)
 		} else {
