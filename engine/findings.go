@@ -277,6 +277,28 @@ func (e *Engine) found(f *Finding) {
 	e.emit(FindingEvent{Finding: f})
 }
 
+// FindingCounts counts findings by severity.
+type FindingCounts struct {
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	Info     int `json:"info"`
+}
+
+func countFindings(fs []Finding) *FindingCounts {
+	var c FindingCounts
+	for _, f := range fs {
+		switch f.Severity {
+		case SeverityError:
+			c.Errors++
+		case SeverityWarning:
+			c.Warnings++
+		default:
+			c.Info++
+		}
+	}
+	return &c
+}
+
 // MaxFindings bounds the findings an engine keeps (a hostile or endless
 // capture); past it one last finding says so.
 const MaxFindings = 100000

@@ -66,6 +66,7 @@ type Stats struct {
 	Warnings         []string          `json:"warnings,omitempty"`
 	Unreadable       []string          `json:"unreadable,omitempty"`
 	Health           []*ClientHealth   `json:"health,omitempty"`
+	Findings         *FindingCounts    `json:"findings,omitempty"` // with the Findings work
 	Formats          []string          `json:"-"`
 }
 
@@ -168,6 +169,9 @@ func (e *Engine) Stats() Stats {
 	r.Difs = e.difs.report(e.builder != nil)
 	if e.health != nil {
 		r.Health = e.health.report()
+	}
+	if e.finds != nil {
+		r.Findings = countFindings(e.findings)
 	}
 	return r
 }

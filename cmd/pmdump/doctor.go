@@ -107,7 +107,7 @@ cannot be read 2.`,
 			}
 			fs := engine.SortFindings(e.Findings())
 			if !jsonOut {
-				writeFindingsHeader(out, fs, fast)
+				writeFindingsHeader(out, fs, st.Findings, fast)
 			}
 			for i := range fs {
 				writeFinding(out, &fs[i], first, jsonOut)
@@ -123,24 +123,8 @@ cannot be read 2.`,
 	return c
 }
 
-// countFindings counts findings by severity: errors, warnings, infos.
-func countFindings(fs []engine.Finding) (errs, warns, infos int) {
-	for _, f := range fs {
-		switch f.Severity {
-		case engine.SeverityError:
-			errs++
-		case engine.SeverityWarning:
-			warns++
-		default:
-			infos++
-		}
-	}
-	return
-}
-
-func writeFindingsHeader(w io.Writer, fs []engine.Finding, fast bool) {
-	errs, warns, infos := countFindings(fs)
-	fmt.Fprintf(w, "%d findings: %d errors, %d warnings, %d info", len(fs), errs, warns, infos)
+func writeFindingsHeader(w io.Writer, fs []engine.Finding, c *engine.FindingCounts, fast bool) {
+	fmt.Fprintf(w, "%d findings: %d errors, %d warnings, %d info", len(fs), c.Errors, c.Warnings, c.Info)
 	if fast {
 		fmt.Fprintf(w, " (--fast: desync and modern late inputs not checked)")
 	}

@@ -127,8 +127,9 @@ was seen and the kernel's received and dropped counts.`,
 				writeReport(out, rep)
 				if withHealth {
 					writeHealth(out, rep.Health)
-					errs, warns, infos := countFindings(e.Findings())
-					fmt.Fprintf(out, "\nFindings: %d errors, %d warnings, %d info (pmdump doctor lists them, with the frames to look at)\n", errs, warns, infos)
+					if c := rep.Findings; c != nil {
+						fmt.Fprintf(out, "\nFindings: %d errors, %d warnings, %d info (pmdump doctor lists them, with the frames to look at)\n", c.Errors, c.Warnings, c.Info)
+					}
 				}
 			}
 			return runErr
