@@ -50,6 +50,12 @@ type Quantiles struct {
 	Max    float64 `json:"max"`
 }
 
+// BaseReset is the one definition of a base reset: a keyframe (a dif from
+// src 0, against an all-zero base) that is not the first keyframe of its
+// level sequence, whatever became of it. The dif table, the health series,
+// the findings and the terminal UI's timeline all use it.
+func BaseReset(src int32, firstOfLevel bool) bool { return src == 0 && !firstOfLevel }
+
 func quantiles(ms []float64) Quantiles {
 	if len(ms) == 0 {
 		return Quantiles{}
@@ -145,8 +151,11 @@ func (d *difFigures) piece(l reassemble.Line, o reassemble.Outcome) {
 	}
 }
 
-// dif counts a dif as it ends, from its headers.
-func (d *difFigures) dif(m *Dif) {
+// dif counts a dif as it ends, from its headers, and reports whether it is
+// a base reset: a keyframe (src 0) after the first of its level sequence,
+// whatever became of it. This is the one definition of a base reset the
+// dif table, the health series and the findings use.
+func (d *difFigures) dif(m *Dif) (baseReset bool) {
 	x := d.of(m.Line())
 	x.Difs++
 	x.DuplicatePieces += m.Duplicates
@@ -165,13 +174,14 @@ func (d *difFigures) dif(m *Dif) {
 	}
 	if m.Src == 0 {
 		x.Keyframes++
-		if x.levels[m.SLSN] {
+		if BaseReset(m.Src, !x.levels[m.SLSN]) {
 			x.BaseResets++
+			baseReset = true
 		}
 		x.levels[m.SLSN] = true
 	}
 	if m.Status != reassemble.Complete {
-		return
+		return baseReset
 	}
 	// When it was sent, for the ack latency.
 	k := sentKey{m.SLSN, m.Dst}
@@ -183,12 +193,17 @@ func (d *difFigures) dif(m *Dif) {
 			x.sentAge = x.sentAge[1:]
 		}
 	}
+	return baseReset
 }
 
-func (d *difFigures) ack(a Ack) {
+// ack counts a stak and returns its ack latency in milliseconds (ok false
+// when it is not the first ack of a complete dif's frame). This is the one
+// definition of the ack latency: the last piece of a complete dif → the
+// first stak of its level sequence and frame.
+func (d *difFigures) ack(a Ack) (ms float64, ok bool) {
 	x := d.lines[a.Line]
 	if x == nil {
-		return
+		return 0, false
 	}
 	k := sentKey{a.SLSN, a.Frame}
 	if t, ok := x.sent[k]; ok {
@@ -198,10 +213,13 @@ func (d *difFigures) ack(a Ack) {
 			}
 			x.acks = x.acks[:len(x.acks)/2]
 		}
-		x.acks = append(x.acks, float64(a.TS.Sub(t))/float64(time.Millisecond))
+		ms = float64(a.TS.Sub(t)) / float64(time.Millisecond)
+		x.acks = append(x.acks, ms)
 		x.Acked++
 		delete(x.sent, k) // only the first ack of a state counts
+		return ms, true
 	}
+	return 0, false
 }
 
 // state counts the outcome of a rebuild.

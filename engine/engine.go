@@ -52,6 +52,9 @@ const (
 	// Counts keeps per-conversation counts of packets and bytes per name
 	// and direction (Stats' conversations' by_name).
 	Counts
+	// Findings finds what went wrong in the game (see Finding; implies
+	// Difs). The kinds that need states are found when States is done too.
+	Findings
 )
 
 // Config configures an Engine.
@@ -142,6 +145,7 @@ type Engine struct {
 	lastTS   time.Time
 
 	findings []Finding // what the analysis found, in the order found
+	finds    *findingCollector
 }
 
 type heldAck struct {
@@ -163,7 +167,7 @@ func New(cfg Config) *Engine {
 	if cfg.Work&(Timeline|Health) != 0 {
 		cfg.Work |= States
 	}
-	if cfg.Work&States != 0 {
+	if cfg.Work&(States|Findings) != 0 {
 		cfg.Work |= Difs
 	}
 	if cfg.MemoryBudget <= 0 {
@@ -194,6 +198,12 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Work&Health != 0 {
 		e.health = newHealthCollector(cfg.Schema)
+	}
+	if cfg.Work&Findings != 0 {
+		e.finds = newFindingCollector(e.found)
+		if e.health != nil {
+			e.finds.levelOf = e.health.nextLevel
+		}
 	}
 	if cfg.Work&States != 0 {
 		opt := replay.Options{Inspect: e.inspect}
@@ -426,6 +436,9 @@ func (e *Engine) feed(d *source.Datagram) {
 	if e.health != nil {
 		e.health.record(r)
 	}
+	if e.finds != nil {
+		e.finds.packet(r, d)
+	}
 	if e.asm == nil || r.Conv == nil || r.Conv.ID == 0 {
 		return
 	}
@@ -616,9 +629,12 @@ func (e *Engine) onMessage(m *reassemble.Message) {
 	}
 	d := &Dif{Key: m.Key, Status: m.Status, Count: m.Count, Pieces: m.Pieces, Missing: m.Missing, Truncated: m.Truncated,
 		Duplicates: m.Duplicates, Bytes: m.Bytes, FirstN: m.FirstN, LastN: m.LastN, First: m.First, Last: m.Last, Err: m.Err}
-	e.difs.dif(d)
-	if e.health != nil && m.Status == reassemble.Complete {
-		e.health.message(l, m.SLSN, m.Dst, m.Last)
+	reset := e.difs.dif(d)
+	if e.health != nil {
+		e.health.dif(d, reset)
+	}
+	if e.finds != nil {
+		e.finds.dif(d, reset)
 	}
 	e.emit(DifEvent{d})
 	if e.builder != nil && e.selected(l) {
@@ -641,9 +657,12 @@ func (e *Engine) selected(l reassemble.Line) bool {
 
 // onAck takes every stak.
 func (e *Engine) onAck(a Ack) {
-	e.difs.ack(a)
-	if e.health != nil {
-		e.health.ack(a)
+	ms, measured := e.difs.ack(a)
+	if e.health != nil && measured {
+		e.health.ack(a, ms)
+	}
+	if e.finds != nil {
+		e.finds.ack(a, ms, measured)
 	}
 	e.emit(AckEvent{a})
 	if e.builder != nil {
@@ -682,6 +701,9 @@ func (e *Engine) onState(s *replay.State) {
 	e.difs.state(s)
 	if e.health != nil {
 		e.health.state(s)
+	}
+	if e.finds != nil {
+		e.finds.state(s)
 	}
 	s.Dif, s.Checkpoint, s.Data = nil, nil, nil
 	e.order.emitted(s.Seq)
@@ -762,6 +784,9 @@ func (e *Engine) Finish() {
 		} else {
 			e.warnf("%d stdf pieces are malformed; the difs they belong to cannot be rebuilt", e.badStdf)
 		}
+	}
+	if e.finds != nil {
+		e.finds.finish(e)
 	}
 	e.finished = true
 }

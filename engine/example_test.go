@@ -35,3 +35,21 @@ func Example() {
 	// conversation 1: 184 difs, 184 ok
 	// conversation 2: 178 difs, 177 ok
 }
+
+// Findings say what went wrong in a game, for whom and where to look; the
+// bundled modern sample was generated with datagrams lost.
+func ExampleEngine_Findings() {
+	e := engine.New(engine.Config{Work: engine.Findings})
+	defer e.Close()
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range engine.SortFindings(e.Findings()) {
+		if f.Severity > engine.SeverityInfo {
+			fmt.Printf("%s %s (conv %d): %s; first frame %d\n", f.Severity, f.Kind, f.Conv, f.Summary, f.Evidence.First)
+		}
+	}
+	// Output:
+	// warning loss (conv 1): server → player 1 (10.0.0.2:24785): 7 of 191 difs lost (3.7 %): 7 lost whole, 0 incomplete (0 pieces missing); longest run 2 difs; first frame 19
+}

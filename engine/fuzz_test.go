@@ -79,7 +79,7 @@ func FuzzEngine(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health, MemoryBudget: 4096, TempDir: t.TempDir(),
+		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, MemoryBudget: 4096, TempDir: t.TempDir(),
 			OnEvent: func(ev engine.Event) {
 				if p, ok := ev.(engine.PacketEvent); ok {
 					p.Keep()

@@ -19,10 +19,10 @@ type Second struct {
 	T                int      `json:"t"`                // seconds since the capture's first packet
 	Inputs           int      `json:"inputs"`           // cdat sent
 	LateInputs       int      `json:"late_inputs"`      // legacy serr received; modern late_cdats increase in the states
-	Difs             int      `json:"difs"`             // difs rebuilt ok whose last piece arrived
-	DifBytes         int      `json:"dif_bytes"`        // their compressed bytes
-	BaseResets       int      `json:"base_resets"`      // keyframes after the level's first state
-	Incomplete       int      `json:"incomplete"`       // difs abandoned with pieces missing
+	Difs             int      `json:"difs"`             // difs that ended (as DifStats counts them), by their last piece
+	DifBytes         int      `json:"dif_bytes"`        // their compressed bytes, as received
+	BaseResets       int      `json:"base_resets"`      // of them, base resets (as DifStats counts them)
+	Incomplete       int      `json:"incomplete"`       // of them, abandoned with pieces missing
 	Acks             int      `json:"acks"`             // stak sent
 	AckMs            *float64 `json:"ack_ms"`           // mean dif → stak latency
 	PingPongMs       *float64 `json:"ping_pong_ms"`     // ping → pong at the capture point
@@ -129,7 +129,7 @@ type lineHealth struct {
 	lastDst      int32
 	lastSLSN     int
 	havePos      bool
-	levels       map[int]bool
+	nextLevel    map[int]int // by level sequence: the level its level-done phase led to
 }
 
 // maxSeconds bounds the seconds kept per conversation (a day).
@@ -142,23 +142,17 @@ type healthCollector struct {
 	lines map[reassemble.Line]*lineHealth
 	order []reassemble.Line
 	user  *schema.Schema
-	sent  map[ackKey]time.Time
-}
-
-type ackKey struct {
-	line reassemble.Line
-	sentKey
 }
 
 func newHealthCollector(user *schema.Schema) *healthCollector {
-	return &healthCollector{lines: map[reassemble.Line]*lineHealth{}, user: user, sent: map[ackKey]time.Time{}}
+	return &healthCollector{lines: map[reassemble.Line]*lineHealth{}, user: user}
 }
 
 func (h *healthCollector) line(l reassemble.Line) *lineHealth {
 	x := h.lines[l]
 	if x == nil {
 		x = &lineHealth{conv: l.Conv, client: l.Client.String(), player: -1, secs: map[int]*Second{}, pings: map[float64]time.Time{},
-			pongs: map[float64]time.Time{}, levels: map[int]bool{}}
+			pongs: map[float64]time.Time{}}
 		h.lines[l] = x
 		h.order = append(h.order, l)
 	}
@@ -243,24 +237,24 @@ func (h *healthCollector) record(r *session.Record) {
 	}
 }
 
-// message notes when a dif was sent, for the latency of its ack.
-func (h *healthCollector) message(l reassemble.Line, slsn int, dst int32, ts time.Time) {
-	k := ackKey{l, sentKey{slsn, dst}}
-	if _, ok := h.sent[k]; !ok {
-		if len(h.sent) > 1<<16 {
-			clear(h.sent)
-		}
-		h.sent[k] = ts
+// dif counts a dif in the second of its last piece, from its headers;
+// baseReset is the dif figures' verdict (one definition for both).
+func (h *healthCollector) dif(d *Dif, baseReset bool) {
+	x := h.line(d.Line())
+	sec := h.at(x, d.Last)
+	sec.Difs++
+	sec.DifBytes += d.Bytes
+	if baseReset {
+		sec.BaseResets++
+	}
+	if d.Status == reassemble.Incomplete {
+		sec.Incomplete++
 	}
 }
 
-func (h *healthCollector) ack(a Ack) {
-	k := ackKey{a.Line, sentKey{a.SLSN, a.Frame}}
-	if t, ok := h.sent[k]; ok {
-		x := h.line(a.Line)
-		h.at(x, a.TS).add(mAck, float64(a.TS.Sub(t))/1e6)
-		delete(h.sent, k)
-	}
+// ack adds an ack latency (the dif figures' definition) to its second.
+func (h *healthCollector) ack(a Ack, ms float64) {
+	h.at(h.line(a.Line), a.TS).add(mAck, ms)
 }
 
 // floatField is the value of a packet's float field, NaN when it has none.
@@ -280,7 +274,12 @@ func floatField(p *decode.Packet, name string) float64 {
 type sample struct {
 	x, y, late   float64
 	pos, hasLate bool
+	nextLevel    int // the server's (player 0's) level_done_next_level, 0 when none
 }
+
+// nextLevelField is the player field that names the level a level-done
+// phase leads to (modern state layout).
+const nextLevelField = "level_done_next_level"
 
 // healthExtra carries a sample beside whatever the caller's Inspect put in
 // State.Extra.
@@ -305,6 +304,9 @@ func (h *healthCollector) inspect(s *replay.State, st []byte) {
 	if p.LateInputs != "" {
 		sm.late, sm.hasLate = sch.Get(st, p.Region, s.Player, p.LateInputs)
 	}
+	if v, ok := sch.Get(st, p.Region, 0, nextLevelField); ok && v > 0 && v < 1000 {
+		sm.nextLevel = int(v)
+	}
 	s.Extra = healthExtra{sm, s.Extra}
 }
 
@@ -319,21 +321,13 @@ func (h *healthCollector) state(s *replay.State) {
 	}
 	x := h.line(s.Line())
 	sec := h.at(x, s.TS)
-	switch s.Status {
-	case replay.Incomplete:
-		sec.Incomplete++
-		return
-	case replay.OK:
-	default:
-		return
+	if ok && sm.nextLevel > 0 {
+		if x.nextLevel == nil {
+			x.nextLevel = map[int]int{}
+		}
+		x.nextLevel[s.SLSN] = sm.nextLevel
 	}
-	sec.Difs++
-	sec.DifBytes += s.Compressed
-	if s.Keyframe() && x.levels[s.SLSN] {
-		sec.BaseResets++
-	}
-	x.levels[s.SLSN] = true
-	if !ok {
+	if s.Status != replay.OK || !ok {
 		return
 	}
 	if sm.hasLate {
@@ -355,6 +349,17 @@ func (h *healthCollector) state(s *replay.State) {
 		}
 	}
 	x.lastSLSN = s.SLSN
+}
+
+// nextLevel is the level that level sequence slsn of conversation conv
+// led to, as its states said, 0 when not known.
+func (h *healthCollector) nextLevel(conv, slsn int) int {
+	for _, l := range h.order {
+		if x := h.lines[l]; x.conv == conv && x.nextLevel[slsn] > 0 {
+			return x.nextLevel[slsn]
+		}
+	}
+	return 0
 }
 
 // report returns the series as they are now: sorted seconds, means and a

@@ -69,6 +69,7 @@ type Stats struct {
 	Unreadable       []string          `json:"unreadable,omitempty"`
 	Damaged          []string          `json:"damaged,omitempty"` // inputs cut in the middle of a record or stopped at one that cannot be read: the figures are those of what came before
 	Health           []*ClientHealth   `json:"health,omitempty"`
+	Findings         *FindingCounts    `json:"findings,omitempty"` // with the Findings work
 	Formats          []string          `json:"-"`
 }
 
@@ -171,6 +172,9 @@ func (e *Engine) Stats() Stats {
 	r.Difs = e.difs.report(e.builder != nil)
 	if e.health != nil {
 		r.Health = e.health.report()
+	}
+	if e.finds != nil {
+		r.Findings = countFindings(e.findings)
 	}
 	return r
 }

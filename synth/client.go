@@ -65,6 +65,7 @@ type client struct {
 	level    int32
 	move     byte
 	busy     float64 // chance per frame of not reading the network
+	slowAcc  float64 // a slow client's frames owed (see Slow)
 	stall    int     // frames left in a stall
 	missed   int     // frames missed in the current stall
 	caughtUp bool    // the last frame ended a stall
@@ -169,6 +170,9 @@ func (c *client) hello(now int64) error {
 // server late); then it reads the network, unless it is busy this frame,
 // applies the newest dif it can, and runs the frame.
 func (c *client) play(now int64) error {
+	if c.g.faults && c.slowSkip(now) {
+		return nil
+	}
 	if c.stall > 0 {
 		c.stall--
 		c.missed++
@@ -275,6 +279,9 @@ func (c *client) handle(m *msg) error {
 			fps := int64(38 + c.rng.IntN(5))
 			if c.caughtUp {
 				fps = int64(55 + c.rng.IntN(16))
+			}
+			if s := c.slowFPS(); s > 0 {
+				fps = int64(s)
 			}
 			p.Set("fps_chase", fps)
 		}
@@ -419,6 +426,9 @@ func (c *client) stak(ack, dst int32, applied bool) error {
 		chase = widen(40 + c.rng.NormFloat64()*0.8)
 		if c.caughtUp {
 			chase = widen(58 + c.rng.Float64()*12)
+		}
+		if s := c.slowFPS(); s > 0 {
+			chase = widen(s + c.rng.NormFloat64()*0.5)
 		}
 		c.dsync = 0.85*c.dsync + 0.15*(0.01+c.rng.Float64()*0.03)
 	}

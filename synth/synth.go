@@ -59,6 +59,8 @@ type Config struct {
 	// the start: 0 means half-way through Duration, a negative value means
 	// no level change. The legacy era has none.
 	LevelChange time.Duration
+	// Faults are impairments injected for single clients (see Faults).
+	Faults Faults
 }
 
 // MaxClients is the largest number of clients a game has.
@@ -82,7 +84,7 @@ func (c Config) Validate() error {
 	case !(c.Loss >= 0 && c.Loss < 1):
 		return fmt.Errorf("loss must be in [0, 1), not %v", c.Loss)
 	}
-	return nil
+	return c.Faults.Validate(c.Players)
 }
 
 // Epoch is the wall-clock time of the server's start for a seed:
@@ -116,7 +118,8 @@ type Summary struct {
 	Applied      int            // difs the clients applied
 	ReAcks       int            // staks re-sent for a missing base
 	LevelChanges int
-	Frames       int // server frames simulated
+	Frames       int            // server frames simulated
+	FaultDrops   map[string]int // datagrams dropped by the injected faults, by "kind client"
 }
 
 // LossRate is the fraction of the datagrams that loss could drop that it
@@ -244,6 +247,7 @@ type gen struct {
 	srv     *server
 	clients []*client
 	nodes   []node
+	faults  bool // cfg.Faults has any
 }
 
 // rng returns an independent random stream for one purpose.
@@ -259,7 +263,8 @@ func newGen(cfg Config, w PacketWriter, truth TruthSink) (*gen, error) {
 		lossRNG: rng(cfg.Seed, 2),
 		owners:  map[netip.AddrPort]*inbox{},
 		packets: map[string]*decode.Packet{},
-		sum:     Summary{ByName: map[string]int{}, LostByName: map[string]int{}},
+		sum:     Summary{ByName: map[string]int{}, LostByName: map[string]int{}, FaultDrops: map[string]int{}},
+		faults:  !cfg.Faults.empty(),
 	}
 	srv, err := newServer(g)
 	if err != nil {
@@ -340,6 +345,8 @@ func (g *gen) send(from, to netip.AddrPort, p *decode.Packet, m msg, exempt bool
 		g.sum.Lost++
 		g.sum.LostByName[name]++
 		return nil
+	} else if g.faults && g.faultDrop(from, to, name) {
+		return nil
 	}
 	ts := g.epoch.Add(time.Duration(t))
 	if err := g.w.WriteDatagram(ts, from, to, g.buf); err != nil {
@@ -353,7 +360,11 @@ func (g *gen) send(from, to netip.AddrPort, p *decode.Packet, m msg, exempt bool
 	if ib := g.owners[to]; ib != nil {
 		g.order++
 		m.order = g.order
-		m.at = max(t+int64(120+g.netRNG.IntN(300))*int64(time.Microsecond), ib.last+int64(time.Microsecond))
+		lat := int64(120+g.netRNG.IntN(300)) * int64(time.Microsecond)
+		if g.faults {
+			lat += g.cfg.Faults.delay(from, to)
+		}
+		m.at = max(t+lat, ib.last+int64(time.Microsecond))
 		ib.last = m.at
 		m.from = from
 		ib.push(m)

@@ -243,6 +243,9 @@ func (h *healthModel) render(m *Model, r rect) []string {
 	}
 	out = append(out, fit(where, healthLabel+cw+10))
 	out = append(out, fit("", healthLabel)+string(marker))
+	if row, ok := m.finds.markers(m, c, cw); ok {
+		out = append(out, row)
+	}
 	// The series with any value, as many rows each as fit.
 	type shown struct {
 		s    series

@@ -6,7 +6,7 @@ import "charm.land/bubbles/v2/key"
 // match, and the help overlay lists, grouped as the overlay shows them.
 type keyMap struct {
 	// Global.
-	Quit, Help, Next, Prev, Packets, Timeline, State, Diff, Health, Cancel key.Binding
+	Quit, Help, Next, Prev, Packets, Timeline, State, Diff, Health, Findings, Cancel key.Binding
 	// Lists (packet list, health seconds).
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// Packets.
@@ -17,6 +17,8 @@ type keyMap struct {
 	MapOnly, PanLeft, PanRight, PanUp, PanDown, PanHome, MarkA, AcrossClients key.Binding
 	// Health: the same keys as the scrubber's, on a per-second cursor.
 	SecBack, SecFwd, SecFirst, SecLast, JumpTimeline key.Binding
+	// Findings.
+	JumpFinding key.Binding
 }
 
 // group is a titled list of bindings in the help overlay.
@@ -40,6 +42,7 @@ func newKeyMap() keyMap {
 		State:    kb([]string{"3"}, "3", "state and level map"),
 		Diff:     kb([]string{"4"}, "4", "diff"),
 		Health:   kb([]string{"5"}, "5", "health"),
+		Findings: kb([]string{"6"}, "6", "findings"),
 		Cancel:   kb([]string{"esc"}, "esc", "close a prompt or this help"),
 
 		Up:       kb([]string{"up", "k"}, "↑/k", "up"),
@@ -91,6 +94,7 @@ func newKeyMap() keyMap {
 		SecFirst:     kb([]string{"home", "g"}, "home/g", "cursor to the first second"),
 		SecLast:      kb([]string{"end", "G"}, "end/G", "cursor to the last second"),
 		JumpTimeline: kb([]string{"enter"}, "enter", "show the cursor's second in the timeline"),
+		JumpFinding:  kb([]string{"enter"}, "enter", "go to its first packet and its state"),
 	}
 }
 
@@ -98,11 +102,12 @@ func newKeyMap() keyMap {
 // overlay.
 func (k keyMap) groups() []group {
 	return []group{
-		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
+		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Findings, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
 		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.ToState, k.Write, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
 		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine, k.ToPieces}},
 		{"State, diff", []key.Binding{k.MapOnly, k.PanLeft, k.PanRight, k.PanUp, k.PanDown, k.PanHome, k.MarkA, k.AcrossClients}},
 		{"Diff (scroll the text)", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown}},
 		{"Health", []key.Binding{k.SecBack, k.SecFwd, k.SecFirst, k.SecLast, k.NextLine, k.PrevLine, k.JumpTimeline}},
+		{"Findings", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.JumpFinding}},
 	}
 }

@@ -186,10 +186,10 @@ func (s *scrubModel) atTime(m *Model, t time.Time) int {
 	return lo
 }
 
-// baseReset reports a keyframe after the first state of its level
-// sequence.
+// baseReset reports a base reset in the timeline (engine.BaseReset: a
+// keyframe after the first of its level sequence).
 func baseReset(i int, e, prev *replay.Entry) bool {
-	return e.Keyframe() && i > 0 && prev.SLSN == e.SLSN
+	return engine.BaseReset(e.Src, i == 0 || prev.SLSN != e.SLSN)
 }
 
 func (s *scrubModel) jump(m *Model, i int, what string) tea.Cmd {
@@ -580,6 +580,9 @@ func (s *scrubModel) renderTimeline(m *Model, r rect) []string {
 		marker[c] = '▼'
 	}
 	out = append(out, fit("", healthLabel)+string(marker))
+	if row, ok := m.finds.markers(m, h, cw); ok {
+		out = append(out, row)
+	}
 	for _, se := range timelineSeries {
 		vals := se.get(h)
 		cur := "-"

@@ -1,8 +1,9 @@
 // Package tui is pmdump's terminal user interface: one capture (files, a
-// stream on standard input, or a live interface) explored in five views over the engine's analysis —
+// stream on standard input, or a live interface) explored in six views over the engine's analysis —
 // packets with a display filter, a timeline of each client's rebuilt
 // states, the state at any frame with a map of the level, diffs between
-// two states or between clients, and the netgame's health over time.
+// two states or between clients, the netgame's health over time, and the
+// engine's findings.
 //
 // The TUI computes nothing of its own: it renders what the engine, the
 // schema, the level map and the diff give it. One root Model routes
@@ -59,10 +60,11 @@ const (
 	viewState
 	viewDiff
 	viewHealth
+	viewFindings
 	numViews
 )
 
-var viewNames = [numViews]string{"1 Packets", "2 Timeline", "3 State", "4 Diff", "5 Health"}
+var viewNames = [numViews]string{"1 Packets", "2 Timeline", "3 State", "4 Diff", "5 Health", "6 Findings"}
 
 // feed is what the engine's event handler leaves for the UI: it runs on
 // the engine's goroutine, so it only stores the latest figures, and the UI
@@ -119,6 +121,7 @@ type Model struct {
 	packets packetsModel
 	scrub   scrubModel
 	health  healthModel
+	finds   findingsModel
 }
 
 // Prompts of the status line.
@@ -142,7 +145,7 @@ func New(opts Options) *Model {
 		m.done = true
 	} else {
 		cfg := opts.Config
-		cfg.Work |= engine.Index | engine.Timeline | engine.Health
+		cfg.Work |= engine.Index | engine.Timeline | engine.Health | engine.Findings
 		if cfg.Schema == nil {
 			cfg.Schema = opts.Schema
 		}
@@ -219,6 +222,7 @@ func (m *Model) refreshAll() tea.Cmd {
 	// enough while the engine reads.
 	if m.done || m.ticks%5 == 1 {
 		m.health.refresh(m)
+		m.finds.refresh(m)
 	}
 	return m.scrub.request(m)
 }
@@ -324,6 +328,8 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.show(viewDiff)
 	case key.Matches(k, keys.Health):
 		return m.show(viewHealth)
+	case key.Matches(k, keys.Findings):
+		return m.show(viewFindings)
 	case key.Matches(k, keys.Next):
 		return m.show((m.view + 1) % numViews)
 	case key.Matches(k, keys.Prev):
@@ -334,6 +340,8 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.packets.onKey(m, k)
 	case viewHealth:
 		return m.health.onKey(m, k)
+	case viewFindings:
+		return m.finds.onKey(m, k)
 	}
 	return m.scrub.onKey(m, k)
 }
@@ -435,6 +443,14 @@ func (m *Model) onWheel(w tea.MouseWheelMsg) tea.Cmd {
 			m.health.move(m, 1)
 		}
 		return nil
+	case viewFindings:
+		m.finds.chosen = true
+		if up {
+			m.finds.cur = max(m.finds.cur-1, 0)
+		} else {
+			m.finds.cur = min(m.finds.cur+1, max(len(m.finds.fs)-1, 0))
+		}
+		return nil
 	}
 	if up {
 		return m.scrub.step(m, -1)
@@ -512,6 +528,8 @@ func (m *Model) Render() string {
 			body = m.scrub.renderDiff(m, l.body)
 		case viewHealth:
 			body = m.health.render(m, l.body)
+		case viewFindings:
+			body = m.finds.render(m, l.body)
 		}
 	}
 	for i := 0; i < l.body.h; i++ {

@@ -128,7 +128,7 @@ func TestHealthReport(t *testing.T) {
 			for _, n := range c.ByName {
 				counts[n.Type] += n.Packets
 			}
-			var inputs, acks, late, difs int
+			var inputs, acks, late, difs, resets int
 			last := -1
 			for _, s := range h.Seconds {
 				if s.T <= last {
@@ -139,6 +139,7 @@ func TestHealthReport(t *testing.T) {
 				acks += s.Acks
 				late += s.LateInputs
 				difs += s.Difs
+				resets += s.BaseResets
 			}
 			if inputs != counts["cdat"] || acks != counts["stak"] {
 				t.Errorf("%s: %d inputs and %d acks over the seconds, %d cdat and %d stak sent", h.Client, inputs, acks, counts["cdat"], counts["stak"])
@@ -146,8 +147,11 @@ func TestHealthReport(t *testing.T) {
 			if counts["serr"] > 0 && late != counts["serr"] {
 				t.Errorf("%s: %d late inputs, %d serr", h.Client, late, counts["serr"])
 			}
-			if difs != *rep.Difs[i].OK {
-				t.Errorf("%s: %d difs over the seconds, %d ok", h.Client, difs, *rep.Difs[i].OK)
+			// One definition of difs and base resets for the table and the
+			// health series (the server's ground truth counts these).
+			if difs != rep.Difs[i].Difs || resets != rep.Difs[i].BaseResets || h.Summary.Difs != difs || h.Summary.BaseResets != resets {
+				t.Errorf("%s: %d difs and %d base resets over the seconds (summary %d, %d), %d and %d in the dif table", h.Client, difs, resets,
+					h.Summary.Difs, h.Summary.BaseResets, rep.Difs[i].Difs, rep.Difs[i].BaseResets)
 			}
 			if counts["ping"] > 0 && (h.Summary.MeanPongPangMs == nil || *h.Summary.MeanPongPangMs <= 0) {
 				t.Errorf("%s: no round-trip time from %d pings", h.Client, counts["ping"])

@@ -34,6 +34,7 @@ func TestLiveCommand(t *testing.T) {
 	}{
 		{"live", []string{"live", "-i", "lo", "--duration", "1200ms", "-w", filepath.Join(dir, "live.pcapng")}},
 		{"stats", []string{"stats", "-i", "lo", "--duration", "1200ms"}},
+		{"doctor", []string{"doctor", "-i", "lo", "--duration", "1200ms"}},
 		{"states", []string{"live", "-i", "lo", "--duration", "1200ms", "--states", "--json", "-w", filepath.Join(dir, "states.pcap")}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +91,13 @@ func TestLiveCommand(t *testing.T) {
 				}
 				if strings.Join(live, "") != states.String() || !strings.Contains(states.String(), `"status":"ok"`) {
 					t.Errorf("live rebuilt %d states, states %d from its capture:\n%s\nvs\n%s", len(live), strings.Count(states.String(), "\n"), strings.Join(live, ""), states.String())
+				}
+			case "doctor":
+				// Each finding as it is found, then the sorted list: the two
+				// players' joins twice.
+				out := stdout.String()
+				if strings.Count(out, " join: ") != 4 || !strings.Contains(out, "\n\n") || !strings.Contains(out, " findings: ") {
+					t.Errorf("doctor -i:\n%s", out)
 				}
 			case "stats":
 				if !strings.Contains(stdout.String(), "live: lo") || !regexp.MustCompile(fmt.Sprintf(`game packets +%d `, len(dgs))).MatchString(stdout.String()) {

@@ -54,6 +54,9 @@ legacy sdak: chase fps, late stdf, skipped frames; legacy stak: dif
 corrections), and the largest move of the client's player between consecutive
 rebuilt states (moves over 12 px per frame are counted as position jumps:
 corrections or respawns). A value without a sample is - (null in JSON).
+The difs, base resets and ack latency of the health report are those of the
+dif table (one definition each). It ends with the count of findings by
+severity; pmdump doctor lists them.
 
 -i IFACE captures live instead (as pmdump live does, root or CAP_NET_RAW
 needed) until Ctrl-C, SIGTERM or --duration, then prints the summary of what
@@ -91,7 +94,7 @@ was seen and the kernel's received and dropped counts.`,
 				cfg.Work |= engine.States
 			}
 			if withHealth {
-				cfg.Work |= engine.Health
+				cfg.Work |= engine.Health | engine.Findings
 			}
 			var e *engine.Engine
 			var run *liveRun
@@ -124,6 +127,9 @@ was seen and the kernel's received and dropped counts.`,
 				writeReport(out, rep)
 				if withHealth {
 					writeHealth(out, rep.Health)
+					if c := rep.Findings; c != nil {
+						fmt.Fprintf(out, "\nFindings: %d errors, %d warnings, %d info (pmdump doctor lists them, with the frames to look at)\n", c.Errors, c.Warnings, c.Info)
+					}
 				}
 			}
 			return runErr

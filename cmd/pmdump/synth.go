@@ -24,6 +24,7 @@ type synthOpts struct {
 	seed        int64
 	levelChange time.Duration
 	noTruth     bool
+	faults      faultFlags
 }
 
 func newSynthCmd() *cobra.Command {
@@ -77,6 +78,7 @@ where each sha256 is of the full state (106144 bytes legacy, 112384 modern).`,
 	f.Int64Var(&o.seed, "seed", 1, "random seed; the same seed gives the same capture")
 	f.DurationVar(&o.levelChange, "level-change", 0, "modern era: when the level changes (0: half-way; negative: never)")
 	f.BoolVar(&o.noTruth, "no-truth", false, "do not write the ground-truth CSV files")
+	o.faults.add(f)
 	return c
 }
 
@@ -101,7 +103,11 @@ func (o *synthOpts) config() (synth.Config, error) {
 	case o.levelChange > 0 && o.levelChange >= o.duration:
 		return cfg, usagef("--level-change %v is not inside the %v game", o.levelChange, o.duration)
 	}
-	cfg = synth.Config{Era: era, Players: o.players, Duration: o.duration, Loss: o.loss, Seed: o.seed, LevelChange: o.levelChange}
+	faults, err := o.faults.parse()
+	if err != nil {
+		return cfg, err
+	}
+	cfg = synth.Config{Era: era, Players: o.players, Duration: o.duration, Loss: o.loss, Seed: o.seed, LevelChange: o.levelChange, Faults: faults}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageError{err}
 	}
@@ -158,6 +164,12 @@ func runSynth(cmd *cobra.Command, o *synthOpts) error {
 		if csv != nil {
 			server, clients := synth.TruthPaths(o.output, cfg.Players)
 			fmt.Fprintf(cmd.ErrOrStderr(), "ground truth: %s, %s\n", server, strings.Join(clients, ", "))
+			if d := describeFaults(cfg.Faults); d != "" {
+				if err := synth.WriteFaults(o.output, cfg, sum); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", d, synth.FaultsPath(o.output))
+			}
 		}
 	}
 	return nil

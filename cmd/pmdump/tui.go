@@ -26,8 +26,8 @@ func newTUICmd() *cobra.Command {
 	var o tuiOpts
 	c := &cobra.Command{
 		Use:   "tui [flags] FILE...",
-		Short: "Explore captures in a terminal UI: packets, timeline, state and level map, diffs, health",
-		Long: `Tui opens captures in a full-screen terminal UI with five views:
+		Short: "Explore captures in a terminal UI: packets, timeline, state and level map, diffs, health, findings",
+		Long: `Tui opens captures in a full-screen terminal UI with six views:
 
   1 Packets   every game packet, a display filter (/, the -Y expressions of
               pmdump read), the field tree and hex dump of the selected one,
@@ -40,6 +40,8 @@ func newTUICmd() *cobra.Command {
   4 Diff      what changed from a marked state A to B, or between every
               client at one frame, with the changed blocks on the map
   5 Health    per-second charts of each conversation's netgame health
+  6 Findings  what went wrong (pmdump doctor's findings), the worst first;
+              enter goes to a finding's first packet and its state
 
 The first screen shows at once; the capture is read in the background with
 a progress bar. "-" reads a capture piped to standard input (the keyboard is

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pmdump/pmdump/synth"
+)
+
+// faultFlags are pmdump synth's fault-injection flags, each repeatable.
+type faultFlags struct {
+	outages, stops, bursts, delays, slow []string
+}
+
+func (f *faultFlags) add(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.outages, "outage", nil, "drop everything to and from client `N:FROM-TO` (e.g. 2:10s-15s)")
+	fs.StringArrayVar(&f.stops, "stop", nil, "client `N:AT` sends nothing from AT on (e.g. 1:20s)")
+	fs.StringArrayVar(&f.bursts, "burst", nil, "drop everything to and from client `N:LENGTH/EVERY[@FROM]` (e.g. 2:300ms/5s)")
+	fs.StringArrayVar(&f.delays, "delay", nil, "every datagram to and from client `N:D` arrives D later (e.g. 1:80ms)")
+	fs.StringArrayVar(&f.slow, "slow", nil, "client `N:FPS[@FROM]` runs at FPS frames a second (e.g. 3:20@5s)")
+}
+
+// parse turns the flags into synth faults.
+func (f *faultFlags) parse() (synth.Faults, error) {
+	var out synth.Faults
+	split := func(flag, v string) (int, string, error) {
+		n, rest, ok := strings.Cut(v, ":")
+		c, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			return 0, "", usagef("--%s %q: want CLIENT:…", flag, v)
+		}
+		return c, rest, nil
+	}
+	dur := func(flag, v, s string) (time.Duration, error) {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, usagef("--%s %q: %q is not a duration (10s, 250ms)", flag, v, s)
+		}
+		return d, nil
+	}
+	at := func(flag, v, s string) (string, time.Duration, error) {
+		body, from, ok := strings.Cut(s, "@")
+		if !ok {
+			return body, 0, nil
+		}
+		d, err := dur(flag, v, from)
+		return body, d, err
+	}
+	for _, v := range f.outages {
+		c, rest, err := split("outage", v)
+		if err != nil {
+			return out, err
+		}
+		a, b, ok := strings.Cut(rest, "-")
+		if !ok {
+			return out, usagef("--outage %q: want N:FROM-TO", v)
+		}
+		from, err := dur("outage", v, a)
+		if err != nil {
+			return out, err
+		}
+		to, err := dur("outage", v, b)
+		if err != nil {
+			return out, err
+		}
+		out.Outages = append(out.Outages, synth.Outage{Client: c, From: from, To: to})
+	}
+	for _, v := range f.stops {
+		c, rest, err := split("stop", v)
+		if err != nil {
+			return out, err
+		}
+		t, err := dur("stop", v, rest)
+		if err != nil {
+			return out, err
+		}
+		out.Stops = append(out.Stops, synth.Stop{Client: c, At: t})
+	}
+	for _, v := range f.bursts {
+		c, rest, err := split("burst", v)
+		if err != nil {
+			return out, err
+		}
+		body, from, err := at("burst", v, rest)
+		if err != nil {
+			return out, err
+		}
+		a, b, ok := strings.Cut(body, "/")
+		if !ok {
+			return out, usagef("--burst %q: want N:LENGTH/EVERY[@FROM]", v)
+		}
+		length, err := dur("burst", v, a)
+		if err != nil {
+			return out, err
+		}
+		every, err := dur("burst", v, b)
+		if err != nil {
+			return out, err
+		}
+		out.Bursts = append(out.Bursts, synth.Burst{Client: c, From: from, Every: every, Length: length})
+	}
+	for _, v := range f.delays {
+		c, rest, err := split("delay", v)
+		if err != nil {
+			return out, err
+		}
+		d, err := dur("delay", v, rest)
+		if err != nil {
+			return out, err
+		}
+		out.Delays = append(out.Delays, synth.Delay{Client: c, Add: d})
+	}
+	for _, v := range f.slow {
+		c, rest, err := split("slow", v)
+		if err != nil {
+			return out, err
+		}
+		body, from, err := at("slow", v, rest)
+		if err != nil {
+			return out, err
+		}
+		fps, err := strconv.ParseFloat(body, 64)
+		if err != nil {
+			return out, usagef("--slow %q: %q is not a frame rate", v, body)
+		}
+		out.Slow = append(out.Slow, synth.Slow{Client: c, FPS: fps, From: from})
+	}
+	return out, nil
+}
+
+// describeFaults says what was injected, for the summary line.
+func describeFaults(f synth.Faults) string {
+	n := len(f.Outages) + len(f.Stops) + len(f.Bursts) + len(f.Delays) + len(f.Slow)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d faults injected", n)
+}

@@ -1,0 +1,476 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/session"
+	"github.com/pmdump/pmdump/source"
+)
+
+// The kinds of Finding (Finding.Kind); the README describes each, its
+// threshold and its figures.
+const (
+	KindJoin           = "join"           // a client joined (handshake seen)
+	KindMidGame        = "mid-game"       // a conversation whose handshake is not in the capture
+	KindRejoin         = "rejoin"         // a client endpoint shook hands again
+	KindLeave          = "leave"          // a client stopped before the capture's end, or quit
+	KindDropped        = "player-dropped" // the server dropped a player (legacy sdat state 70/71)
+	KindSilentClient   = "silent-client"  // the client sent nothing while the server kept sending
+	KindSilentServer   = "silent-server"  // the server sent nothing to a client that kept sending
+	KindOutage         = "outage"         // nothing went either way, then the game went on
+	KindLevelChange    = "level-change"   // a new level sequence began
+	KindLoss           = "loss"           // datagrams provably lost, per direction
+	KindLatency        = "latency"        // ack latency baseline, spikes and jitter; ping round trip
+	KindSlowClient     = "slow-client"    // chase fps below the server's rate
+	KindLateInputs     = "late-inputs"    // inputs that reached the server after their frame
+	KindCorrections    = "corrections"    // the client's simulation overwritten by the server's states
+	KindResetStorm     = "base-reset-storm"
+	KindDesync         = "desync" // two clients acknowledged different states of one frame
+	KindCaptureEnd     = "capture-ends-mid-dif"
+	KindSnapLength     = "snap-length"     // frames cut by the capture's snap length
+	KindCaptureDrops   = "capture-drops"   // frames the kernel or the capture tool dropped
+	KindSharedEndpoint = "shared-endpoint" // two games in one capture share a client endpoint
+	KindIdleClient     = "idle-client"     // a client that sent (almost) no input
+	KindFileTransfer   = "file-transfer"   // a file the server sent a client (sfil)
+)
+
+// The thresholds, derived from the game's own rates: 40 frames a second;
+// a legacy dif every 5 server frames (round robin), a modern one every
+// frame; a modern ping every second; a client acknowledges what it applies
+// and answers every sdat.
+const (
+	// GameFPS is the game's frame rate.
+	GameFPS = 40
+	// SilentAfter is the silence (40 frames) after which a client (or the
+	// server) that sends nothing while the other side keeps sending is
+	// reported: a playing client sends a stak or an sdak several times a
+	// frame-second and a modern one pings every second.
+	SilentAfter = time.Second
+	// DropAfter is the silence that breaks the game for a player (an
+	// error): 100 frames, after which the legacy server drops a client
+	// that sent no sdak.
+	DropAfter = 2500 * time.Millisecond
+	// SlowFPS is the chase frame rate below which a client is slow: three
+	// quarters of the server's 40.
+	SlowFPS = 30
+	// StormResets is the base resets in one second that make a storm
+	// second (an eighth of the modern server's 40 difs a second); a storm
+	// of StormSeconds seconds or more in a row is a warning (a join or a
+	// level change, while the client loads the level, brings up to 3).
+	StormResets  = 5
+	StormSeconds = 4
+	// LossWarn is the fraction of a direction's datagrams lost that makes
+	// loss a warning (below it, info); a run of lost difs covering
+	// BurstFrames frames or more is a warning too.
+	LossWarn    = 0.02
+	BurstFrames = GameFPS / 2
+	// LateWarn is the fraction of a client's inputs arriving late that
+	// makes a warning (half its control changes came after their frame).
+	LateWarn = 0.5
+	// LatencyWarnMs is the 95th percentile of the ack latency above which
+	// latency is a warning: 4 frames, twice the legacy control lead.
+	LatencyWarnMs = 4 * 1000 / GameFPS
+	// IdleEvery: a client that sent fewer than one input per IdleEvery
+	// over at least twice that of play is idle (a playing client changes
+	// its controls several times a second).
+	IdleEvery = 5 * time.Second
+	// CorrectionWarn is the fraction of acknowledgements that report a
+	// correction above which corrections are a warning.
+	CorrectionWarn = 0.5
+)
+
+// findingCollector finds what went wrong, from what the engine sees: the
+// packet headers (fast), the difs' headers and acks, and, when states are
+// rebuilt, the states.
+type findingCollector struct {
+	found  func(*Finding)
+	t0     time.Time
+	convs  map[int]*convWatch
+	order  []int
+	levels map[levelKey]bool // level sequences reported, per game
+	byEnd  map[netip.AddrPort]*convWatch
+	games  map[gameFrame]ackedState // the first acknowledged state of each frame, per game
+	// levelOf names the level a level sequence led to (from the states),
+	// when states are rebuilt; level changes wait for it in pendLevels.
+	levelOf    func(conv, slsn int) int
+	pendLevels []*Finding
+	gameQ      []gameFrame
+	descy      int
+}
+
+type levelKey struct {
+	server netip.Addr
+	slsn   int
+}
+
+type gameFrame struct {
+	server netip.Addr
+	slsn   int
+	frame  int32
+}
+
+type ackedState struct {
+	conv int
+	sum  [32]byte
+	n    int
+	ts   time.Time
+}
+
+// gap counts what one side sent while the other was silent.
+type gap struct {
+	packets, difs, keyframes, bytes int
+	firstN                          int
+	frames                          []FrameRange // the game frames of the difs sent, per level sequence
+}
+
+// convWatch is what the findings keep of one conversation.
+type convWatch struct {
+	conv           int
+	client, server netip.AddrPort
+	player         int
+	era            decode.Era
+	first, last    time.Time
+	firstN, lastN  int
+	joinSeen       bool
+	reported       map[string]bool
+
+	outFrom, outTo     time.Time  // the last outage reported
+	prev               *convWatch // the conversation of the same client endpoint before, until judged
+	prevN              int
+	prevTS             time.Time
+	lastC2S, lastS2C   time.Time
+	lastC2SN, lastS2CN int
+	s2c, c2s           gap // sent by the server since the client's last packet, and the other way
+
+	// difs lost whole, from the dst gaps of the stdf pieces
+	lastDst    int32
+	lastSLSN   int
+	haveDst    bool
+	steps      [16]int32
+	nsteps     int
+	seenDifs   int
+	lostWhole  int
+	longest    int
+	suspects   []suspectGap
+	lostFrames []FrameRange // the first runs of difs lost whole
+	// the level sequence of the newest dif (legacy: counted from frame
+	// restarts, as the states' level sequences are)
+	seqNow, legacyLevel int
+	pend                []seenDif
+	haveLevel           bool
+	loss                evidence
+	incompl             int
+	lostPcs             int
+	// pings (modern): client time stamps one second apart
+	lastT0           float64
+	haveT0           bool
+	pings, lostPings int
+	pingLoss         evidence
+	pongs            map[float64]time.Time
+	rtt              []float64
+	// ack latency
+	lat      []float64
+	ewma     float64
+	spikes   int
+	worstMs  float64
+	worstN   int
+	firstAck int
+	lastAck  int
+	// per second: chase fps, resets, difs and acks
+	sec                int
+	chaseSum           float64
+	chaseN             int
+	secDifs, secAcks   int
+	resets, resetBytes int
+	slow               run
+	storm              run
+	// late inputs, corrections
+	inputs, late       int
+	lateEv             evidence
+	staks, corrections int
+	maxCorr            float64
+	corrEv             evidence
+	// desync: this conversation's rebuilt and acknowledged states
+	sums            map[replay.Frame]stateSum
+	acked           map[replay.Frame]ackAt
+	ackQ            []replay.Frame
+	sumQ            []replay.Frame
+	fileAsked       []int               // frames of crfl requests
+	files           map[int64]*transfer // file transfers by id
+	fileOrder       []int64
+	lastN0          int // last piece of the newest dif
+	lastDifComplete bool
+	lastMissing     int
+	lastDifTS       time.Time
+}
+
+type stateSum struct {
+	sum [32]byte
+	n   int
+}
+
+// evidence gathers the capture frames of one finding.
+type evidence struct {
+	first, worst, last int
+	start, end         time.Time
+	worstV             float64
+}
+
+func (v *evidence) add(n int, ts time.Time, weight float64) {
+	if v.first == 0 {
+		v.first, v.start = n, ts
+	}
+	v.last, v.end = n, ts
+	if v.worst == 0 || weight > v.worstV {
+		v.worst, v.worstV = n, weight
+	}
+}
+
+// run is a run of consecutive seconds with something in them.
+type run struct {
+	from, to   int // seconds since the first packet
+	secs       int
+	min, max   float64
+	difs, acks int
+	bytes      int
+	count      int
+	ev         evidence
+}
+
+// SortFindings sorts findings in place by severity (the worst first), then
+// start time, then conversation, and returns them: the order doctor and the
+// terminal UI list them in.
+func SortFindings(fs []Finding) []Finding {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		switch {
+		case a.Severity != b.Severity:
+			return int(b.Severity) - int(a.Severity)
+		case !a.Start.Equal(b.Start):
+			return a.Start.Compare(b.Start)
+		}
+		return a.Conv - b.Conv
+	})
+	return fs
+}
+
+func newFindingCollector(found func(*Finding)) *findingCollector {
+	return &findingCollector{found: found, convs: map[int]*convWatch{}, levels: map[levelKey]bool{},
+		byEnd: map[netip.AddrPort]*convWatch{}, games: map[gameFrame]ackedState{}}
+}
+
+// found records a finding and reports it as an event (the lock is held).
+func (e *Engine) found(f *Finding) {
+	if len(e.findings) >= MaxFindings {
+		if len(e.findings) == MaxFindings {
+			e.findings = append(e.findings, Finding{Kind: "too-many-findings", Severity: SeverityWarning, Start: f.Start, End: f.End, Player: -1,
+				Summary: fmt.Sprintf("more than %d findings: the later ones are not kept", MaxFindings), Figures: map[string]float64{}})
+		}
+		return
+	}
+	e.findings = append(e.findings, *f)
+	e.emit(FindingEvent{Finding: f})
+}
+
+// FindingCounts counts findings by severity.
+type FindingCounts struct {
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	Info     int `json:"info"`
+}
+
+func countFindings(fs []Finding) *FindingCounts {
+	var c FindingCounts
+	for _, f := range fs {
+		switch f.Severity {
+		case SeverityError:
+			c.Errors++
+		case SeverityWarning:
+			c.Warnings++
+		default:
+			c.Info++
+		}
+	}
+	return &c
+}
+
+// MaxFindings bounds the findings an engine keeps (a hostile or endless
+// capture); past it one last finding says so.
+const MaxFindings = 100000
+
+func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
+	w := fc.convs[c.ID]
+	if w == nil {
+		w = &convWatch{conv: c.ID, client: c.Client, player: -1, reported: map[string]bool{},
+			sums: map[replay.Frame]stateSum{}, acked: map[replay.Frame]ackAt{}, pongs: map[float64]time.Time{}}
+		fc.convs[c.ID] = w
+		fc.order = append(fc.order, c.ID)
+	}
+	w.server, w.era = c.Server, c.Era
+	if c.Player >= 0 {
+		w.player = c.Player
+	}
+	return w
+}
+
+// finding starts a finding about conversation w (nil: the whole capture).
+func (fc *findingCollector) finding(w *convWatch, kind string, sev Severity, v evidence, format string, a ...any) *Finding {
+	f := &Finding{Kind: kind, Severity: sev, Start: v.start, End: v.end, Player: -1, Summary: fmt.Sprintf(format, a...),
+		Figures: map[string]float64{}, Evidence: Evidence{First: v.first, Worst: v.worst, Last: v.last}}
+	if f.Evidence.Worst == 0 {
+		f.Evidence.Worst = v.first
+	}
+	if w != nil {
+		f.Conv, f.Client, f.Player = w.conv, w.client, w.player
+	}
+	return f
+}
+
+func (w *convWatch) who() string {
+	if w.player >= 0 {
+		return fmt.Sprintf("player %d (%s)", w.player, w.client)
+	}
+	return w.client.String()
+}
+
+func (fc *findingCollector) second(ts time.Time) int {
+	return int(math.Floor(ts.Sub(fc.t0).Seconds()))
+}
+
+// packet takes every game packet, in capture order.
+func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
+	if fc.t0.IsZero() {
+		fc.t0 = r.TS
+	}
+	c := r.Conv
+	if c == nil || c.ID == 0 {
+		return
+	}
+	w := fc.watch(c)
+	fc.nextSecond(w, r.TS)
+	pk := &r.Packet
+	name := ""
+	if pk.Layout != nil {
+		name = pk.Layout.Name
+	}
+	if w.firstN == 0 {
+		w.first, w.firstN = r.TS, r.N
+		fc.newConversation(w, r, name)
+	}
+	if d := r.TS.Sub(w.last); !w.last.IsZero() && d >= SilentAfter && w.lastN != r.N {
+		fc.outage(w, w.last, r.TS, w.lastN, r.N)
+	}
+	w.last, w.lastN = r.TS, r.N
+	if w.prev != nil && w.era != decode.EraUnknown {
+		fc.sameEndpoint(w)
+	}
+	if r.Dir == decode.C2S {
+		if !w.lastC2S.IsZero() && w.s2c.packets > 0 {
+			fc.silence(w, KindSilentClient, w.lastC2S, r.TS, w.lastC2SN, r.N, w.s2c, false)
+		}
+		w.lastC2S, w.lastC2SN, w.s2c = r.TS, r.N, gap{frames: w.s2c.frames[:0]}
+		w.c2s.packets++
+	} else if r.Dir == decode.S2C {
+		if !w.lastS2C.IsZero() && w.c2s.packets > 0 {
+			fc.silence(w, KindSilentServer, w.lastS2C, r.TS, w.lastS2CN, r.N, w.c2s, false)
+		}
+		w.lastS2C, w.lastS2CN, w.c2s = r.TS, r.N, gap{}
+		w.s2c.packets++
+		if w.s2c.firstN == 0 {
+			w.s2c.firstN = r.N
+		}
+		w.s2c.bytes += len(pk.Raw)
+	}
+	if r.Kind != session.Game {
+		return
+	}
+	switch name {
+	case "sjon", "SJON":
+		w.joinSeen = true
+		if pk.Has("player") && pk.Int("player") != 99 {
+			w.player = int(pk.Int("player"))
+			v := evidence{}
+			v.add(r.N, r.TS, 0)
+			f := fc.finding(w, KindJoin, SeverityInfo, v, "%s joined as player %d (level %d, server frame %d)", w.client, w.player, pk.Int("level"), pk.Int("frame"))
+			f.Figures["level"] = float64(pk.Int("level"))
+			if pk.Has("slsn") {
+				f.Figures["slsn"] = float64(pk.Int("slsn"))
+				fc.levels[levelKey{w.server.Addr(), int(pk.Int("slsn"))}] = true
+			}
+			fc.found(f)
+		}
+	case "stdf":
+		fc.stdf(w, r)
+	case "cdat":
+		w.inputs++
+	case "serr":
+		w.late++
+		w.lateEv.add(r.N, r.TS, 0)
+	case "sdat":
+		fc.sdat(w, r)
+	case "sdak":
+		if pk.Has("fps_chase") {
+			w.chase(float64(pk.Int("fps_chase")))
+		}
+	case "stak":
+		w.staks++
+		corrected := false
+		if pk.Has("corr") {
+			corrected = pk.Int("corr") != 0
+		}
+		if pk.Has("chase_fps") {
+			w.chase(floatField(pk, "chase_fps"))
+			lc := floatField(pk, "local_correction")
+			corrected = lc > JumpPx
+			if lc > w.maxCorr {
+				w.maxCorr = lc
+			}
+		}
+		if corrected {
+			w.corrections++
+			w.corrEv.add(r.N, r.TS, 0)
+		}
+	case "crfl":
+		if len(w.fileAsked) < 64 {
+			w.fileAsked = append(w.fileAsked, r.N)
+		}
+	case "sfil":
+		fc.filePiece(w, r)
+	case "sfak":
+		if t := w.files[pk.Int("id")]; t != nil && t.ackN == 0 {
+			t.ackN, t.ackTS = r.N, r.TS
+		}
+	case "ping":
+		t0 := floatField(pk, "t0")
+		w.pings++
+		if w.haveT0 && t0 > w.lastT0 {
+			if missed := int(math.Round(t0-w.lastT0)) - 1; missed > 0 && missed < 3600 {
+				w.lostPings += missed
+				w.pingLoss.add(r.N, r.TS, float64(missed))
+			}
+		}
+		w.lastT0, w.haveT0 = t0, true
+	case "pong":
+		if len(w.pongs) > 64 {
+			clear(w.pongs)
+		}
+		w.pongs[floatField(pk, "t1")] = r.TS
+	case "pang":
+		if t, ok := w.pongs[floatField(pk, "t1")]; ok && len(w.rtt) < 1<<16 {
+			w.rtt = append(w.rtt, float64(r.TS.Sub(t))/1e6)
+			delete(w.pongs, floatField(pk, "t1"))
+		}
+	}
+}
+
+func (w *convWatch) chase(fps float64) {
+	if !math.IsNaN(fps) && fps > 0 {
+		w.chaseSum += fps
+		w.chaseN++
+	}
+}

@@ -1,0 +1,230 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+)
+
+// finish reports what can be judged only over the whole capture: loss
+// rates, latency, late inputs, corrections, silences and runs that last
+// to the end, and the capture's own problems. The lock is held.
+func (fc *findingCollector) finish(e *Engine) {
+	end := e.cap.last
+	if fc.levelOf != nil {
+		fc.levelNamed(0, 0, true)
+	}
+	for _, id := range fc.order {
+		w := fc.convs[id]
+		for _, d := range w.pend {
+			fc.settle(w, d)
+		}
+		w.pend = nil
+		fc.closeSecond(w, w.sec+1)
+		fc.endSlow(w)
+		fc.endStorm(w)
+		if !w.lastC2S.IsZero() && w.s2c.packets > 0 && w.last.Sub(w.lastC2S) >= SilentAfter {
+			fc.silence(w, KindSilentClient, w.lastC2S, w.last, w.lastC2SN, w.lastN, w.s2c, true)
+		} else if d := end.Sub(w.last); d >= DropAfter && !w.reported["quit"] {
+			v := evidence{first: w.lastN, worst: w.lastN, last: w.lastN, start: w.last, end: w.last}
+			f := fc.finding(w, KindLeave, SeverityInfo, v, "%s sent and got nothing in the last %.1f s of the capture: it left", w.who(), d.Seconds())
+			f.Figures["seconds_before_end"] = d.Seconds()
+			fc.found(f)
+		}
+		if w.prev != nil {
+			fc.sameEndpoint(w)
+		}
+		if !w.lastDifComplete && w.lastN0 > 0 && end.Sub(w.lastDifTS) < time.Second && w.incompl > 0 {
+			v := evidence{first: w.lastN0, worst: w.lastN0, last: w.lastN0, start: w.lastDifTS, end: end}
+			fc.found(fc.finding(w, KindCaptureEnd, SeverityInfo, v, "the capture ends in the middle of a dif to %s (its %d missing pieces are not lost)", w.who(), w.lastMissing))
+			w.incompl--
+			w.lostPcs -= w.lastMissing
+		}
+		fc.fileFindings(w)
+		fc.idleFinding(w)
+		fc.lossFinding(w)
+		fc.latencyFinding(w, e)
+		fc.lateFinding(w, e)
+		fc.correctionFinding(w)
+	}
+	c := e.cap.counters
+	v := evidence{start: e.cap.first, end: e.cap.last}
+	if c.Truncated > 0 {
+		f := fc.finding(nil, KindSnapLength, SeverityWarning, v, "%d frames were cut by the capture's snap length: their packets cannot be decoded whole (capture with -s 0)", c.Truncated)
+		f.Figures["frames"] = float64(c.Truncated)
+		fc.found(f)
+	}
+	if c.KernelDropped > 0 {
+		f := fc.finding(nil, KindCaptureDrops, SeverityWarning, v, "the capture dropped %d frames (kernel or capture tool): what they held is missing from every figure", c.KernelDropped)
+		f.Figures["dropped"], f.Figures["received"] = float64(c.KernelDropped), float64(c.KernelReceived)
+		fc.found(f)
+	}
+}
+
+// lossFinding reports what the protocol proves lost: difs lost whole (dst
+// gaps), stdf pieces of the difs seen (server → client), and pings (client
+// → server, modern).
+func (fc *findingCollector) lossFinding(w *convWatch) {
+	if lost := w.lostWhole + w.incompl; lost > 0 && w.seenDifs > 0 {
+		total := w.seenDifs + w.lostWhole
+		rate := float64(lost) / float64(total)
+		sev := SeverityInfo
+		if rate >= LossWarn || w.longest*w.usualStep() >= BurstFrames {
+			sev = SeverityWarning
+		}
+		f := fc.finding(w, KindLoss, sev, w.loss, "server → %s: %d of %d difs lost (%.1f %%): %d lost whole, %d incomplete (%d pieces missing); longest run %d difs",
+			w.who(), lost, total, 100*rate, w.lostWhole, w.incompl, w.lostPcs, w.longest)
+		f.Figures["dir_s2c"] = 1
+		f.Figures["difs"], f.Figures["lost"], f.Figures["lost_whole"], f.Figures["incomplete"] = float64(total), float64(lost), float64(w.lostWhole), float64(w.incompl)
+		f.Figures["lost_pieces"], f.Figures["rate"], f.Figures["longest_run"] = float64(w.lostPcs), rate, float64(w.longest)
+		f.Evidence.Frames = w.lostFrames
+		fc.found(f)
+	}
+	if w.lostPings > 0 {
+		total := w.pings + w.lostPings
+		rate := float64(w.lostPings) / float64(total)
+		// A client that stalls skips pings too: missing pings are no proof.
+		f := fc.finding(w, KindLoss, SeverityInfo, w.pingLoss, "%s → server: %d of %d pings missing (%.1f %%; the client pings every second of its clock: lost, or skipped while it stalled)", w.who(), w.lostPings, total, 100*rate)
+		f.Figures["dir_c2s"] = 1
+		f.Figures["pings"], f.Figures["lost"], f.Figures["rate"] = float64(total), float64(w.lostPings), rate
+		fc.found(f)
+	}
+}
+
+// usualStep is the frames between two difs to this client, 1 when unknown.
+func (w *convWatch) usualStep() int {
+	if w.nsteps == 0 {
+		return 1
+	}
+	return int(max(slices.Min(w.steps[:min(w.nsteps, len(w.steps))]), 1))
+}
+
+func median(v []float64) (med, p95 float64) {
+	if len(v) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	return s[len(s)/2], s[len(s)*95/100]
+}
+
+// latencyFinding sums up the ack latency (and the modern ping round trip)
+// of one client: baseline, spread, spikes.
+func (fc *findingCollector) latencyFinding(w *convWatch, e *Engine) {
+	if len(w.lat) == 0 {
+		return
+	}
+	med, p95 := median(w.lat)
+	sev := SeverityInfo
+	if p95 > LatencyWarnMs {
+		sev = SeverityWarning
+	}
+	v := evidence{first: w.firstAck, worst: w.worstN, last: w.lastAck, start: w.first, end: w.last}
+	rtt := ""
+	f := fc.finding(w, KindLatency, sev, v, "")
+	if len(w.rtt) > 0 {
+		rm, rp := median(w.rtt)
+		rtt = fmt.Sprintf("; ping round trip %.1f ms (p95 %.1f)", rm, rp)
+		f.Figures["rtt_median_ms"], f.Figures["rtt_p95_ms"] = rm, rp
+	}
+	f.Summary = fmt.Sprintf("%s acknowledged difs in %.1f ms (median), p95 %.1f ms, max %.1f ms, jitter %.1f ms, %d spikes over 3× the baseline%s",
+		w.who(), med, p95, w.worstMs, p95-med, w.spikes, rtt)
+	f.Figures["median_ms"], f.Figures["p95_ms"], f.Figures["max_ms"], f.Figures["jitter_ms"] = med, p95, w.worstMs, p95-med
+	f.Figures["spikes"], f.Figures["acks"] = float64(w.spikes), float64(len(w.lat))
+	fc.found(f)
+}
+
+// lateFinding reports inputs that reached the server late: legacy serr
+// (one per late cdat), modern late_cdats counted in the rebuilt states.
+func (fc *findingCollector) lateFinding(w *convWatch, e *Engine) {
+	late, src := w.late, "serr"
+	if late == 0 && e.health != nil {
+		for _, l := range e.health.order {
+			if x := e.health.lines[l]; x.conv == w.conv {
+				for _, s := range x.secs {
+					late += s.LateInputs
+				}
+			}
+		}
+		src = "late_cdats in the states"
+	}
+	if late == 0 || w.inputs == 0 {
+		return
+	}
+	rate := float64(late) / float64(w.inputs)
+	sev := SeverityInfo
+	if rate > LateWarn {
+		sev = SeverityWarning
+	}
+	v := w.lateEv
+	if v.first == 0 {
+		v = evidence{start: w.first, end: w.last}
+	}
+	f := fc.finding(w, KindLateInputs, sev, v, "%d of %s's %d inputs reached the server after their frame (%.0f %%, from %s)", late, w.who(), w.inputs, 100*rate, src)
+	f.Figures["late"], f.Figures["inputs"], f.Figures["rate"] = float64(late), float64(w.inputs), rate
+	fc.found(f)
+}
+
+// correctionFinding reports how often the server's states overwrote the
+// client's own simulation (legacy stak corr; modern local correction over
+// JumpPx).
+func (fc *findingCollector) correctionFinding(w *convWatch) {
+	if w.corrections == 0 || w.staks == 0 {
+		return
+	}
+	rate := float64(w.corrections) / float64(w.staks)
+	sev := SeverityInfo
+	if rate > CorrectionWarn {
+		sev = SeverityWarning
+	}
+	f := fc.finding(w, KindCorrections, sev, w.corrEv, "%d of %s's %d acknowledgements report a correction (%.0f %%)", w.corrections, w.who(), w.staks, 100*rate)
+	if w.maxCorr > 0 {
+		f.Summary += fmt.Sprintf(", largest %.1f px", w.maxCorr)
+		f.Figures["max_px"] = w.maxCorr
+	}
+	f.Figures["corrections"], f.Figures["acks"], f.Figures["rate"] = float64(w.corrections), float64(w.staks), rate
+	fc.found(f)
+}
+
+// fileFindings reports the files the server sent a client (the modern
+// game-moves file a client asks for with crfl).
+func (fc *findingCollector) fileFindings(w *convWatch) {
+	for _, id := range w.fileOrder {
+		t := w.files[id]
+		v := evidence{first: t.firstN, worst: t.firstN, last: t.lastN, start: t.firstTS, end: t.lastTS}
+		for _, n := range w.fileAsked {
+			if n < t.firstN {
+				v.first = n // the request that this transfer answered
+			}
+		}
+		acked, ack := "never acknowledged", 0.0
+		if t.ackN > 0 {
+			ack = 1
+			acked = fmt.Sprintf("acknowledged (sfak) at frame %d", t.ackN)
+			v.last, v.end = max(v.last, t.ackN), t.ackTS
+		}
+		resent := ""
+		if t.count > 0 && t.pieces > t.count {
+			resent = fmt.Sprintf(", %d pieces sent again", t.pieces-t.count)
+		}
+		f := fc.finding(w, KindFileTransfer, SeverityInfo, v, "the server sent %s a %d-byte file (transfer %d, %d pieces, %d compressed bytes%s), %s",
+			w.who(), t.size, t.id, t.count, t.bytes, resent, acked)
+		f.Figures["file_size"], f.Figures["pieces"], f.Figures["count"], f.Figures["bytes"] = float64(t.size), float64(t.pieces), float64(t.count), float64(t.bytes)
+		f.Figures["acked"] = ack
+		fc.found(f)
+	}
+}
+
+// idleFinding reports a client that played without touching its controls:
+// a playing client changes them several times a second.
+func (fc *findingCollector) idleFinding(w *convWatch) {
+	d := w.last.Sub(w.first)
+	if d < 2*IdleEvery || float64(w.inputs) >= d.Seconds()/IdleEvery.Seconds() {
+		return
+	}
+	v := evidence{first: w.firstN, worst: w.firstN, last: w.lastN, start: w.first, end: w.last}
+	f := fc.finding(w, KindIdleClient, SeverityInfo, v, "%s sent %d inputs in %.0f s: an idle player", w.who(), w.inputs, d.Seconds())
+	f.Figures["inputs"], f.Figures["seconds"] = float64(w.inputs), d.Seconds()
+	fc.found(f)
+}

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/pmdump/pmdump/replay"
+)
+
+// state takes every rebuilt state: an acknowledged state is compared with
+// the other clients' acknowledged states of the same frame.
+func (fc *findingCollector) state(s *replay.State) {
+	if len(fc.pendLevels) > 0 {
+		fc.levelNamed(s.Conv, s.SLSN, false)
+	}
+	w := fc.convs[s.Conv]
+	if w == nil || s.Status != replay.OK {
+		return
+	}
+	k := replay.Frame{SLSN: s.SLSN, N: s.Dst}
+	if _, ok := w.sums[k]; !ok {
+		w.sums[k] = stateSum{s.Sum, s.N}
+		w.sumQ = append(w.sumQ, k)
+		if len(w.sumQ) > 4096 {
+			delete(w.sums, w.sumQ[0])
+			w.sumQ = w.sumQ[1:]
+		}
+	}
+	if a, ok := w.acked[k]; ok {
+		fc.compare(w, k, s.Sum, a)
+	}
+}
+
+func (fc *findingCollector) ackedState(w *convWatch, k replay.Frame, n int, ts time.Time) {
+	if _, ok := w.acked[k]; ok {
+		return
+	}
+	w.acked[k] = ackAt{n, ts}
+	w.ackQ = append(w.ackQ, k)
+	if len(w.ackQ) > 4096 {
+		delete(w.acked, w.ackQ[0])
+		w.ackQ = w.ackQ[1:]
+	}
+	if s, ok := w.sums[k]; ok {
+		fc.compare(w, k, s.sum, ackAt{n, ts})
+	}
+}
+
+// ackAt is where and when a state was acknowledged.
+type ackAt struct {
+	n  int
+	ts time.Time
+}
+
+// sameGame is how close in time two clients' acknowledgements of one frame
+// are when they are of one game (a server's frame comes once).
+const sameGame = 10 * time.Second
+
+// compare checks an acknowledged state against the game's first
+// acknowledged state of that frame.
+func (fc *findingCollector) compare(w *convWatch, k replay.Frame, sum [32]byte, a ackAt) {
+	n := a.n
+	g := gameFrame{w.server.Addr(), k.SLSN, k.N}
+	o, ok := fc.games[g]
+	if d := a.ts.Sub(o.ts); ok && (d > sameGame || d < -sameGame) {
+		ok = false // another game of the same server: start afresh
+	}
+	if !ok {
+		fc.games[g] = ackedState{w.conv, sum, n, a.ts}
+		fc.gameQ = append(fc.gameQ, g)
+		if len(fc.gameQ) > 1<<16 {
+			delete(fc.games, fc.gameQ[0])
+			fc.gameQ = fc.gameQ[1:]
+		}
+		return
+	}
+	if o.conv == w.conv || o.sum == sum {
+		return
+	}
+	fc.descy++
+	if fc.descy > 20 {
+		return // enough to see it
+	}
+	v := evidence{first: min(o.n, n), worst: n, last: max(o.n, n), start: w.last, end: w.last}
+	f := fc.finding(w, KindDesync, SeverityError, v, "%s and conversation %d acknowledged different states of level sequence %d frame %d (sha256 %x… and %x…)",
+		w.who(), o.conv, k.SLSN, k.N, sum[:4], o.sum[:4])
+	f.Figures["other_conv"], f.Figures["frame"] = float64(o.conv), float64(k.N)
+	f.Evidence.States = []StateRef{{SLSN: k.SLSN, Frame: k.N}}
+	fc.found(f)
+}

@@ -1,0 +1,277 @@
+package synth
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Faults are impairments injected into a synthetic game, each for one
+// client (1-based, as ClientAddr numbers them; client N is player N). The
+// capture shows what the receiver got, as the real lossy capture does: a
+// dropped datagram is absent, a delayed one is written when it was sent
+// and reaches its receiver late.
+type Faults struct {
+	Outages []Outage // nothing to or from the client gets through
+	Stops   []Stop   // the client sends nothing any more (it still receives)
+	Bursts  []Burst  // short outages, again and again
+	Delays  []Delay  // every datagram to and from the client arrives late
+	Slow    []Slow   // the client runs below the server's 40 frames a second
+}
+
+// Outage drops every datagram to and from Client from From to To (game
+// time since the server's start).
+type Outage struct {
+	Client   int
+	From, To time.Duration
+}
+
+// Stop drops every datagram Client sends from At on.
+type Stop struct {
+	Client int
+	At     time.Duration
+}
+
+// Burst drops every datagram to and from Client for Length at the start of
+// every period of Every, from From on.
+type Burst struct {
+	Client              int
+	From, Every, Length time.Duration
+}
+
+// Delay makes every datagram to and from Client arrive Add later.
+type Delay struct {
+	Client int
+	Add    time.Duration
+}
+
+// Slow makes Client run at FPS frames a second (and report it as its chase
+// frame rate) from From on.
+type Slow struct {
+	Client int
+	FPS    float64
+	From   time.Duration
+}
+
+// Validate reports whether the faults fit a game of players clients.
+func (f *Faults) Validate(players int) error {
+	check := func(kind string, c int) error {
+		if c < 1 || c > players {
+			return fmt.Errorf("%s: client %d is not one of the %d clients", kind, c, players)
+		}
+		return nil
+	}
+	for _, o := range f.Outages {
+		if err := check("outage", o.Client); err != nil {
+			return err
+		}
+		if o.To <= o.From || o.From < 0 {
+			return fmt.Errorf("outage of client %d: %v to %v is not a window", o.Client, o.From, o.To)
+		}
+	}
+	for _, s := range f.Stops {
+		if err := check("stop", s.Client); err != nil {
+			return err
+		}
+	}
+	for _, b := range f.Bursts {
+		if err := check("burst", b.Client); err != nil {
+			return err
+		}
+		if b.Every <= 0 || b.Length <= 0 || b.Length >= b.Every {
+			return fmt.Errorf("burst of client %d: %v every %v is not a burst", b.Client, b.Length, b.Every)
+		}
+	}
+	for _, d := range f.Delays {
+		if err := check("delay", d.Client); err != nil {
+			return err
+		}
+		if d.Add < 0 || d.Add > 10*time.Second {
+			return fmt.Errorf("delay of client %d: %v is not 0..10s", d.Client, d.Add)
+		}
+	}
+	for _, s := range f.Slow {
+		if err := check("slow", s.Client); err != nil {
+			return err
+		}
+		if !(s.FPS >= 1 && s.FPS < 40) {
+			return fmt.Errorf("slow client %d: %v fps is not 1..40", s.Client, s.FPS)
+		}
+	}
+	return nil
+}
+
+// empty reports whether no fault is injected.
+func (f *Faults) empty() bool {
+	return len(f.Outages)+len(f.Stops)+len(f.Bursts)+len(f.Delays)+len(f.Slow) == 0
+}
+
+// clientOf returns the client number of an endpoint, 0 for the server.
+func clientOf(a netip.AddrPort) int {
+	b := a.Addr().As4()
+	if a.Addr().Is4() && b[0] == 10 && b[1] == 0 && b[2] == 0 && b[3] >= 2 {
+		return int(b[3]) - 1
+	}
+	return 0
+}
+
+// drop reports whether the faults drop a datagram from → to sent at now
+// (game time, ns), and which fault did.
+func (f *Faults) drop(from, to netip.AddrPort, now int64) (bool, string) {
+	src, dst := clientOf(from), clientOf(to)
+	t := time.Duration(now)
+	for _, o := range f.Outages {
+		if (o.Client == src || o.Client == dst) && t >= o.From && t < o.To {
+			return true, "outage"
+		}
+	}
+	for _, s := range f.Stops {
+		if s.Client == src && t >= s.At {
+			return true, "stop"
+		}
+	}
+	for _, b := range f.Bursts {
+		if (b.Client == src || b.Client == dst) && t >= b.From && (t-b.From)%b.Every < b.Length {
+			return true, "burst"
+		}
+	}
+	return false, ""
+}
+
+// delay is the added delay of a datagram from → to.
+func (f *Faults) delay(from, to netip.AddrPort) int64 {
+	src, dst := clientOf(from), clientOf(to)
+	var d time.Duration
+	for _, x := range f.Delays {
+		if x.Client == src || x.Client == dst {
+			d += x.Add
+		}
+	}
+	return int64(d)
+}
+
+// slowFPS is the frame rate of client n at now, 0 when it is not slow.
+func (f *Faults) slowFPS(n int, now int64) float64 {
+	for _, s := range f.Slow {
+		if s.Client == n && time.Duration(now) >= s.From {
+			return s.FPS
+		}
+	}
+	return 0
+}
+
+// FaultTruth is what a fault did, as written beside the capture.
+type FaultTruth struct {
+	Kind    string  `json:"kind"` // outage, stop, burst, delay, slow
+	Client  int     `json:"client"`
+	Player  int     `json:"player"`
+	Addr    string  `json:"addr"`
+	From    float64 `json:"from_s"`         // game time since the server's start
+	To      float64 `json:"to_s,omitempty"` // end of the window (outage; stop and others: the game's end)
+	Start   string  `json:"start"`          // From as a capture time stamp (RFC 3339)
+	End     string  `json:"end"`
+	Every   float64 `json:"every_s,omitempty"`
+	Length  float64 `json:"length_s,omitempty"`
+	AddMs   float64 `json:"add_ms,omitempty"`
+	FPS     float64 `json:"fps,omitempty"`
+	Dropped int     `json:"dropped"` // datagrams this fault dropped
+}
+
+// FaultsPath is the file the injected faults are written to beside a
+// capture: dir/name_faults.json for dir/name.ext.
+func FaultsPath(capturePath string) string {
+	dir, file := filepath.Split(capturePath)
+	return filepath.Join(dir, strings.TrimSuffix(file, filepath.Ext(file))+"_faults.json")
+}
+
+// FaultTruths lists the faults of cfg with what they did in a run that
+// produced sum.
+func FaultTruths(cfg Config, sum *Summary) []FaultTruth {
+	epoch := Epoch(cfg.Seed)
+	ts := func(d time.Duration) string { return epoch.Add(d).Format(time.RFC3339Nano) }
+	end := cfg.Duration
+	mk := func(kind string, c int, from, to time.Duration) FaultTruth {
+		return FaultTruth{Kind: kind, Client: c, Player: c, Addr: ClientAddr(c).String(), From: from.Seconds(), To: to.Seconds(),
+			Start: ts(from), End: ts(to), Dropped: sum.FaultDrops[fmt.Sprintf("%s %d", kind, c)]}
+	}
+	var out []FaultTruth
+	f := &cfg.Faults
+	for _, o := range f.Outages {
+		out = append(out, mk("outage", o.Client, o.From, min(o.To, end)))
+	}
+	for _, s := range f.Stops {
+		out = append(out, mk("stop", s.Client, s.At, end))
+	}
+	for _, b := range f.Bursts {
+		t := mk("burst", b.Client, b.From, end)
+		t.Every, t.Length = b.Every.Seconds(), b.Length.Seconds()
+		out = append(out, t)
+	}
+	for _, d := range f.Delays {
+		t := mk("delay", d.Client, 0, end)
+		t.AddMs = float64(d.Add) / 1e6
+		out = append(out, t)
+	}
+	for _, s := range f.Slow {
+		t := mk("slow", s.Client, s.From, end)
+		t.FPS = s.FPS
+		out = append(out, t)
+	}
+	return out
+}
+
+// WriteFaults writes the faults of a run beside the capture (FaultsPath),
+// as a JSON array of FaultTruth.
+func WriteFaults(capturePath string, cfg Config, sum *Summary) error {
+	b, err := json.MarshalIndent(FaultTruths(cfg, sum), "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(FaultsPath(capturePath), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the injected faults: %w", err)
+	}
+	return nil
+}
+
+// faultDrop drops a datagram when a fault says so, and counts it.
+func (g *gen) faultDrop(from, to netip.AddrPort, name string) bool {
+	drop, kind := g.cfg.Faults.drop(from, to, g.now)
+	if !drop {
+		return false
+	}
+	c := clientOf(from)
+	if c == 0 {
+		c = clientOf(to)
+	}
+	g.sum.FaultDrops[fmt.Sprintf("%s %d", kind, c)]++
+	g.sum.Lost++
+	g.sum.LostByName[name]++
+	return true
+}
+
+// slowFPS is the client's frame rate when it is made slow, else 0.
+func (c *client) slowFPS() float64 {
+	if !c.g.faults {
+		return 0
+	}
+	return c.g.cfg.Faults.slowFPS(c.n, c.g.now)
+}
+
+// slowSkip reports whether a slow client skips this frame: it runs FPS of
+// every 40 frames, evenly.
+func (c *client) slowSkip(now int64) bool {
+	fps := c.g.cfg.Faults.slowFPS(c.n, now)
+	if fps <= 0 {
+		return false
+	}
+	c.slowAcc += fps / 40
+	if c.slowAcc < 1 {
+		return true
+	}
+	c.slowAcc--
+	return false
+}

@@ -1,0 +1,91 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pmdump/pmdump/engine"
+)
+
+// The findings view lists the engine's findings, the worst first; enter
+// selects the finding's first frame in the packet list and puts the
+// timeline on its conversation at its start.
+func TestFindingsJump(t *testing.T) {
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings})
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Engine: e, Title: "sample:modern"})
+	t.Cleanup(func() { m.Close() })
+	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 120, Height: 40}, "6")
+	want := engine.SortFindings(e.Findings())
+	if len(want) < 2 {
+		t.Fatalf("%d findings in the sample", len(want))
+	}
+	s := screen(m)
+	if !strings.Contains(s, want[0].Kind) || !strings.Contains(s, want[1].Kind) || !strings.Contains(s, "findings:") {
+		t.Fatalf("findings view:\n%s", s)
+	}
+	// The last finding that names a conversation and a first frame.
+	pick := -1
+	for i, f := range want {
+		if f.Conv > 0 && f.Evidence.First > 0 && f.Kind != engine.KindJoin {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		t.Fatal("no finding with a conversation and a frame")
+	}
+	drive(t, m, strings.Repeat("j", pick)+"<enter>")
+	f := want[pick]
+	if m.view != viewPackets {
+		t.Fatalf("enter shows view %d, not the packets", m.view)
+	}
+	x := m.e.Index()
+	if n := x.Entry(m.packets.pos(m.packets.cur)).N; int(n) != f.Evidence.First {
+		t.Errorf("%s: packet %d selected, want its first frame %d", f.Kind, n, f.Evidence.First)
+	}
+	if l := m.scrub.line(); l.Conv != f.Conv {
+		t.Errorf("%s: timeline of conversation %d, want %d", f.Kind, l.Conv, f.Conv)
+	}
+	switch ent := m.scrub.ent; {
+	case len(f.Evidence.Frames) > 0:
+		// The state the client had at the first game frame concerned.
+		fr := f.Evidence.Frames[0]
+		if ent.SLSN != fr.SLSN || ent.N > fr.From || ent.N < fr.From-40 {
+			t.Errorf("%s: timeline at %d:%d, want the state at or just before %d:%d", f.Kind, ent.SLSN, ent.N, fr.SLSN, fr.From)
+		}
+	case ent.Time().Before(f.Start) && m.scrub.i < m.scrub.n-1:
+		t.Errorf("%s: timeline at %s, before the finding's start %s", f.Kind, ent.Time(), f.Start)
+	}
+}
+
+// The timeline and health charts mark the seconds where findings start.
+func TestFindingsMarkers(t *testing.T) {
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings})
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Engine: e, Title: "sample:modern"})
+	t.Cleanup(func() { m.Close() })
+	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 120, Height: 40}, "2")
+	warned := false
+	for _, f := range e.Findings() {
+		warned = warned || f.Conv == m.scrub.line().Conv && f.Severity > engine.SeverityInfo
+	}
+	for _, view := range []string{"2", "5"} {
+		drive(t, m, view)
+		var row string
+		for _, l := range strings.Split(screen(m), "\n") {
+			if strings.HasPrefix(l, "findings (6)") {
+				row = l
+			}
+		}
+		if row == "" || !strings.Contains(row, "·") || warned != strings.Contains(row, "!") {
+			t.Errorf("view %s: findings row %q (a warning or error: %v)", view, row, warned)
+		}
+	}
+}
