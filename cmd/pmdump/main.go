@@ -79,7 +79,7 @@ Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
-	root.AddCommand(newReadCmd(), newStatsCmd(), newStatesCmd(), newStateCmd(), newDiffCmd(), newSynthCmd(), newDissectorCmd(), newReplayCmd(), newServeCmd(), newLiveCmd())
+	root.AddCommand(newReadCmd(), newStatsCmd(), newStatesCmd(), newStateCmd(), newDiffCmd(), newSynthCmd(), newDissectorCmd(), newReplayCmd(), newServeCmd(), newLiveCmd(), newReportCmd())
 	root.AddCommand(newTUICmd())
 	return root
 }
