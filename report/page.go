@@ -44,8 +44,8 @@ func Write(w io.Writer, d *Data) error {
 <body>
 `, d.Version, html.EscapeString(title), asset("uplot/uPlot.min.css"), asset("report.css"))
 	bw.WriteString(body)
-	fmt.Fprintf(bw, `<script type="application/json" id="%s">`, ElementID)
-	enc := json.NewEncoder(bw) // escapes <, > and & in strings: the data cannot end the element
+	fmt.Fprintf(bw, "<script type=\"application/json\" id=\"%s\">\n", ElementID) // the JSON on a line of its own
+	enc := json.NewEncoder(bw)                                                   // escapes <, > and & in strings: the data cannot end the element
 	if err := enc.Encode(d); err != nil {
 		return fmt.Errorf("report data: %w", err)
 	}

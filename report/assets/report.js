@@ -50,11 +50,11 @@
       " · " + convs.length + " conversation" + (convs.length === 1 ? "" : "s") + (eras ? " (" + eras + ")" : "") +
       " · " + D.levels.length + " level" + (D.levels.length === 1 ? "" : "s") + " · " + fmtT(s.duration_s || 0) +
       (s.first ? " from " + s.first.replace("T", " ").replace(/\.\d+Z$/, "Z") : "");
-    var h = "<table><tr><th>conv</th><th>player</th><th>hostname</th><th>client</th><th>era</th><th>states</th><th>held</th></tr>";
+    var h = "<table><tr><th>conv</th><th>player</th><th>client</th><th>era</th><th title=\"states rebuilt / held (acknowledged)\">states</th></tr>";
     convs.forEach(function (c) {
       h += "<tr><td>" + c.id + "</td><td><span class=swatch style=\"background:" + colorOf(c.color) + "\"></span>" +
-        (c.player != null ? c.player : "?") + "</td><td>" + esc(c.hostname || "") + "</td><td class=mono>" + esc(c.client) +
-        "</td><td>" + esc(c.era) + "</td><td>" + c.states + "</td><td>" + c.acked + "</td></tr>";
+        (c.player != null ? c.player : "?") + "</td><td>" + (c.hostname ? esc(c.hostname) + "<br>" : "") + "<span class=mono>" + esc(c.client) +
+        "</span></td><td>" + esc(c.era) + "</td><td>" + c.states + " / " + c.acked + "</td></tr>";
     });
     h += "</table>";
     if (s.thinned) h += "<p class=muted>Replay thinned: " + esc(s.thinned) + ".</p>";
