@@ -50,11 +50,11 @@
       " · " + convs.length + " conversation" + (convs.length === 1 ? "" : "s") + (eras ? " (" + eras + ")" : "") +
       " · " + D.levels.length + " level" + (D.levels.length === 1 ? "" : "s") + " · " + fmtT(s.duration_s || 0) +
       (s.first ? " from " + s.first.replace("T", " ").replace(/\.\d+Z$/, "Z") : "");
-    var h = "<table><tr><th>conv</th><th>player</th><th>client</th><th>era</th><th title=\"states rebuilt / held (acknowledged)\">states</th></tr>";
+    var h = "<table><tr><th>conv</th><th>player</th><th>client</th><th title=\"states rebuilt / held (acknowledged)\">states</th></tr>";
     convs.forEach(function (c) {
       h += "<tr><td>" + c.id + "</td><td><span class=swatch style=\"background:" + colorOf(c.color) + "\"></span>" +
-        (c.player != null ? c.player : "?") + "</td><td>" + (c.hostname ? esc(c.hostname) + "<br>" : "") + "<span class=mono>" + esc(c.client) +
-        "</span></td><td>" + esc(c.era) + "</td><td>" + c.states + " / " + c.acked + "</td></tr>";
+        (c.player != null ? c.player : "?") + "<br><span class=muted>" + esc(c.era) + "</span></td><td>" + (c.hostname ? esc(c.hostname) + "<br>" : "") +
+        "<span class=mono>" + esc(c.client) + "</span></td><td>" + c.states + "<br>" + c.acked + " held</td></tr>";
     });
     h += "</table>";
     if (s.thinned) h += "<p class=muted>Replay thinned: " + esc(s.thinned) + ".</p>";
@@ -155,7 +155,7 @@
       boxes(sn.enemies, "#ff5050", 16, 2);
       boxes(sn.shots, "#ffffff", 6, 7);
     }
-    var ps = c.replay.players, size = Math.max(5, Math.round(20 * sx));
+    var ps = c.replay.players, size = Math.max(7, Math.round(20 * sx));
     g.font = "bold " + Math.max(10, Math.round(canvas.width / 60)) + "px system-ui, sans-serif";
     g.textBaseline = "bottom";
     Object.keys(ps).forEach(function (p) {
@@ -209,7 +209,7 @@
   }
   function layout() {
     var views = S.b ? 2 : 1;
-    var side = window.innerWidth >= 900 ? 300 : 0;
+    var side = window.innerWidth >= 900 ? 330 : 0;
     var w = (window.innerWidth - side - 48) / views - 8 * (views - 1);
     var h = window.innerHeight - 150;
     var size = Math.max(200, Math.floor(Math.min(w, h)));
