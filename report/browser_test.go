@@ -175,12 +175,14 @@ func (tb *tab) clean(t *testing.T) {
 // both samples) in Chromium: no console error, no request of any kind, and
 // the page shows every conversation and a plot per health figure.
 func TestBrowserRealCaptures(t *testing.T) {
+	t.Parallel()
 	inputs := []string{"sample:legacy", "sample:modern"}
 	for _, rel := range realCaptures {
 		inputs = append(inputs, realcap.Path(t, rel))
 	}
 	for _, in := range inputs {
 		t.Run(filepath.Base(filepath.Dir(in))+"/"+filepath.Base(in), func(t *testing.T) {
+			t.Parallel()
 			b := build(t, in)
 			tb := open(t, b.d, 1366, 768)
 			rows := eval[int](t, tb, `document.querySelectorAll("#summary tr").length - 1`)
@@ -200,8 +202,10 @@ func TestBrowserRealCaptures(t *testing.T) {
 // checks, pixel by pixel, that the canvas shows each player where the
 // state puts it, in its color.
 func TestBrowserReplayDrawsPlayers(t *testing.T) {
+	t.Parallel()
 	for _, rel := range []string{"modern/multi/multi.pcap", "legacy/lossy/capture.pcap"} {
 		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
 			b := build(t, realcap.Path(t, rel))
 			cv, k, players := chooseEntry(t, b.d)
 			tb := open(t, b.d, 1366, 768)
@@ -267,6 +271,7 @@ func chooseEntry(t *testing.T, d *report.Data) (report.Conversation, int, []stri
 // TestBrowserFindingMovesScrubber clicks a finding: the scrubber, the
 // replay and the plots go to its time.
 func TestBrowserFindingMovesScrubber(t *testing.T) {
+	t.Parallel()
 	b := build(t, realcap.Path(t, "modern/basic/basic.pcap"))
 	d := *b.d
 	d.Findings = []report.Finding{
