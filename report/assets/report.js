@@ -219,7 +219,7 @@
       cv.width = Math.round(size * dpr); cv.height = Math.round(size * dpr);
     });
     $("view-b-fig").classList.toggle("hidden", !S.b);
-    $("replay-pane").style.width = (views * size + 8 * (views - 1) + 2 * views) + "px";
+    $("replay-pane").style.width = Math.max(views * size + 8 * (views - 1) + 2 * views, Math.min(640, window.innerWidth - 24)) + "px";
     render();
   }
   function controls() {
@@ -332,7 +332,8 @@
   controls();
   layout();
   buildPlots();
-  seek(0);
+  // Open on the first state the first view holds.
+  seek(S.a && S.a.replay.t.length ? S.a.replay.t[0] : 0);
 
   // For scripts and tests: the data and the replay's controls.
   window.pmdumpReport = {

@@ -4,11 +4,14 @@
 // says, with any console error or network request. Used by
 // report-speed.sh.
 //
-//	go run ./scripts/reportpaint game.html
+//	go run ./scripts/reportpaint [-png FILE] game.html
+//
+// -png also saves a screenshot of the page at 1366×768.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,17 +24,19 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: reportpaint PAGE.html")
+	png := flag.String("png", "", "save a screenshot to `FILE`")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: reportpaint [-png FILE] PAGE.html")
 		os.Exit(1)
 	}
-	if err := run(os.Args[1]); err != nil {
+	if err := run(flag.Arg(0), *png); err != nil {
 		fmt.Fprintln(os.Stderr, "reportpaint:", err)
 		os.Exit(1)
 	}
 }
 
-func run(page string) error {
+func run(page, png string) error {
 	abs, err := filepath.Abs(page)
 	if err != nil {
 		return err
@@ -98,6 +103,15 @@ func run(page string) error {
 		fmt.Printf("  %-24s %6.0f ms\n", k, paint[k])
 	}
 	fmt.Printf("  %-24s %6.0f ms (wall clock, navigation to the page's API)\n", "ready", float64(wall.Milliseconds()))
+	if png != "" {
+		b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(png, b, 0o644); err != nil {
+			return err
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	fmt.Printf("  %d console errors or requests\n", len(problems))
