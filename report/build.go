@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"time"
 
@@ -101,20 +102,10 @@ func (c *Collector) Data(e *engine.Engine) *Data {
 func (c *Collector) replay(b *Conversation, es []replay.Entry, sch *schema.Schema, rel func(time.Time) float64, thin bool, fs []Finding) map[int]*Level {
 	levels := map[int]*Level{}
 
-	var windows [][2]float64
-	margin := FindingMargin.Seconds()
-	for _, f := range fs {
-		if f.Conv == 0 || f.Conv == b.ID {
-			windows = append(windows, [2]float64{f.Start - margin, f.End + margin})
-		}
-	}
+	windows := detailWindows(fs, b.ID)
 	inWindow := func(t float64) bool {
-		for _, w := range windows {
-			if t >= w[0] && t <= w[1] {
-				return true
-			}
-		}
-		return false
+		i := sort.Search(len(windows), func(i int) bool { return windows[i][1] >= t })
+		return i < len(windows) && windows[i][0] <= t
 	}
 	var kept []*sample
 	r := &b.Replay
@@ -209,6 +200,47 @@ func (c *Collector) replay(b *Conversation, es []replay.Entry, sch *schema.Schem
 		r.SLSN, r.Frame, r.T = []int{}, []int32{}, Seconds{}
 	}
 	return levels
+}
+
+// detailWindows are the times (seconds) a thinned replay of conversation
+// conv keeps at full detail: each finding of that conversation or of the
+// whole capture, FindingMargin before and after (at most FindingSpan of a
+// long finding), the most severe first, until MaxFindingDetail; sorted and
+// merged.
+func detailWindows(fs []Finding, conv int) [][2]float64 {
+	var mine []Finding
+	for _, f := range fs {
+		if f.Conv == 0 || f.Conv == conv {
+			mine = append(mine, f)
+		}
+	}
+	sev := map[string]int{"error": 2, "warning": 1}
+	sort.SliceStable(mine, func(i, j int) bool {
+		if sev[mine[i].Severity] != sev[mine[j].Severity] {
+			return sev[mine[i].Severity] > sev[mine[j].Severity]
+		}
+		return mine[i].Start < mine[j].Start
+	})
+	margin, budget := FindingMargin.Seconds(), MaxFindingDetail.Seconds()
+	var ws [][2]float64
+	for _, f := range mine {
+		end := min(f.End, f.Start+FindingSpan.Seconds())
+		w := [2]float64{f.Start - margin, end + margin}
+		if budget -= w[1] - w[0]; budget < 0 {
+			break
+		}
+		ws = append(ws, w)
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i][0] < ws[j][0] })
+	merged := ws[:0]
+	for _, w := range ws {
+		if n := len(merged); n > 0 && w[0] <= merged[n-1][1] {
+			merged[n-1][1] = max(merged[n-1][1], w[1])
+			continue
+		}
+		merged = append(merged, w)
+	}
+	return merged
 }
 
 func nonNil(v []int) []int {

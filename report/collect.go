@@ -17,14 +17,18 @@ const MaxPlayers = 8
 
 // Replay detail: every state of a capture up to FullDetail long is in the
 // replay, with a snapshot of its things every SnapEvery; a longer capture
-// keeps one state every ThinEvery per client (and every state within
-// FindingMargin of a finding), with a snapshot every ThinSnapEvery.
+// keeps one state every ThinEvery per client, with a snapshot every
+// ThinSnapEvery, and every state within FindingMargin of a finding (at most
+// FindingSpan of each finding, the most severe first, up to
+// MaxFindingDetail per client).
 const (
-	FullDetail    = 10 * time.Minute
-	SnapEvery     = 500 * time.Millisecond
-	ThinEvery     = 500 * time.Millisecond
-	ThinSnapEvery = 5 * time.Second
-	FindingMargin = 5 * time.Second
+	FullDetail       = 10 * time.Minute
+	SnapEvery        = 500 * time.Millisecond
+	ThinEvery        = 500 * time.Millisecond
+	ThinSnapEvery    = 5 * time.Second
+	FindingMargin    = 5 * time.Second
+	FindingSpan      = 30 * time.Second
+	MaxFindingDetail = 2 * time.Minute
 )
 
 // sample is what the Collector keeps of one rebuilt state.
