@@ -324,6 +324,15 @@ func TestBrowserFindingMovesScrubber(t *testing.T) {
 	if next := d.Conversations[0].Replay.T[k+1]; now != next {
 		t.Errorf("→ moved the replay to %v s, want the next state's %v s", now, next)
 	}
+	// Space plays, and again pauses.
+	if err := chromedp.Do(tb.ctx, chromedp.KeyEvent(" "), chromedp.Sleep(300*time.Millisecond), chromedp.KeyEvent(" ")); err != nil {
+		t.Fatal(err)
+	}
+	played := eval[float64](t, tb, `pmdumpReport.time()`)
+	time.Sleep(100 * time.Millisecond)
+	if later := eval[float64](t, tb, `pmdumpReport.time()`); played <= now || later != played {
+		t.Errorf("space, 300 ms, space: the replay went from %v s to %v s, then to %v s while paused", now, played, later)
+	}
 	tb.clean(t)
 }
 

@@ -241,7 +241,8 @@
     sc.max = String(duration);
     sc.addEventListener("input", function () { pause(); seek(parseFloat(sc.value)); });
     document.addEventListener("keydown", function (e) {
-      if (e.target && (e.target.tagName === "SELECT" || e.target.tagName === "INPUT" && e.target.type !== "range")) return;
+      var tag = e.target && e.target.tagName;
+      if (tag === "SELECT" || tag === "INPUT" && e.target.type !== "range" || tag === "BUTTON" && e.key === " ") return; // a focused button plays on its own
       if (e.key === " ") { e.preventDefault(); S.playing ? pause() : play(); }
       else if (e.key === "ArrowLeft") { e.preventDefault(); pause(); step(-1); }
       else if (e.key === "ArrowRight") { e.preventDefault(); pause(); step(1); }
