@@ -45,9 +45,9 @@ Captures longer than 10 minutes are thinned (the README says how).`,
 			if err != nil {
 				return err
 			}
-			// The index of a long capture is large: keep the heap near what
-			// is live.
-			defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
+			// The timeline and the replay of a long capture are large: keep
+			// the heap near what is live rather than let it double.
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(reportMemory))
 			col := report.NewCollector()
 			col.Schema = user
 			cfg := col.Configure(engine.Config{Era: era, Schema: user})
@@ -103,3 +103,8 @@ func writeReportFile(cmd *cobra.Command, path string, d *report.Data) error {
 	}
 	return nil
 }
+
+// reportMemory is the soft memory limit of report: the timeline of a
+// one-hour 8-player game and its replay's samples hold about 400 MB, and a
+// lower limit would make the garbage collector run all the time.
+const reportMemory = 640 << 20
