@@ -25,7 +25,7 @@ const (
 	FullDetail       = 10 * time.Minute
 	SnapEvery        = 500 * time.Millisecond
 	ThinEvery        = 500 * time.Millisecond
-	ThinSnapEvery    = 5 * time.Second
+	ThinSnapEvery    = 10 * time.Second
 	FindingMargin    = 5 * time.Second
 	FindingSpan      = 30 * time.Second
 	MaxFindingDetail = 2 * time.Minute
