@@ -176,7 +176,13 @@ func (tb *tab) clean(t *testing.T) {
 // the page shows every conversation and a plot per health figure.
 func TestBrowserRealCaptures(t *testing.T) {
 	t.Parallel()
-	inputs := []string{"sample:legacy", "sample:modern"}
+	// A pcap with no packet at all: the page says there is no game.
+	empty := filepath.Join(t.TempDir(), "empty.pcap")
+	hdr := []byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0}
+	if err := os.WriteFile(empty, hdr, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{"sample:legacy", "sample:modern", empty}
 	for _, rel := range realCaptures {
 		inputs = append(inputs, realcap.Path(t, rel))
 	}
@@ -190,7 +196,11 @@ func TestBrowserRealCaptures(t *testing.T) {
 			if rows != len(b.d.Conversations) {
 				t.Errorf("the summary shows %d conversations, the data has %d", rows, len(b.d.Conversations))
 			}
-			if plots < 3 {
+			if len(b.d.Conversations) == 0 {
+				if c := eval[string](t, tb, `document.getElementById("cap-a").textContent`); !strings.Contains(c, "no game") {
+					t.Errorf("the page of a capture with no game says %q", c)
+				}
+			} else if plots < 3 {
 				t.Errorf("%d plots drawn", plots)
 			}
 			tb.clean(t)

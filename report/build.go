@@ -117,8 +117,12 @@ func (c *Collector) replay(b *Conversation, es []replay.Entry, sch *schema.Schem
 		if en.Status != replay.OK {
 			continue
 		}
+		b.States++
+		if en.Acked() {
+			b.Acked++
+		}
 		sm := c.get(int(en.Seq))
-		if !sm.ok {
+		if !sm.ok { // a state no schema names players in
 			continue
 		}
 		t := rel(en.Time())
@@ -128,7 +132,6 @@ func (c *Collector) replay(b *Conversation, es []replay.Entry, sch *schema.Schem
 			}
 		}
 		if en.Acked() {
-			b.Acked++
 			keep := !thin
 			if thin {
 				mark := math.Floor(t / ThinEvery.Seconds())
@@ -144,7 +147,6 @@ func (c *Collector) replay(b *Conversation, es []replay.Entry, sch *schema.Schem
 				kept = append(kept, sm)
 			}
 		}
-		b.States++
 		if sm.snap == nil || len(kept) == 0 {
 			continue
 		}

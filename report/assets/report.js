@@ -136,7 +136,7 @@
     g.imageSmoothingEnabled = false;
     g.fillStyle = TILES[0];
     g.fillRect(0, 0, canvas.width, canvas.height);
-    if (!c) { cap.textContent = ""; return; }
+    if (!c) { cap.textContent = convs.length ? "" : "no game conversation in the capture"; return; }
     var k = entryAt(c, S.t);
     if (k < 0) { cap.textContent = convLabel(c) + " · no state held yet"; return; }
     var ws = worldSize(c, k), sx = canvas.width / ws.w, sy = canvas.height / ws.h;
