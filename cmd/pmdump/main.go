@@ -54,7 +54,8 @@ and pcapng captures (plain or gzip-compressed, or a stream on stdin) or live
 from a network interface. It rebuilds every state the server sent each client,
 shows a state in the game's terms with a map of the level, diffs states between
 frames and between clients, reports the netgame's health, sends a capture again,
-serves a recorded game to real game clients and writes a Wireshark dissector.
+serves a recorded game to real game clients, writes a Wireshark dissector and
+writes a one-file HTML report that replays the game in 2D with plots.
 
 Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
 		Example: `  pmdump read sample:modern
@@ -64,6 +65,7 @@ Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
   pmdump state game.pcap --player 1 --frame 1200 --map
   pmdump diff game.pcap --player 1 1200 1240
   pmdump tui game.pcap
+  pmdump report game.pcap -o game.html
   sudo pmdump live -i eth0
   pmdump synth -o game.pcap --players 3 --duration 10s --era modern`,
 		SilenceUsage: true,
