@@ -47,6 +47,10 @@ type snapshot struct {
 	level                        *Level      // set for a level sequence's first snapshot
 }
 
+// maxLevels bounds the levels (a line's level sequences) whose blocks are
+// kept, against captures that change level without end.
+const maxLevels = 4096
+
 // chunk is the number of samples of one allocation.
 const chunk = 4096
 
@@ -164,7 +168,7 @@ func (c *Collector) inspect(s *replay.State, st []byte) {
 		ls.next = s.TS.Add(every)
 	}
 	lk := levelKey{line, s.SLSN}
-	needLevel := !c.haveLvls[lk]
+	needLevel := !c.haveLvls[lk] && len(c.haveLvls) < maxLevels
 	if needLevel {
 		take = true
 		c.haveLvls[lk] = true
