@@ -62,8 +62,11 @@ eras (legacy 2018-2022, big-endian; modern 2023-, little-endian), from pcap
 and pcapng captures (plain or gzip-compressed, or a stream on stdin) or live
 from a network interface. It rebuilds every state the server sent each client,
 shows a state in the game's terms with a map of the level, diffs states between
-frames and between clients, reports the netgame's health, sends a capture again,
-serves a recorded game to real game clients and writes a Wireshark dissector.
+frames and between clients, reports the netgame's health and what went wrong in
+it (doctor), sends a capture again, serves a recorded game to real game clients,
+plays a recording's clients against a real game server (drive), writes a
+Wireshark dissector and writes a one-file HTML report that replays the game in
+2D with plots.
 
 Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
 		Example: `  pmdump read sample:modern
@@ -72,7 +75,9 @@ Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
   pmdump states game.pcap --player 1
   pmdump state game.pcap --player 1 --frame 1200 --map
   pmdump diff game.pcap --player 1 1200 1240
+  pmdump doctor game.pcap
   pmdump tui game.pcap
+  pmdump report game.pcap -o game.html
   sudo pmdump live -i eth0
   pmdump synth -o game.pcap --players 3 --duration 10s --era modern`,
 		SilenceUsage: true,
@@ -88,7 +93,7 @@ Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
 	})
-	root.AddCommand(newReadCmd(), newStatsCmd(), newStatesCmd(), newStateCmd(), newDiffCmd(), newSynthCmd(), newDissectorCmd(), newReplayCmd(), newServeCmd(), newLiveCmd(), newDriveCmd(), newDoctorCmd())
+	root.AddCommand(newReadCmd(), newStatsCmd(), newStatesCmd(), newStateCmd(), newDiffCmd(), newSynthCmd(), newDissectorCmd(), newReplayCmd(), newServeCmd(), newLiveCmd(), newDriveCmd(), newDoctorCmd(), newReportCmd())
 	root.AddCommand(newTUICmd())
 	return root
 }
