@@ -94,7 +94,7 @@ func NewCollector() *Collector {
 // needs: the state timeline (which states each client acknowledged), the
 // health and every rebuilt state's players. A caller's Inspect still runs.
 func (c *Collector) Configure(cfg engine.Config) engine.Config {
-	cfg.Work |= engine.Timeline | engine.Health
+	cfg.Work |= engine.Timeline | engine.Health | engine.Findings
 	if cfg.Schema == nil {
 		cfg.Schema = c.Schema
 	} else if c.Schema == nil {
