@@ -86,9 +86,20 @@ type Config struct {
 	Select *Selector
 	// MemoryBudget bounds the bytes of difs, checkpoints and spooled
 	// packets the timeline and the index keep in memory before they spill
-	// to temporary files (shared when the engine keeps both); 0 means
-	// 64 MiB.
+	// to temporary files (shared when the engine keeps both, and with the
+	// rebuild's backlog); 0 means 64 MiB.
 	MemoryBudget int
+	// RebuildBehind runs the state rebuild (States work: inflating,
+	// applying, the timeline, the figures that need states) behind the
+	// fast pass instead of in step with it. The fast pass (decoding,
+	// conversations, the packet index, dif figures from the piece headers,
+	// packet counts) then goes at reading speed and never waits for the
+	// rebuild: what it hands the rebuild waits in a backlog that spills to
+	// a temporary file past its share of MemoryBudget. Run returns when
+	// the capture is read; Rebuilding, Progress and Wait follow the
+	// rebuild, and StateEvents come on the rebuild's goroutine. Without
+	// it, Run returns when every state is rebuilt.
+	RebuildBehind bool
 }
 
 // CheckpointEvery bounds the difs applied to rebuild any state from the
@@ -142,6 +153,8 @@ type Engine struct {
 	lastTS   time.Time
 
 	findings []Finding // what the analysis found, in the order found
+
+	bh *behind // the rebuild, when it runs behind the fast pass
 }
 
 type heldAck struct {
@@ -180,10 +193,14 @@ func New(cfg Config) *Engine {
 		difs:    newDifFigures(),
 	}
 	e.cap.linkTypes = map[string]int{}
-	budget := cfg.MemoryBudget
-	if cfg.Work&Index != 0 && cfg.Work&Timeline != 0 {
-		budget /= 2 // the index and the timeline share the budget
+	behindOn := cfg.RebuildBehind && cfg.Work&States != 0
+	budget, parts := cfg.MemoryBudget, 0
+	for _, on := range []bool{cfg.Work&Index != 0, cfg.Work&Timeline != 0, behindOn} {
+		if on {
+			parts++
+		}
 	}
+	budget /= max(parts, 1) // the index, the timeline and the backlog share the budget
 	if cfg.Work&Index != 0 {
 		e.index = newPacketIndex(budget, cfg.TempDir, e.conversation)
 	}
@@ -204,6 +221,10 @@ func New(cfg Config) *Engine {
 		e.builder = replay.New(opt, e.onState)
 	}
 	e.order.on = cfg.OnEvent != nil
+	if behindOn {
+		e.bh = &behind{q: newBacklog(budget, cfg.TempDir), done: make(chan struct{}), queued: map[reassemble.Line]int{}, water: -1}
+		go e.rebuildBehind()
+	}
 	return e
 }
 
@@ -515,7 +536,9 @@ func (e *Engine) line(c *session.Conversation) reassemble.Line {
 	if prev, ok := e.lines[c.Client]; ok && prev != c {
 		old := reassemble.Line{Conv: prev.ID, Client: prev.Client}
 		e.asm.FlushLine(old)
-		if e.builder != nil {
+		if e.bh != nil {
+			e.bh.queue(rebuildOp{kind: opEndLine, line: old, water: e.asm.OldestPendingN()})
+		} else if e.builder != nil {
 			e.builder.EndLine(old)
 		}
 		delete(e.slsn, old)
@@ -526,7 +549,11 @@ func (e *Engine) line(c *session.Conversation) reassemble.Line {
 	}
 	e.lines[c.Client] = c
 	if e.builder != nil && c.Player >= 0 {
-		e.builder.SetLinePlayer(l, c.Player)
+		if e.bh != nil {
+			e.bh.queue(rebuildOp{kind: opPlayer, line: l, n: int32(c.Player), water: -1})
+		} else {
+			e.builder.SetLinePlayer(l, c.Player)
+		}
 	}
 	if c.Player >= 0 {
 		e.difs.setPlayer(l, c.Player)
@@ -621,6 +648,12 @@ func (e *Engine) onMessage(m *reassemble.Message) {
 	}
 	e.emit(DifEvent{d})
 	if e.builder != nil && e.selected(l) {
+		if e.bh != nil {
+			e.bh.queue(rebuildOp{kind: opDif, msg: m, water: e.asm.OldestPendingN()})
+			e.bh.queued[l]++
+			e.bh.total++
+			return
+		}
 		e.order.added(e.builder.Added(), m.LastN)
 		e.builder.Add(m)
 	}
@@ -645,6 +678,10 @@ func (e *Engine) onAck(a Ack) {
 		e.health.ack(a)
 	}
 	e.emit(AckEvent{a})
+	if e.bh != nil {
+		e.bh.queue(rebuildOp{kind: opAck, line: a.Line, n: a.Frame, ts: a.TS, water: e.asm.OldestPendingN()})
+		return
+	}
 	if e.builder != nil {
 		e.builder.Ack(a.Line, a.Frame)
 	}
@@ -671,6 +708,10 @@ func (e *Engine) applyAcks(upTo int) {
 // onState takes every state the builder emits, in the order their difs
 // ended.
 func (e *Engine) onState(s *replay.State) {
+	if e.bh != nil {
+		// On the rebuild's goroutine, while the fast pass may run.
+		e.mu.Lock()
+	}
 	if e.timeline != nil {
 		if err := e.timeline.Add(s); err != nil && e.cap.timelineErr == nil {
 			e.cap.timelineErr = err
@@ -681,6 +722,10 @@ func (e *Engine) onState(s *replay.State) {
 	e.difs.state(s)
 	if e.health != nil {
 		e.health.state(s)
+	}
+	if e.bh != nil {
+		e.bh.rebuilt.Add(1)
+		e.mu.Unlock()
 	}
 	s.Dif, s.Checkpoint, s.Data = nil, nil, nil
 	e.order.emitted(s.Seq)
@@ -696,7 +741,7 @@ func (e *Engine) releaseStates(all bool) {
 	water := -1
 	if !all {
 		water = e.order.watermark()
-		if n := e.asm.OldestPendingN(); n >= 0 && (water < 0 || n < water) {
+		if n := e.pendingN(); n >= 0 && (water < 0 || n < water) {
 			water = n
 		}
 	}
@@ -722,7 +767,9 @@ func (e *Engine) Tick(now time.Time) {
 	if e.asm != nil {
 		e.asm.Tick(now)
 	}
-	if e.builder != nil {
+	if e.bh != nil {
+		e.bh.queue(rebuildOp{kind: opFlush, water: e.asm.OldestPendingN()})
+	} else if e.builder != nil {
 		e.builder.Flush()
 		if e.timeline != nil {
 			e.applyAcks(e.builder.Emitted())
@@ -746,7 +793,9 @@ func (e *Engine) Finish() {
 	if e.asm != nil {
 		e.asm.Flush()
 	}
-	if e.builder != nil {
+	if e.bh != nil {
+		e.bh.q.close() // the rebuild goes on to the end of the backlog
+	} else if e.builder != nil {
 		e.builder.Close()
 		if e.timeline != nil {
 			e.applyAcks(int(^uint(0) >> 1))
@@ -769,6 +818,11 @@ func (e *Engine) Finish() {
 // engine started and releases its temporary files.
 func (e *Engine) Close() error {
 	e.Finish()
+	if e.bh != nil {
+		e.bh.aborted.Store(true)
+		e.bh.q.abort()
+		<-e.bh.done
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var err error

@@ -474,8 +474,11 @@ func TestSnapshotsWhileRunning(t *testing.T) {
 	e := engine.New(engine.Config{Work: engine.Index | engine.Difs | engine.Health})
 	defer e.Close()
 	done := make(chan error)
+	// The paths are found here: realcap fails or skips the test, which
+	// only the test's own goroutine may do.
+	multi, basic := realcap.Path(t, "modern/multi/multi.pcap"), realcap.Path(t, "modern/basic_pcapng/basic.pcapng")
 	go func() {
-		done <- e.Run(context.Background(), realcap.Path(t, "modern/multi/multi.pcap"), realcap.Path(t, "modern/basic_pcapng/basic.pcapng"))
+		done <- e.Run(context.Background(), multi, basic)
 	}()
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
