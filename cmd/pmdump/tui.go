@@ -96,6 +96,7 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 		}
 		defer live.Close()
 		opts.Start, opts.Title = liveStarter(live), "live: "+strings.Join(o.ifaces, ", ")
+		opts.Live = strings.Join(o.ifaces, ", ")
 	}
 	if err := tui.Run(cmd.Context(), opts); err != nil {
 		return fmt.Errorf("tui: %w", err)
