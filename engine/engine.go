@@ -19,6 +19,7 @@ import (
 	"io"
 	"maps"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -154,7 +155,8 @@ type Engine struct {
 
 	findings []Finding // what the analysis found, in the order found
 
-	bh *behind // the rebuild, when it runs behind the fast pass
+	bh   *behind      // the rebuild, when it runs behind the fast pass
+	gate *replay.Gate // the cores it may take then
 }
 
 type heldAck struct {
@@ -214,6 +216,13 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Work&States != 0 {
 		opt := replay.Options{Inspect: e.inspect}
+		if behindOn {
+			// Every core for the rebuild, but one while the fast pass
+			// runs: the packets come first.
+			e.gate = replay.NewGate(runtime.GOMAXPROCS(0))
+			e.gate.SetLimit(runtime.GOMAXPROCS(0) - 1)
+			opt.Gate = e.gate
+		}
 		if cfg.Work&Timeline != 0 {
 			opt.CheckpointEvery = CheckpointEvery
 			e.timeline = replay.NewTimeline(budget, cfg.TempDir)
@@ -795,6 +804,7 @@ func (e *Engine) Finish() {
 	}
 	if e.bh != nil {
 		e.bh.q.close() // the rebuild goes on to the end of the backlog
+		e.gate.SetLimit(runtime.GOMAXPROCS(0))
 	} else if e.builder != nil {
 		e.builder.Close()
 		if e.timeline != nil {

@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,14 +128,20 @@ type Options struct {
 	// clients end Corrupt. 0 means 256.
 	MaxClients int
 	// MaxMemory bounds the bytes of the states all chains keep as bases
-	// (History recent ones and the newest acknowledged ones per client).
-	// When it is reached, a chain reuses its own oldest state instead of
-	// keeping one more. 0 means DefaultMaxMemory.
+	// (History recent ones and the newest acknowledged ones per client)
+	// and of the scratch buffers of the builds under way (two of up to
+	// MaxStateSize for each chain the Gate lets build at once). When it is
+	// reached, a chain reuses its own oldest state instead of keeping one
+	// more. 0 means DefaultMaxMemory.
 	MaxMemory int
 	// Inspect, when set, is called for every OK state on the goroutine that
 	// rebuilt it, with the inflated dif and the new state (both valid only
 	// during the call); it may set State.Extra.
 	Inspect func(s *State, dif, state []byte)
+	// Gate, when set, bounds how many chains build at once, and may be
+	// shared by several Builders; nil gives the Builder a gate of its own
+	// of GOMAXPROCS chains.
+	Gate *Gate
 }
 
 // DefaultMaxMemory is the default bound on the states kept as bases: eight
@@ -186,7 +193,10 @@ func New(opt Options, emit func(*State)) *Builder {
 	if opt.MaxMemory <= 0 {
 		opt.MaxMemory = DefaultMaxMemory
 	}
-	return &Builder{
+	if opt.Gate == nil {
+		opt.Gate = NewGate(runtime.GOMAXPROCS(0))
+	}
+	b := &Builder{
 		opt: opt, emit: emit,
 		clients: map[reassemble.Line]*chain{},
 		results: make(chan *State, 256),
@@ -194,6 +204,10 @@ func New(opt Options, emit func(*State)) *Builder {
 		players: map[reassemble.Line]int{},
 		mem:     new(atomic.Int64),
 	}
+	// The scratch buffers of the builds the gate lets run at once come
+	// out of the budget first.
+	b.mem.Add(int64(opt.Gate.Limit()) * scratchBytes)
+	return b
 }
 
 // Added is the number of messages added so far; the states of the first
@@ -408,14 +422,19 @@ type job struct {
 // base can complete after the dif that uses it.
 const maxWait = 64
 
-// buffers are the scratch buffers of one build: the inflated dif and the
-// new state.
-type buffers struct{ dif, state []byte }
+// scratchBytes is the most a build's scratch buffers hold.
+const scratchBytes = 2 * MaxStateSize
 
-var bufferPool = sync.Pool{New: func() any { return new(buffers) }}
+// buffers are the scratch of one build: the inflated dif, the new state,
+// the inflater and the checkpoints' compressor. Only the builds under way
+// hold one, so idle chains cost none.
+type buffers struct {
+	dif, state []byte
+	inf        reassemble.Inflater
+	zw         *zlib.Writer
+	zbuf       bytes.Buffer
+}
 
-func getBuffers() *buffers  { return bufferPool.Get().(*buffers) }
-func putBuffers(b *buffers) { bufferPool.Put(b) }
 
 // kept is a state a chain keeps as a possible base.
 type kept struct {
@@ -430,7 +449,6 @@ type chain struct {
 	in    chan job
 	out   chan<- *State
 	mem   *atomic.Int64
-	inf   reassemble.Inflater
 	size  int
 	level LevelInference
 	// ring of recent states, and their index by frame (the newest state of
@@ -441,8 +459,6 @@ type chain struct {
 	// the newest acknowledged states, newest last, kept whatever their age
 	acked []kept
 	depth map[Frame]int // difs from the nearest keyframe or checkpoint
-	zw    *zlib.Writer
-	zbuf  bytes.Buffer
 	// jobs waiting for their base, in arrival order
 	waiting []job
 	// the base of the waiters being released (see releaseWaiting)
@@ -450,16 +466,16 @@ type chain struct {
 }
 
 // compress zlib-compresses a checkpoint, fast.
-func (c *chain) compress(state []byte) []byte {
-	c.zbuf.Reset()
-	if c.zw == nil {
-		c.zw, _ = zlib.NewWriterLevel(&c.zbuf, zlib.BestSpeed)
+func (b *buffers) compress(state []byte) []byte {
+	b.zbuf.Reset()
+	if b.zw == nil {
+		b.zw, _ = zlib.NewWriterLevel(&b.zbuf, zlib.BestSpeed)
 	} else {
-		c.zw.Reset(&c.zbuf)
+		b.zw.Reset(&b.zbuf)
 	}
-	c.zw.Write(state)
-	c.zw.Close()
-	return bytes.Clone(c.zbuf.Bytes())
+	b.zw.Write(state)
+	b.zw.Close()
+	return bytes.Clone(b.zbuf.Bytes())
 }
 
 func (c *chain) run() {
@@ -478,18 +494,25 @@ func (c *chain) run() {
 		for _, w := range c.waiting {
 			if w.waited++; w.waited > maxWait {
 				w.final = true
-				c.out <- c.build(w)
+				c.out <- c.gated(w)
 				continue
 			}
 			kept = append(kept, w)
 		}
 		clear(c.waiting[len(kept):])
 		c.waiting = kept
-		if s := c.build(j); s != nil {
+		if s := c.gated(j); s != nil {
 			c.out <- s
 		}
 	}
 	c.endWaiting()
+}
+
+// gated builds j once the gate lets the chain in.
+func (c *chain) gated(j job) *State {
+	bufs := c.opt.Gate.enter()
+	defer c.opt.Gate.leave(bufs)
+	return c.build(j, bufs)
 }
 
 // endWaiting ends every parked job as MissingBase.
@@ -498,7 +521,7 @@ func (c *chain) endWaiting() {
 	c.waiting = nil
 	for _, j := range w {
 		j.final = true
-		c.out <- c.build(j)
+		c.out <- c.gated(j)
 	}
 }
 
@@ -574,7 +597,8 @@ func (c *chain) base(f Frame) (kept, bool) {
 	return kept{}, false
 }
 
-func (c *chain) build(j job) *State {
+// build rebuilds j's state in the scratch bufs.
+func (c *chain) build(j job, bufs *buffers) *State {
 	m := j.msg
 	s := &State{
 		Seq: j.seq, Client: m.Client, Conv: m.Conv, Player: j.player, SLSN: m.SLSN, Src: m.Src, Dst: m.Dst,
@@ -604,12 +628,7 @@ func (c *chain) build(j job) *State {
 	if c.opt.StateSize > 0 {
 		size = c.opt.StateSize
 	}
-	// The dif and the new state are built in buffers shared by every
-	// chain: only the chains building at this moment hold one, so many
-	// idle clients cost no buffers.
-	bufs := getBuffers()
-	defer putBuffers(bufs)
-	dif, err := c.inf.Inflate(bufs.dif, m.Compressed, min(size, MaxStateSize))
+	dif, err := bufs.inf.Inflate(bufs.dif, m.Compressed, min(size, MaxStateSize))
 	bufs.dif = dif
 	if size == 0 && err == nil && len(dif) > MaxStateSize {
 		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
@@ -670,7 +689,7 @@ func (c *chain) build(j job) *State {
 	s.Sum = sha256.Sum256(dst)
 	s.Dif = m.Compressed
 	if c.opt.CheckpointEvery > 0 && depth >= c.opt.CheckpointEvery {
-		s.Checkpoint = c.compress(dst)
+		s.Checkpoint = bufs.compress(dst)
 		depth = 0
 	}
 	if c.opt.Inspect != nil {
@@ -687,7 +706,7 @@ func (c *chain) build(j job) *State {
 		}
 	}
 	if len(c.waiting) > 0 {
-		c.releaseWaiting(f)
+		c.releaseWaiting(f, bufs) // this build is done with bufs
 	}
 	return s
 }
@@ -695,7 +714,7 @@ func (c *chain) build(j job) *State {
 // releaseWaiting builds the parked jobs whose base is frame f, now rebuilt.
 // Each is built once: one whose base is gone again (evicted by the others)
 // ends as MissingBase rather than waiting again.
-func (c *chain) releaseWaiting(f Frame) {
+func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 	var ready []job
 	rest := c.waiting[:0]
 	for _, w := range c.waiting {
@@ -719,7 +738,7 @@ func (c *chain) releaseWaiting(f Frame) {
 	}
 	for _, w := range ready {
 		w.final = true
-		if s := c.build(w); s != nil {
+		if s := c.build(w, bufs); s != nil {
 			c.out <- s
 		}
 	}
