@@ -435,7 +435,6 @@ type buffers struct {
 	zbuf       bytes.Buffer
 }
 
-
 // kept is a state a chain keeps as a possible base.
 type kept struct {
 	f    Frame
