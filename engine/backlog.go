@@ -108,12 +108,29 @@ func (q *backlog) spill(o *rebuildOp) error {
 		os.Remove(f.Name()) // gone when closed, whatever happens
 		q.file = f
 	}
-	q.wbuf = appendOp(q.wbuf[:0], o)
-	if _, err := q.file.WriteAt(q.wbuf, q.wOff); err != nil {
+	n := len(q.wbuf)
+	q.wbuf = appendOp(q.wbuf, o)
+	q.wOff += int64(len(q.wbuf) - n)
+	q.spilled += int64(len(q.wbuf) - n)
+	if len(q.wbuf) >= spillWrite {
+		return q.flushWrites()
+	}
+	return nil
+}
+
+// spillWrite is how many bytes of ops the backlog gathers before it writes
+// them to its file.
+const spillWrite = 256 << 10
+
+// flushWrites writes the gathered ops to the file: they end at wOff.
+func (q *backlog) flushWrites() error {
+	if len(q.wbuf) == 0 {
+		return nil
+	}
+	if _, err := q.file.WriteAt(q.wbuf, q.wOff-int64(len(q.wbuf))); err != nil {
 		return fmt.Errorf("rebuild backlog: %w", err)
 	}
-	q.wOff += int64(len(q.wbuf))
-	q.spilled += int64(len(q.wbuf))
+	q.wbuf = q.wbuf[:0]
 	return nil
 }
 
@@ -204,6 +221,9 @@ func (q *backlog) readOp() (rebuildOp, error) {
 			q.rbuf = q.rbuf[:left]
 		}
 		q.rpos = 0
+		if err := q.flushWrites(); err != nil { // the reader has caught up with the writes
+			return rebuildOp{}, err
+		}
 		n := min(int64(cap(q.rbuf)-left), q.wOff-pos)
 		if n <= 0 {
 			return rebuildOp{}, errors.New("rebuild backlog: record runs past the end of the file")
@@ -337,4 +357,11 @@ func (q *backlog) failure() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.err
+}
+
+// ready reports whether an op is waiting.
+func (q *backlog) ready() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.head < len(q.mem) || q.rOff < q.wOff
 }

@@ -718,9 +718,20 @@ func (e *Engine) applyAcks(upTo int) {
 // ended.
 func (e *Engine) onState(s *replay.State) {
 	if e.bh != nil {
-		// On the rebuild's goroutine, while the fast pass may run.
-		e.mu.Lock()
+		// On the rebuild's goroutine: the states are added in batches,
+		// so the fast pass seldom waits for the lock.
+		e.bh.batch = append(e.bh.batch, s)
+		if len(e.bh.batch) >= stateBatch {
+			e.addStates()
+		}
+		return
 	}
+	e.addState(s)
+	e.stateAdded(s)
+}
+
+// addState puts a rebuilt state in the timeline and the figures.
+func (e *Engine) addState(s *replay.State) {
 	if e.timeline != nil {
 		if err := e.timeline.Add(s); err != nil && e.cap.timelineErr == nil {
 			e.cap.timelineErr = err
@@ -732,10 +743,10 @@ func (e *Engine) onState(s *replay.State) {
 	if e.health != nil {
 		e.health.state(s)
 	}
-	if e.bh != nil {
-		e.bh.rebuilt.Add(1)
-		e.mu.Unlock()
-	}
+}
+
+// stateAdded emits a state once it is in the timeline.
+func (e *Engine) stateAdded(s *replay.State) {
 	s.Dif, s.Checkpoint, s.Data = nil, nil, nil
 	e.order.emitted(s.Seq)
 	if e.order.on {

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
 )
 
 // behind is the state rebuild when it runs behind the fast pass (see
@@ -17,7 +18,9 @@ type behind struct {
 	queued map[reassemble.Line]int
 	total  int
 	// The rebuild goroutine's own.
-	water   int // the assembler's OldestPendingN as of the last op taken
+	water   int             // the assembler's OldestPendingN as of the last op taken
+	batch   []*replay.State // states rebuilt, not yet in the timeline
+	added   int             // states in the timeline: Seq 0 to added-1
 	rebuilt atomic.Int64
 	aborted atomic.Bool
 }
@@ -32,6 +35,9 @@ func (e *Engine) rebuildBehind() {
 	b := e.bh
 	defer close(b.done)
 	for {
+		if len(b.batch) > 0 && !b.q.ready() {
+			e.addStates() // nothing else to do: show what is rebuilt
+		}
 		o, ok := b.q.pop()
 		if !ok {
 			break
@@ -46,7 +52,7 @@ func (e *Engine) rebuildBehind() {
 			if e.timeline != nil {
 				e.mu.Lock()
 				e.held = append(e.held, heldAck{Ack{Line: o.line, Frame: o.n, TS: o.ts}, e.builder.Added()})
-				e.applyAcks(e.builder.Emitted())
+				e.applyAcks(b.added)
 				e.mu.Unlock()
 			}
 		case opPlayer:
@@ -55,9 +61,10 @@ func (e *Engine) rebuildBehind() {
 			e.builder.EndLine(o.line)
 		case opFlush:
 			e.builder.Flush()
+			e.addStates()
 			if e.timeline != nil {
 				e.mu.Lock()
-				e.applyAcks(e.builder.Emitted())
+				e.applyAcks(b.added)
 				e.mu.Unlock()
 			}
 			if e.order.on {
@@ -66,6 +73,7 @@ func (e *Engine) rebuildBehind() {
 		}
 	}
 	e.builder.Close()
+	e.addStates()
 	e.mu.Lock()
 	if e.timeline != nil {
 		e.applyAcks(int(^uint(0) >> 1))
@@ -78,6 +86,31 @@ func (e *Engine) rebuildBehind() {
 	if e.order.on && !b.aborted.Load() {
 		e.releaseStates(true)
 	}
+}
+
+// stateBatch is the most rebuilt states the rebuild holds before it adds
+// them to the timeline under the engine's lock.
+const stateBatch = 256
+
+// addStates adds the batched states to the timeline and the figures, and
+// emits them.
+func (e *Engine) addStates() {
+	b := e.bh
+	if len(b.batch) == 0 {
+		return
+	}
+	e.mu.Lock()
+	for _, s := range b.batch {
+		e.addState(s)
+	}
+	b.added = b.batch[len(b.batch)-1].Seq + 1
+	b.rebuilt.Add(int64(len(b.batch)))
+	e.mu.Unlock()
+	for i, s := range b.batch {
+		e.stateAdded(s)
+		b.batch[i] = nil
+	}
+	b.batch = b.batch[:0]
 }
 
 // pendingN is the smallest capture number a dif still to end can have,
