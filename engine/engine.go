@@ -69,8 +69,12 @@ type Config struct {
 	// that rebuilt it, with the inflated dif and the state (valid only
 	// during the call); it may set State.Extra (see Anatomy).
 	Inspect func(s *replay.State, dif, state []byte)
-	// OnEvent receives the events, on the goroutine that drives the
-	// engine. It must not call the engine's methods other than Stop.
+	// OnEvent receives the events: on the goroutine that calls Run,
+	// RunSource, Feed, Tick or Finish, with the engine's lock held (so it
+	// must not call the engine's methods other than Stop), except the
+	// StateEvents of a rebuild behind the fast pass (RebuildBehind), which
+	// come on the rebuild's goroutine without the lock, possibly while
+	// other events are delivered.
 	OnEvent func(Event)
 	// OnPacket, when set, receives the packet events instead of OnEvent,
 	// without boxing them in an Event: the fast path of a front end that

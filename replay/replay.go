@@ -3,8 +3,9 @@
 // the client's state at the dif's src frame (all zeros for src 0).
 //
 // Clients are independent chains, so a Builder rebuilds each client on a
-// goroutine of its own and hands the results back in the order the difs
-// ended in the capture.
+// goroutine of its own, as many at once as its Gate lets (GOMAXPROCS by
+// default), and hands the results back in the order the difs ended in the
+// capture.
 package replay
 
 import (
@@ -259,7 +260,6 @@ func (b *Builder) Add(m *reassemble.Message) {
 	if c == nil {
 		c = &chain{opt: b.opt, in: make(chan job, 64), out: b.results, mem: b.mem}
 		c.states = map[Frame]int{}
-		c.depth = map[Frame]int{}
 		b.clients[l] = c
 		b.wg.Add(1)
 		go func() { defer b.wg.Done(); c.run() }()
@@ -437,9 +437,10 @@ type buffers struct {
 
 // kept is a state a chain keeps as a possible base.
 type kept struct {
-	f    Frame
-	seq  int
-	data []byte
+	f     Frame
+	seq   int
+	data  []byte
+	depth int // difs from the nearest keyframe or checkpoint
 }
 
 // chain rebuilds one client's states in order.
@@ -457,7 +458,6 @@ type chain struct {
 	next   int
 	// the newest acknowledged states, newest last, kept whatever their age
 	acked []kept
-	depth map[Frame]int // difs from the nearest keyframe or checkpoint
 	// jobs waiting for their base, in arrival order
 	waiting []job
 	// the base of the waiters being released (see releaseWaiting)
@@ -568,7 +568,7 @@ func (c *chain) keepAcked(n int32) {
 		buf = make([]byte, len(src.data))
 	}
 	copy(buf, src.data)
-	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf})
+	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf, depth: src.depth})
 }
 
 // reserve takes n bytes from the builder's budget, if it has them.
@@ -667,10 +667,11 @@ func (c *chain) build(j job, bufs *buffers) *State {
 		}
 		s.BaseSeq = base.seq
 	}
-	// The base's depth, read before slot can evict the base.
+	// The base's depth, which goes with it (an acknowledged base kept
+	// long after it left the recent states keeps its own).
 	depth := 0
 	if base.data != nil {
-		depth = c.depth[Frame{s.SLSN, m.Src}] + 1
+		depth = base.depth + 1
 	}
 	f := Frame{s.SLSN, m.Dst}
 	// The new state goes to scratch first: the base may be the ring slot
@@ -700,9 +701,7 @@ func (c *chain) build(j job, bufs *buffers) *State {
 	if _, held := c.states[f]; !held {
 		// A frame already held keeps its state: a second dif to the same
 		// frame never overwrites a base.
-		if c.keep(f, j.seq, dst) {
-			c.depth[f] = depth
-		}
+		c.keep(f, j.seq, dst, depth)
 	}
 	if len(c.waiting) > 0 {
 		c.releaseWaiting(f, bufs) // this build is done with bufs
@@ -732,7 +731,7 @@ func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 	// on a copy of it.
 	if b, ok := c.base(f); ok {
 		prev := c.pinned
-		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data)}
+		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data), depth: b.depth}
 		defer func() { c.pinned = prev }()
 	}
 	for _, w := range ready {
@@ -746,11 +745,11 @@ func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 // keep stores state as frame f's in the ring, reusing the oldest slot when
 // the ring is full or the memory budget is spent. It reports whether the
 // state was kept.
-func (c *chain) keep(f Frame, seq int, state []byte) bool {
+func (c *chain) keep(f Frame, seq int, state []byte, depth int) bool {
 	if len(c.ring) < c.opt.History && c.reserve(len(state)) {
 		data := make([]byte, len(state))
 		copy(data, state)
-		c.ring = append(c.ring, kept{f: f, seq: seq, data: data})
+		c.ring = append(c.ring, kept{f: f, seq: seq, data: data, depth: depth})
 		c.states[f] = len(c.ring) - 1
 		return true
 	}
@@ -762,13 +761,12 @@ func (c *chain) keep(f Frame, seq int, state []byte) bool {
 	old := &c.ring[i]
 	if c.states[old.f] == i {
 		delete(c.states, old.f)
-		delete(c.depth, old.f)
 	}
 	if len(old.data) != len(state) {
 		return false // the size never changes within a chain
 	}
 	copy(old.data, state)
-	old.f, old.seq = f, seq
+	old.f, old.seq, old.depth = f, seq, depth
 	c.states[f] = i
 	return true
 }

@@ -147,40 +147,18 @@ func driveLive(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 		t := time.AfterFunc(l.duration, stop)
 		defer t.Stop()
 	}
-	ticking := make(chan struct{})
-	tickDone := make(chan struct{})
-	go func() {
-		defer close(tickDone)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ticking:
-				return
-			case now := <-t.C:
-				e.Tick(now)
-				if idle != nil {
-					mu.Lock()
-					idle()
-					mu.Unlock()
-				}
-			}
-		}
-	}()
-	pf := source.Prefetch(source.NewFrameReader(frames, "live"))
-	pf.Idle = func() {
+	afterTick := func() {
 		if idle != nil {
 			mu.Lock()
 			idle()
 			mu.Unlock()
 		}
 	}
-	runErr := e.RunSource(context.Background(), pf)
+	pf := source.Prefetch(source.NewFrameReader(frames, "live"))
+	pf.Idle = afterTick
+	runErr := e.RunLive(context.Background(), pf, 250*time.Millisecond, afterTick)
 	stop() // -c or a failing output stopped the engine
 	pf.Close()
-	close(ticking)
-	<-tickDone
-	e.Finish()
 	run.counters = pf.Counters()
 	run.received, run.dropped, _ = live.KernelStats()
 	if w != nil {

@@ -135,7 +135,7 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		return err
 	}
 	en := pick.Entry
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", pick.Describe(len(data)))
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", describePick(pick, len(data)))
 	if o.out != "" {
 		if o.out == "-" {
 			_, err = cmd.OutOrStdout().Write(data)
@@ -216,15 +216,43 @@ func (p *pickFlags) selector(need bool) (engine.Selector, error) {
 // decodeMaxPlayer is the highest player number: the game has 8 players.
 const decodeMaxPlayer = 7
 
-// pickError makes the user's errors among the engine's usage errors.
+// pickError makes the user's errors among the engine's usage errors, with
+// the flag that settles them.
 func pickError(err error) error {
 	var amb *engine.AmbiguousError
 	var nf *engine.NotFoundError
 	var sc *engine.SLSNChoiceError
-	if errors.As(err, &amb) || errors.As(err, &nf) || errors.As(err, &sc) {
+	switch {
+	case errors.As(err, &amb):
+		return usageError{flagHint{err, "; choose one with --conv"}}
+	case errors.As(err, &sc):
+		return usageError{flagHint{err, ": choose one with --slsn"}}
+	case errors.As(err, &nf):
 		return usageError{err}
 	}
 	return err
+}
+
+// flagHint is an engine error with the flag that settles it.
+type flagHint struct {
+	err  error
+	hint string
+}
+
+func (h flagHint) Error() string { return h.err.Error() + h.hint }
+func (h flagHint) Unwrap() error { return h.err }
+
+// describePick says which state a pick is and what the user should know
+// about it, with the flags that give the others.
+func describePick(p engine.Pick, size int) string {
+	s := p.Summary(size)
+	if n := p.NewerNote(); n != "" {
+		s += "\nnote: " + n + "; --sent gives that one"
+	}
+	if n := p.PastNote(); n != "" {
+		s += "\nnote: " + n
+	}
+	return s
 }
 
 // indexStates rebuilds every state of the inputs into the engine's

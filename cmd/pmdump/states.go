@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -199,14 +200,17 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	if ambiguous != nil {
 		out.Flush()
 		sort.Slice(ambiguous, func(i, j int) bool { return ambiguous[i].Conv < ambiguous[j].Conv })
-		return usageError{&engine.AmbiguousError{Sel: sel, Candidates: ambiguous}}
+		return pickError(&engine.AmbiguousError{Sel: sel, Candidates: ambiguous})
 	}
 	if shown == 0 && ver == nil && (!sel.Any() || fr.set) {
 		fmt.Fprintln(cmd.ErrOrStderr(), "pmdump: no state matched --player, --client, --conv or --frames")
 	}
 	if ver != nil {
 		res, err := ver.Result()
-		if err != nil {
+		var many *engine.ManyClientsError
+		if errors.As(err, &many) {
+			return usageError{fmt.Errorf("--verify: %w; choose one with --player, --client or --conv", err)}
+		} else if err != nil {
 			return usageError{err}
 		}
 		for _, l := range res.Problems {
