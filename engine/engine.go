@@ -364,7 +364,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 				e.mu.Unlock()
 				return err
 			}
-			if i&4095 == 0 && time.Since(lastProgress) > 100*time.Millisecond {
+			if time.Since(lastProgress) > 100*time.Millisecond { // the counters (a live source's kernel drops) and the progress
 				lastProgress = time.Now()
 				e.mu.Lock()
 				e.addCounters(base, src.Counters())
