@@ -548,3 +548,20 @@ func TestNothingToShow(t *testing.T) {
 		t.Errorf("the empty list does not say why:\n%s", s)
 	}
 }
+
+// On a live capture the status line names the interfaces; packets and
+// states are counted as for a file.
+func TestLiveStatusLine(t *testing.T) {
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health})
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Engine: e, Title: "live: lo", Live: "lo"})
+	defer m.Close()
+	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 200, Height: 30})
+	// 761 game packets and 362 states: pmdump read and pmdump states on
+	// sample:modern.
+	if s := m.renderStatus(200); !strings.Contains(s, "live lo: 761 packets (capture ended)") || !strings.Contains(s, "states: 362 rebuilt") {
+		t.Errorf("live status line: %q", s)
+	}
+}
