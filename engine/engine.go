@@ -105,7 +105,17 @@ type Config struct {
 	// rebuild, and StateEvents come on the rebuild's goroutine. Without
 	// it, Run returns when every state is rebuilt.
 	RebuildBehind bool
+	// Stopper, when set, stops the engine as its Stop does: an event
+	// handler made before the engine can stop it through it.
+	Stopper *Stopper
 }
+
+// A Stopper stops the engine it is given to (Config.Stopper): Run and
+// RunSource return after the datagram they are at.
+type Stopper struct{ stop atomic.Bool }
+
+// Stop stops the engine.
+func (s *Stopper) Stop() { s.stop.Store(true) }
 
 // CheckpointEvery bounds the difs applied to rebuild any state from the
 // timeline: 32 inflates of a 112 KB state take a few milliseconds.
@@ -150,8 +160,8 @@ type Engine struct {
 	order    stateOrder
 	badStdf  int
 	finished bool
-	stop     atomic.Bool
-	lastN    int // capture number of the newest datagram
+	stop     *atomic.Bool // Config.Stopper's, or the engine's own
+	lastN    int          // capture number of the newest datagram
 	pev      PacketEvent
 	lastConv *session.Conversation // the conversation conversationChanged saw last
 	lastSig  convSig
@@ -197,6 +207,10 @@ func New(cfg Config) *Engine {
 		levels:  map[reassemble.Line]*replay.LevelInference{},
 		convs:   map[int]convSig{},
 		difs:    newDifFigures(),
+		stop:    new(atomic.Bool),
+	}
+	if cfg.Stopper != nil {
+		e.stop = &cfg.Stopper.stop
 	}
 	e.cap.linkTypes = map[string]int{}
 	behindOn := cfg.RebuildBehind && cfg.Work&States != 0

@@ -71,3 +71,24 @@ func TestRunLive(t *testing.T) {
 		t.Errorf("after the run: %d ticks, finished %v, %d states (want %d)", ticks.Load(), e.Progress().Read, states.Load(), len(want.states))
 	}
 }
+
+// A handler made before the engine stops it through Config.Stopper: the
+// run ends after the datagram it is at.
+func TestStopper(t *testing.T) {
+	stop := new(engine.Stopper)
+	n := 0
+	e := engine.New(engine.Config{Stopper: stop, OnEvent: func(ev engine.Event) {
+		if _, ok := ev.(engine.PacketEvent); ok {
+			if n++; n == 10 {
+				stop.Stop()
+			}
+		}
+	}})
+	defer e.Close()
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	if n != 10 || !e.Stopped() {
+		t.Errorf("%d packets, stopped %v; want 10, true", n, e.Stopped())
+	}
+}

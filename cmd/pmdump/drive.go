@@ -19,14 +19,8 @@ import (
 // stderr as they come and, for long work on a terminal, a progress bar. It
 // returns the engine (to be closed by the caller) and the run's error:
 // inputError when inputs could not be read, and nil engine when none could.
+// An event handler stops the engine through cfg.Stopper.
 func drive(ctx context.Context, stderr io.Writer, cfg engine.Config, inputs []string, progress bool) (*engine.Engine, error) {
-	var e *engine.Engine
-	return driveInto(&e, ctx, stderr, cfg, inputs, progress)
-}
-
-// driveInto is drive that sets *ep to the engine before it runs, so the
-// event handler can stop it.
-func driveInto(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg engine.Config, inputs []string, progress bool) (*engine.Engine, error) {
 	var bar *readBar
 	if progress && isTerminal(stderr) {
 		bar = newReadBar(stderr)
@@ -50,7 +44,6 @@ func driveInto(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 		}
 	}
 	e := engine.New(cfg)
-	*ep = e
 	err := e.Run(ctx, inputs...)
 	if bar != nil {
 		bar.done()

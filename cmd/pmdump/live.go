@@ -92,7 +92,7 @@ type liveRun struct {
 // network is quiet, calls cfg.Idle when nothing is waiting so output shows
 // at once, and writes every frame to --write. Events reach cfg.OnEvent one
 // at a time. Errors opening the capture are input errors (exit status 2).
-func driveLive(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg engine.Config, l *liveFlags) (*engine.Engine, *liveRun, error) {
+func driveLive(ctx context.Context, stderr io.Writer, cfg engine.Config, l *liveFlags) (*engine.Engine, *liveRun, error) {
 	live, err := l.open()
 	if err != nil {
 		return nil, nil, err
@@ -133,7 +133,6 @@ func driveLive(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 	}
 	cfg.Idle = nil
 	e := engine.New(cfg)
-	*ep = e
 
 	stop := func() { live.Close() } // the reader drains what was captured, then ends
 	sig, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -242,9 +241,9 @@ func runLive(cmd *cobra.Command, o *liveOpts) error {
 	}
 	out := bufio.NewWriterSize(stdout, 1<<16)
 	defer out.Flush()
-	var e *engine.Engine
-	pp := &packetPrinter{pr: printer{o: &o.readOpts, out: out}, flt: flt, e: &e}
-	cfg := engine.Config{Era: era, Work: engine.Counts, Idle: func() { out.Flush() }}
+	stop := new(engine.Stopper)
+	pp := &packetPrinter{pr: printer{o: &o.readOpts, out: out}, flt: flt, stop: stop}
+	cfg := engine.Config{Era: era, Work: engine.Counts, Idle: func() { out.Flush() }, Stopper: stop}
 	if o.states {
 		cfg.Work |= engine.States
 	}
@@ -266,7 +265,7 @@ func runLive(cmd *cobra.Command, o *liveOpts) error {
 			}
 		}
 	}
-	e, run, err := driveLive(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, &o.liveFlags)
+	e, run, err := driveLive(cmd.Context(), cmd.ErrOrStderr(), cfg, &o.liveFlags)
 	if e == nil {
 		return err
 	}

@@ -137,14 +137,15 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
-	var e *engine.Engine
-	pp := &packetPrinter{pr: printer{o: o, out: out}, flt: flt, e: &e}
+	stop := new(engine.Stopper)
+	pp := &packetPrinter{pr: printer{o: o, out: out}, flt: flt, stop: stop}
 	cfg := engine.Config{
 		Era:      era,
+		Stopper:  stop,
 		Idle:     func() { out.Flush() }, // a live stream shows its packets as they come
 		OnPacket: func(pe *engine.PacketEvent) { pp.handle(*pe) },
 	}
-	e, err = driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	e, err := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
 	if e != nil {
 		e.Close()
 	}
@@ -163,7 +164,7 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 type packetPrinter struct {
 	pr    printer
 	flt   *filter.Filter
-	e     **engine.Engine
+	stop  *engine.Stopper
 	shown int
 	err   error
 }
@@ -181,12 +182,12 @@ func (pp *packetPrinter) handle(pe engine.PacketEvent) {
 	}
 	if err := pp.pr.print(r); err != nil {
 		pp.err = err
-		(*pp.e).Stop()
+		pp.stop.Stop()
 		return
 	}
 	pp.shown++
 	if pp.pr.o.count > 0 && pp.shown >= pp.pr.o.count {
-		(*pp.e).Stop()
+		pp.stop.Stop()
 	}
 }
 
@@ -213,8 +214,8 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 	}
 	written, skipped := 0, 0
 	var writeErr error
-	var e *engine.Engine
-	cfg := engine.Config{Era: era, OnEvent: func(ev engine.Event) {
+	stop := new(engine.Stopper)
+	cfg := engine.Config{Era: era, Stopper: stop, OnEvent: func(ev engine.Event) {
 		pe, ok := ev.(engine.PacketEvent)
 		if !ok || writeErr != nil {
 			return
@@ -225,7 +226,7 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 		}
 		if w == nil {
 			if writeErr = open(source.Interface{Name: d.InterfaceName, LinkType: d.LinkType}); writeErr != nil {
-				e.Stop()
+				stop.Stop()
 				return
 			}
 		}
@@ -234,15 +235,15 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 			return
 		} else if err != nil {
 			writeErr = err
-			e.Stop()
+			stop.Stop()
 			return
 		}
 		written++
 		if o.count > 0 && written >= o.count {
-			e.Stop()
+			stop.Stop()
 		}
 	}}
-	e, err := driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	e, err := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
 	if e != nil {
 		e.Close()
 	}

@@ -263,8 +263,8 @@ func indexStates(cmd *cobra.Command, args []string, era decode.Era, sel engine.S
 	// The index of a long capture is large: ask the garbage collector to
 	// keep the heap near what is live rather than let it double.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
-	var e *engine.Engine
-	cfg := engine.Config{Era: era, Work: engine.Timeline}
+	stop := new(engine.Stopper)
+	cfg := engine.Config{Era: era, Work: engine.Timeline, Stopper: stop}
 	if !sel.Any() {
 		cfg.Select = &sel // only the states asked for are rebuilt
 	}
@@ -272,11 +272,11 @@ func indexStates(cmd *cobra.Command, args []string, era decode.Era, sel engine.S
 		cfg.OnEvent = func(ev engine.Event) {
 			if s, ok := ev.(engine.StateEvent); ok && s.State.Conv == sel.Conv &&
 				(s.State.SLSN > slsn || s.State.SLSN == slsn && int(s.State.Dst) > frame+400) {
-				e.Stop()
+				stop.Stop()
 			}
 		}
 	}
-	return driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
+	return drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
 }
 
 // timelineMemory is the soft memory limit while indexing: the index of a

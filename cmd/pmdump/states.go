@@ -157,7 +157,8 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	}
 	matched := map[reassemble.Line]bool{}
 	var ambiguous []reassemble.Line
-	var e *engine.Engine
+	stop := new(engine.Stopper)
+	cfg.Stopper = stop
 	cfg.OnEvent = func(ev engine.Event) {
 		se, ok := ev.(engine.StateEvent)
 		if !ok {
@@ -173,7 +174,7 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 				for l := range matched {
 					ambiguous = append(ambiguous, l)
 				}
-				e.Stop()
+				stop.Stop()
 				return
 			}
 		}
@@ -192,7 +193,7 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 		}
 		out.Write(buf)
 	}
-	e, runErr := driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
+	e, runErr := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
 	if e == nil {
 		return runErr
 	}
