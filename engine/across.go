@@ -97,7 +97,7 @@ func (e *GameChoiceError) Error() string {
 	for i, g := range e.Games {
 		gs[i] = g.String()
 	}
-	return fmt.Sprintf("the capture holds %d games: %s; choose one with --conv (any of its conversations)", len(e.Games), strings.Join(gs, "; "))
+	return fmt.Sprintf("the capture holds %d games: %s", len(e.Games), strings.Join(gs, "; "))
 }
 
 // Across is what every client of one game held at one frame, as

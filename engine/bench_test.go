@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/internal/realcap"
@@ -129,4 +130,48 @@ func bigIndex(b *testing.B) *engine.PacketIndex {
 		bigIndexed = e.Index()
 	})
 	return bigIndexed
+}
+
+// BenchmarkTwoSpeeds runs the engine as the TUI does (index, timeline,
+// health, the rebuild behind the fast pass) over the big capture, or over
+// PMDUMP_BENCH_CAPTURE (the one-hour game, say), and reports when the fast
+// pass ended (the whole packet list, filters and G work from then on:
+// read-s), when the first client's states were all rebuilt (line1-s), when
+// every state was (rebuilt-s). PMDUMP_BENCH_FAST_ONLY=1 measures the fast
+// pass alone.
+func BenchmarkTwoSpeeds(b *testing.B) {
+	path := os.Getenv("PMDUMP_BENCH_CAPTURE")
+	if path == "" {
+		path = bigCapture(b)
+	}
+	for b.Loop() {
+		t0 := time.Now()
+		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health, RebuildBehind: true})
+		if err := e.Run(context.Background(), path); err != nil {
+			b.Fatal(err)
+		}
+		read := time.Since(t0)
+		if os.Getenv("PMDUMP_BENCH_FAST_ONLY") != "" { // the fast pass alone; Close stops the rebuild
+			e.Close()
+			b.ReportMetric(read.Seconds(), "read-s")
+			continue
+		}
+		var line1 time.Duration
+		for e.Rebuilding() {
+			if p := e.Progress(); line1 == 0 && len(p.Lines) > 0 && p.Lines[0].Rebuilt == p.Lines[0].Difs {
+				line1 = time.Since(t0)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		all := time.Since(t0)
+		if line1 == 0 {
+			line1 = all
+		}
+		p := e.Progress()
+		e.Close()
+		b.ReportMetric(read.Seconds(), "read-s")
+		b.ReportMetric(line1.Seconds(), "line1-s")
+		b.ReportMetric(all.Seconds(), "rebuilt-s")
+		b.ReportMetric(float64(p.Rebuilt), "states")
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"io"
 	"maps"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,8 +72,12 @@ type Config struct {
 	// that rebuilt it, with the inflated dif and the state (valid only
 	// during the call); it may set State.Extra (see Anatomy).
 	Inspect func(s *replay.State, dif, state []byte)
-	// OnEvent receives the events, on the goroutine that drives the
-	// engine. It must not call the engine's methods other than Stop.
+	// OnEvent receives the events: on the goroutine that calls Run,
+	// RunSource, Feed, Tick or Finish, with the engine's lock held (so it
+	// must not call the engine's methods other than Stop), except the
+	// StateEvents of a rebuild behind the fast pass (RebuildBehind), which
+	// come on the rebuild's goroutine without the lock, possibly while
+	// other events are delivered.
 	OnEvent func(Event)
 	// OnPacket, when set, receives the packet events instead of OnEvent,
 	// without boxing them in an Event: the fast path of a front end that
@@ -89,10 +94,31 @@ type Config struct {
 	Select *Selector
 	// MemoryBudget bounds the bytes of difs, checkpoints and spooled
 	// packets the timeline and the index keep in memory before they spill
-	// to temporary files (shared when the engine keeps both); 0 means
-	// 64 MiB.
+	// to temporary files (shared when the engine keeps both, and with the
+	// rebuild's backlog); 0 means 64 MiB.
 	MemoryBudget int
+	// RebuildBehind runs the state rebuild (States work: inflating,
+	// applying, the timeline, the figures that need states) behind the
+	// fast pass instead of in step with it. The fast pass (decoding,
+	// conversations, the packet index, dif figures from the piece headers,
+	// packet counts) then goes at reading speed and never waits for the
+	// rebuild: what it hands the rebuild waits in a backlog that spills to
+	// a temporary file past its share of MemoryBudget. Run returns when
+	// the capture is read; Rebuilding, Progress and Wait follow the
+	// rebuild, and StateEvents come on the rebuild's goroutine. Without
+	// it, Run returns when every state is rebuilt.
+	RebuildBehind bool
+	// Stopper, when set, stops the engine as its Stop does: an event
+	// handler made before the engine can stop it through it.
+	Stopper *Stopper
 }
+
+// A Stopper stops the engine it is given to (Config.Stopper): Run and
+// RunSource return after the datagram they are at.
+type Stopper struct{ stop atomic.Bool }
+
+// Stop stops the engine.
+func (s *Stopper) Stop() { s.stop.Store(true) }
 
 // CheckpointEvery bounds the difs applied to rebuild any state from the
 // timeline: 32 inflates of a 112 KB state take a few milliseconds.
@@ -137,8 +163,8 @@ type Engine struct {
 	order    stateOrder
 	badStdf  int
 	finished bool
-	stop     atomic.Bool
-	lastN    int // capture number of the newest datagram
+	stop     *atomic.Bool // Config.Stopper's, or the engine's own
+	lastN    int          // capture number of the newest datagram
 	pev      PacketEvent
 	lastConv *session.Conversation // the conversation conversationChanged saw last
 	lastSig  convSig
@@ -146,6 +172,9 @@ type Engine struct {
 
 	findings []Finding // what the analysis found, in the order found
 	finds    *findingCollector
+
+	bh   *behind      // the rebuild, when it runs behind the fast pass
+	gate *replay.Gate // the cores it may take then
 }
 
 type heldAck struct {
@@ -182,12 +211,20 @@ func New(cfg Config) *Engine {
 		levels:  map[reassemble.Line]*replay.LevelInference{},
 		convs:   map[int]convSig{},
 		difs:    newDifFigures(),
+		stop:    new(atomic.Bool),
+	}
+	if cfg.Stopper != nil {
+		e.stop = &cfg.Stopper.stop
 	}
 	e.cap.linkTypes = map[string]int{}
-	budget := cfg.MemoryBudget
-	if cfg.Work&Index != 0 && cfg.Work&Timeline != 0 {
-		budget /= 2 // the index and the timeline share the budget
+	behindOn := cfg.RebuildBehind && cfg.Work&States != 0
+	budget, parts := cfg.MemoryBudget, 0
+	for _, on := range []bool{cfg.Work&Index != 0, cfg.Work&Timeline != 0, behindOn} {
+		if on {
+			parts++
+		}
 	}
+	budget /= max(parts, 1) // the index, the timeline and the backlog share the budget
 	if cfg.Work&Index != 0 {
 		e.index = newPacketIndex(budget, cfg.TempDir, e.conversation)
 	}
@@ -207,6 +244,13 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Work&States != 0 {
 		opt := replay.Options{Inspect: e.inspect}
+		if behindOn {
+			// Every core for the rebuild, but one while the fast pass
+			// runs: the packets come first.
+			e.gate = replay.NewGate(runtime.GOMAXPROCS(0))
+			e.gate.SetLimit(runtime.GOMAXPROCS(0) - 1)
+			opt.Gate = e.gate
+		}
 		if cfg.Work&Timeline != 0 {
 			opt.CheckpointEvery = CheckpointEvery
 			e.timeline = replay.NewTimeline(budget, cfg.TempDir)
@@ -214,6 +258,10 @@ func New(cfg Config) *Engine {
 		e.builder = replay.New(opt, e.onState)
 	}
 	e.order.on = cfg.OnEvent != nil
+	if behindOn {
+		e.bh = &behind{q: newBacklog(budget, cfg.TempDir), done: make(chan struct{}), queued: map[reassemble.Line]int{}, water: -1}
+		go e.rebuildBehind()
+	}
 	return e
 }
 
@@ -341,7 +389,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 				e.mu.Unlock()
 				return err
 			}
-			if i&4095 == 0 && time.Since(lastProgress) > 100*time.Millisecond {
+			if time.Since(lastProgress) > 100*time.Millisecond { // the counters (a live source's kernel drops) and the progress
 				lastProgress = time.Now()
 				e.mu.Lock()
 				e.addCounters(base, src.Counters())
@@ -529,7 +577,9 @@ func (e *Engine) line(c *session.Conversation) reassemble.Line {
 	if prev, ok := e.lines[c.Client]; ok && prev != c {
 		old := reassemble.Line{Conv: prev.ID, Client: prev.Client}
 		e.asm.FlushLine(old)
-		if e.builder != nil {
+		if e.bh != nil {
+			e.bh.queue(rebuildOp{kind: opEndLine, line: old, water: e.asm.OldestPendingN()})
+		} else if e.builder != nil {
 			e.builder.EndLine(old)
 		}
 		delete(e.slsn, old)
@@ -540,7 +590,11 @@ func (e *Engine) line(c *session.Conversation) reassemble.Line {
 	}
 	e.lines[c.Client] = c
 	if e.builder != nil && c.Player >= 0 {
-		e.builder.SetLinePlayer(l, c.Player)
+		if e.bh != nil {
+			e.bh.queue(rebuildOp{kind: opPlayer, line: l, n: int32(c.Player), water: -1})
+		} else {
+			e.builder.SetLinePlayer(l, c.Player)
+		}
 	}
 	if c.Player >= 0 {
 		e.difs.setPlayer(l, c.Player)
@@ -638,6 +692,12 @@ func (e *Engine) onMessage(m *reassemble.Message) {
 	}
 	e.emit(DifEvent{d})
 	if e.builder != nil && e.selected(l) {
+		if e.bh != nil {
+			e.bh.queue(rebuildOp{kind: opDif, msg: m, water: e.asm.OldestPendingN()})
+			e.bh.queued[l]++
+			e.bh.total++
+			return
+		}
 		e.order.added(e.builder.Added(), m.LastN)
 		e.builder.Add(m)
 	}
@@ -665,6 +725,10 @@ func (e *Engine) onAck(a Ack) {
 		e.finds.ack(a, ms, measured)
 	}
 	e.emit(AckEvent{a})
+	if e.bh != nil {
+		e.bh.queue(rebuildOp{kind: opAck, line: a.Line, n: a.Frame, ts: a.TS, water: e.asm.OldestPendingN()})
+		return
+	}
 	if e.builder != nil {
 		e.builder.Ack(a.Line, a.Frame)
 	}
@@ -691,6 +755,21 @@ func (e *Engine) applyAcks(upTo int) {
 // onState takes every state the builder emits, in the order their difs
 // ended.
 func (e *Engine) onState(s *replay.State) {
+	if e.bh != nil {
+		// On the rebuild's goroutine: the states are added in batches,
+		// so the fast pass seldom waits for the lock.
+		e.bh.batch = append(e.bh.batch, s)
+		if len(e.bh.batch) >= stateBatch {
+			e.addStates()
+		}
+		return
+	}
+	e.addState(s)
+	e.stateAdded(s)
+}
+
+// addState puts a rebuilt state in the timeline and the figures.
+func (e *Engine) addState(s *replay.State) {
 	if e.timeline != nil {
 		if err := e.timeline.Add(s); err != nil && e.cap.timelineErr == nil {
 			e.cap.timelineErr = err
@@ -705,6 +784,10 @@ func (e *Engine) onState(s *replay.State) {
 	if e.finds != nil {
 		e.finds.state(s)
 	}
+}
+
+// stateAdded emits a state once it is in the timeline.
+func (e *Engine) stateAdded(s *replay.State) {
 	s.Dif, s.Checkpoint, s.Data = nil, nil, nil
 	e.order.emitted(s.Seq)
 	if e.order.on {
@@ -719,7 +802,7 @@ func (e *Engine) releaseStates(all bool) {
 	water := -1
 	if !all {
 		water = e.order.watermark()
-		if n := e.asm.OldestPendingN(); n >= 0 && (water < 0 || n < water) {
+		if n := e.pendingN(); n >= 0 && (water < 0 || n < water) {
 			water = n
 		}
 	}
@@ -745,7 +828,9 @@ func (e *Engine) Tick(now time.Time) {
 	if e.asm != nil {
 		e.asm.Tick(now)
 	}
-	if e.builder != nil {
+	if e.bh != nil {
+		e.bh.queue(rebuildOp{kind: opFlush, water: e.asm.OldestPendingN()})
+	} else if e.builder != nil {
 		e.builder.Flush()
 		if e.timeline != nil {
 			e.applyAcks(e.builder.Emitted())
@@ -769,7 +854,10 @@ func (e *Engine) Finish() {
 	if e.asm != nil {
 		e.asm.Flush()
 	}
-	if e.builder != nil {
+	if e.bh != nil {
+		e.bh.q.close() // the rebuild goes on to the end of the backlog
+		e.gate.SetLimit(runtime.GOMAXPROCS(0))
+	} else if e.builder != nil {
 		e.builder.Close()
 		if e.timeline != nil {
 			e.applyAcks(int(^uint(0) >> 1))
@@ -795,6 +883,11 @@ func (e *Engine) Finish() {
 // engine started and releases its temporary files.
 func (e *Engine) Close() error {
 	e.Finish()
+	if e.bh != nil {
+		e.bh.aborted.Store(true)
+		e.bh.q.abort()
+		<-e.bh.done
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var err error

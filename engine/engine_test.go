@@ -410,6 +410,10 @@ func TestLineOfAmbiguous(t *testing.T) {
 	if !asAmbiguous(err, &amb) || len(amb.Candidates) != 2 {
 		t.Fatalf("--player 1 of two conversations: %v", err)
 	}
+	// The engine names the problem; a front end adds how to settle it.
+	if msg := err.Error(); !strings.Contains(msg, "2 conversations: 1 (10.0.0.2:24785), 2 (10.0.0.2:24785)") || strings.Contains(msg, "--") {
+		t.Errorf("error %q: want the conversations and no flag", msg)
+	}
 	l, err := e.LineOf(engine.Selector{Player: -1, Conv: 2})
 	if err != nil || l != (reassemble.Line{Conv: 2, Client: client1}) {
 		t.Fatalf("conversation 2: %v %v", l, err)
@@ -471,8 +475,11 @@ func TestSnapshotsWhileRunning(t *testing.T) {
 	e := engine.New(engine.Config{Work: engine.Index | engine.Difs | engine.Health})
 	defer e.Close()
 	done := make(chan error)
+	// The paths are found here: realcap fails or skips the test, which
+	// only the test's own goroutine may do.
+	multi, basic := realcap.Path(t, "modern/multi/multi.pcap"), realcap.Path(t, "modern/basic_pcapng/basic.pcapng")
 	go func() {
-		done <- e.Run(context.Background(), realcap.Path(t, "modern/multi/multi.pcap"), realcap.Path(t, "modern/basic_pcapng/basic.pcapng"))
+		done <- e.Run(context.Background(), multi, basic)
 	}()
 	var wg sync.WaitGroup
 	stop := make(chan struct{})

@@ -12,7 +12,7 @@ import (
 )
 
 // Event is one thing the engine found, delivered to Config.OnEvent in
-// capture order on the goroutine that drives the engine. The concrete types
+// capture order (see Config.OnEvent for the goroutine). The concrete types
 // are PacketEvent, DifEvent, StateEvent, AckEvent, ConversationEvent,
 // ProgressEvent and WarningEvent.
 type Event interface{ isEvent() }

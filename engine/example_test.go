@@ -53,3 +53,27 @@ func ExampleEngine_Findings() {
 	// Output:
 	// warning loss (conv 1): server → player 1 (10.0.0.2:24785): 7 of 191 difs lost (3.7 %): 7 lost whole, 0 incomplete (0 pieces missing); longest run 2 difs; first frame 19
 }
+
+// The engine as the terminal UI runs it: Run returns once the capture is
+// read and indexed, while the states are rebuilt behind it; Progress tells
+// the two apart, and Wait waits for the rebuild.
+func ExampleConfig_rebuildBehind() {
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline, RebuildBehind: true})
+	defer e.Close()
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		fmt.Println(err)
+	}
+	p := e.Progress()
+	fmt.Printf("read %v: %d packets indexed\n", p.Read, p.Packets)
+	e.Wait()
+	p = e.Progress()
+	fmt.Printf("rebuilt %v: %d of %d states\n", p.Done, p.Rebuilt, p.Difs)
+	for _, l := range p.Lines {
+		fmt.Printf("conversation %d: %d states\n", l.Line.Conv, l.Rebuilt)
+	}
+	// Output:
+	// read true: 761 packets indexed
+	// rebuilt true: 362 of 362 states
+	// conversation 1: 184 states
+	// conversation 2: 178 states
+}

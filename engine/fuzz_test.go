@@ -79,7 +79,11 @@ func FuzzEngine(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Half the inputs rebuild behind the fast pass (as the TUI does),
+		// with a backlog that spills at once.
+		behind := len(data)%2 == 1
 		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, MemoryBudget: 4096, TempDir: t.TempDir(),
+			RebuildBehind: behind,
 			OnEvent: func(ev engine.Event) {
 				if p, ok := ev.(engine.PacketEvent); ok {
 					p.Keep()
@@ -94,6 +98,10 @@ func FuzzEngine(f *testing.F) {
 			e.Feed(d)
 		})
 		e.Finish()
+		e.Wait()
+		if p := e.Progress(); !p.Done || p.Rebuilt != p.Difs {
+			t.Fatalf("progress after Wait: %+v", p)
+		}
 		if _, err := json.Marshal(e.Stats()); err != nil {
 			t.Fatalf("stats: %v", err)
 		}

@@ -54,7 +54,7 @@ func (e *AmbiguousError) Error() string {
 	for _, l := range e.Candidates {
 		cs = append(cs, fmt.Sprintf("%d (%s)", l.Conv, l.Client))
 	}
-	return fmt.Sprintf("%s matches %d conversations: %s; choose one with --conv", e.Sel, len(e.Candidates), strings.Join(cs, ", "))
+	return fmt.Sprintf("%s matches %d conversations: %s", e.Sel, len(e.Candidates), strings.Join(cs, ", "))
 }
 
 // NotFoundError is a selector that matches no conversation with states.
@@ -120,7 +120,7 @@ func (e *SLSNChoiceError) Error() string {
 	for i, k := range e.SLSNs {
 		s[i] = fmt.Sprint(k)
 	}
-	return fmt.Sprintf("frame %d exists in level sequences %s: choose one with --slsn", e.Frame, strings.Join(s, ", "))
+	return fmt.Sprintf("frame %d exists in level sequences %s", e.Frame, strings.Join(s, ", "))
 }
 
 // Pick finds the state line l held at frame n of level sequence slsn (-1:
@@ -170,21 +170,45 @@ func (e *Engine) Pick(l reassemble.Line, n, slsn int, sent bool) (Pick, error) {
 	return p, nil
 }
 
-// Describe says which state a pick is, in one line, and on the following
-// lines what a user should know about it.
+// Describe says which state a pick is, in one line (Summary), and on the
+// following lines what a user should know about it (NewerNote, PastNote).
 func (p Pick) Describe(size int) string {
+	s := p.Summary(size)
+	if n := p.NewerNote(); n != "" {
+		s += "\nnote: " + n
+	}
+	if n := p.PastNote(); n != "" {
+		s += "\nnote: " + n
+	}
+	return s
+}
+
+// Summary says which state a pick is, in one line.
+func (p Pick) Summary(size int) string {
 	e := p.Entry
 	acked := "never acknowledged"
 	if e.Acked() {
 		acked = "acknowledged " + e.AckTime().UTC().Format("15:04:05.000000")
 	}
-	s := fmt.Sprintf("%s slsn %d frame %d: the state of frame %d (dif %d → %d, capture frame %d, %s), %d bytes, sha256 %s",
+	return fmt.Sprintf("%s slsn %d frame %d: the state of frame %d (dif %d → %d, capture frame %d, %s), %d bytes, sha256 %s",
 		p.Line, p.SLSN, p.Frame, e.Frame.N, e.Src, e.Frame.N, e.CaptureN, acked, size, hex.EncodeToString(e.Sum[:]))
-	if p.Newer >= 0 {
-		s += fmt.Sprintf("\nnote: the server sent a newer state, of frame %d (capture frame %d), that the client never acknowledged (its stak was lost, or it did not apply it); --sent gives that one", p.NewerEntry.Frame.N, p.NewerEntry.CaptureN)
+}
+
+// NewerNote says, when the server sent a newer state the client never
+// acknowledged, which one ("" otherwise): picking the states sent (Pick's
+// sent) gives it.
+func (p Pick) NewerNote() string {
+	if p.Newer < 0 {
+		return ""
 	}
-	if p.Past {
-		s += fmt.Sprintf("\nnote: frame %d is past the last state of level sequence %d: this is the level's last state", p.Frame, p.SLSN)
+	return fmt.Sprintf("the server sent a newer state, of frame %d (capture frame %d), that the client never acknowledged (its stak was lost, or it did not apply it)", p.NewerEntry.Frame.N, p.NewerEntry.CaptureN)
+}
+
+// PastNote says, when the frame is past the level sequence's last state,
+// so ("" otherwise).
+func (p Pick) PastNote() string {
+	if !p.Past {
+		return ""
 	}
-	return s
+	return fmt.Sprintf("frame %d is past the last state of level sequence %d: this is the level's last state", p.Frame, p.SLSN)
 }

@@ -190,11 +190,7 @@ func (v *Verifier) Result() (Verification, error) {
 	sort.Slice(lines, func(i, j int) bool { return lines[i].Conv < lines[j].Conv })
 	if !v.truth.Server {
 		if len(lines) > 1 {
-			var cs []string
-			for _, l := range lines {
-				cs = append(cs, l.String())
-			}
-			return res, fmt.Errorf("--verify: states of %d clients (%s); choose one with --player, --client or --conv", len(lines), strings.Join(cs, ", "))
+			return res, &ManyClientsError{Lines: lines}
 		}
 	} else {
 		for _, l := range lines {
@@ -267,4 +263,18 @@ func slsnNote(slsn int) string {
 		return ""
 	}
 	return fmt.Sprintf(" (slsn %d)", slsn)
+}
+
+// ManyClientsError is a client's ground truth compared with the states of
+// several clients: one must be chosen.
+type ManyClientsError struct {
+	Lines []reassemble.Line
+}
+
+func (e *ManyClientsError) Error() string {
+	var cs []string
+	for _, l := range e.Lines {
+		cs = append(cs, l.String())
+	}
+	return fmt.Sprintf("states of %d clients (%s)", len(e.Lines), strings.Join(cs, ", "))
 }

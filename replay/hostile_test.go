@@ -150,11 +150,11 @@ func TestStateMemoryBounded(t *testing.T) {
 	if out[0].Status != replay.Corrupt {
 		t.Errorf("a %d-byte state: %v, want corrupt", len(big), out[0].Status)
 	}
+	zero := make([]byte, replay.MaxStateSize)
+	z := msg(t, client1, 0, 0, 1, nil, zero).Compressed
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	zero := make([]byte, replay.MaxStateSize)
-	z := msg(t, client1, 0, 0, 1, nil, zero).Compressed
 	b := replay.New(replay.Options{MaxMemory: 16 << 20}, func(*replay.State) {})
 	for c := range 64 {
 		for f := range 20 {
@@ -163,12 +163,20 @@ func TestStateMemoryBounded(t *testing.T) {
 			b.Add(m)
 		}
 	}
+	// Every build is over (Flush waits for them): what is left is what
+	// the chains keep, and the scratch buffers of the builds the gate let
+	// run at once; both count in the budget.
+	b.Flush()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	b.Close()
-	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 48<<20 {
-		t.Errorf("64 clients of %d-byte states hold %d MB, the budget is 16 MB", len(zero), grew>>20)
+	// The budget, and a megabyte and a half for what 64 chains need
+	// besides states (queues of 64 jobs, indexes of frames: about 8 KB
+	// each) and the scratch's inflaters and compressor.
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 16<<20+3<<19 {
+		t.Errorf("64 clients of %d-byte states hold %.1f MB, the budget is 16 MB", len(zero), float64(grew)/(1<<20))
 	}
+	runtime.KeepAlive(zero)
 }
 
 func rngFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 5)) }

@@ -3,8 +3,9 @@
 // the client's state at the dif's src frame (all zeros for src 0).
 //
 // Clients are independent chains, so a Builder rebuilds each client on a
-// goroutine of its own and hands the results back in the order the difs
-// ended in the capture.
+// goroutine of its own, as many at once as its Gate lets (GOMAXPROCS by
+// default), and hands the results back in the order the difs ended in the
+// capture.
 package replay
 
 import (
@@ -13,6 +14,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,14 +119,20 @@ type Options struct {
 	// clients end Corrupt. 0 means 256.
 	MaxClients int
 	// MaxMemory bounds the bytes of the states all chains keep as bases
-	// (History recent ones and the newest acknowledged ones per client).
-	// When it is reached, a chain reuses its own oldest state instead of
-	// keeping one more. 0 means DefaultMaxMemory.
+	// (History recent ones and the newest acknowledged ones per client)
+	// and of the scratch buffers of the builds under way (two of up to
+	// MaxStateSize for each chain the Gate lets build at once). When it is
+	// reached, a chain reuses its own oldest state instead of keeping one
+	// more. 0 means DefaultMaxMemory.
 	MaxMemory int
 	// Inspect, when set, is called for every OK state on the goroutine that
 	// rebuilt it, with the inflated dif and the new state (both valid only
 	// during the call); it may set State.Extra.
 	Inspect func(s *State, dif, state []byte)
+	// Gate, when set, bounds how many chains build at once, and may be
+	// shared by several Builders; nil gives the Builder a gate of its own
+	// of GOMAXPROCS chains.
+	Gate *Gate
 }
 
 // DefaultMaxMemory is the default bound on the states kept as bases: eight
@@ -176,7 +184,10 @@ func New(opt Options, emit func(*State)) *Builder {
 	if opt.MaxMemory <= 0 {
 		opt.MaxMemory = DefaultMaxMemory
 	}
-	return &Builder{
+	if opt.Gate == nil {
+		opt.Gate = NewGate(runtime.GOMAXPROCS(0))
+	}
+	b := &Builder{
 		opt: opt, emit: emit,
 		clients: map[reassemble.Line]*chain{},
 		results: make(chan *State, 256),
@@ -184,6 +195,10 @@ func New(opt Options, emit func(*State)) *Builder {
 		players: map[reassemble.Line]int{},
 		mem:     new(atomic.Int64),
 	}
+	// The scratch buffers of the builds the gate lets run at once come
+	// out of the budget first.
+	b.mem.Add(int64(opt.Gate.Limit()) * scratchBytes)
+	return b
 }
 
 // Added is the number of messages added so far; the states of the first
@@ -235,7 +250,6 @@ func (b *Builder) Add(m *reassemble.Message) {
 	if c == nil {
 		c = &chain{opt: b.opt, in: make(chan job, 64), out: b.results, mem: b.mem}
 		c.states = map[Frame]int{}
-		c.depth = map[Frame]int{}
 		b.clients[l] = c
 		b.wg.Add(1)
 		go func() { defer b.wg.Done(); c.run() }()
@@ -398,20 +412,25 @@ type job struct {
 // base can complete after the dif that uses it.
 const maxWait = 64
 
-// buffers are the scratch buffers of one build: the inflated dif and the
-// new state.
-type buffers struct{ dif, state []byte }
+// scratchBytes is the most a build's scratch buffers hold.
+const scratchBytes = 2 * MaxStateSize
 
-var bufferPool = sync.Pool{New: func() any { return new(buffers) }}
-
-func getBuffers() *buffers  { return bufferPool.Get().(*buffers) }
-func putBuffers(b *buffers) { bufferPool.Put(b) }
+// buffers are the scratch of one build: the inflated dif, the new state,
+// the inflater and the checkpoints' compressor. Only the builds under way
+// hold one, so idle chains cost none.
+type buffers struct {
+	dif, state []byte
+	inf        reassemble.Inflater
+	zw         *zlib.Writer
+	zbuf       bytes.Buffer
+}
 
 // kept is a state a chain keeps as a possible base.
 type kept struct {
-	f    Frame
-	seq  int
-	data []byte
+	f     Frame
+	seq   int
+	data  []byte
+	depth int // difs from the nearest keyframe or checkpoint
 }
 
 // chain rebuilds one client's states in order.
@@ -420,7 +439,6 @@ type chain struct {
 	in    chan job
 	out   chan<- *State
 	mem   *atomic.Int64
-	inf   reassemble.Inflater
 	size  int
 	level LevelInference
 	// ring of recent states, and their index by frame (the newest state of
@@ -430,9 +448,6 @@ type chain struct {
 	next   int
 	// the newest acknowledged states, newest last, kept whatever their age
 	acked []kept
-	depth map[Frame]int // difs from the nearest keyframe or checkpoint
-	zw    *zlib.Writer
-	zbuf  bytes.Buffer
 	// jobs waiting for their base, in arrival order
 	waiting []job
 	// the base of the waiters being released (see releaseWaiting)
@@ -440,16 +455,16 @@ type chain struct {
 }
 
 // compress zlib-compresses a checkpoint, fast.
-func (c *chain) compress(state []byte) []byte {
-	c.zbuf.Reset()
-	if c.zw == nil {
-		c.zw, _ = zlib.NewWriterLevel(&c.zbuf, zlib.BestSpeed)
+func (b *buffers) compress(state []byte) []byte {
+	b.zbuf.Reset()
+	if b.zw == nil {
+		b.zw, _ = zlib.NewWriterLevel(&b.zbuf, zlib.BestSpeed)
 	} else {
-		c.zw.Reset(&c.zbuf)
+		b.zw.Reset(&b.zbuf)
 	}
-	c.zw.Write(state)
-	c.zw.Close()
-	return bytes.Clone(c.zbuf.Bytes())
+	b.zw.Write(state)
+	b.zw.Close()
+	return bytes.Clone(b.zbuf.Bytes())
 }
 
 func (c *chain) run() {
@@ -468,18 +483,25 @@ func (c *chain) run() {
 		for _, w := range c.waiting {
 			if w.waited++; w.waited > maxWait {
 				w.final = true
-				c.out <- c.build(w)
+				c.out <- c.gated(w)
 				continue
 			}
 			kept = append(kept, w)
 		}
 		clear(c.waiting[len(kept):])
 		c.waiting = kept
-		if s := c.build(j); s != nil {
+		if s := c.gated(j); s != nil {
 			c.out <- s
 		}
 	}
 	c.endWaiting()
+}
+
+// gated builds j once the gate lets the chain in.
+func (c *chain) gated(j job) *State {
+	bufs := c.opt.Gate.enter()
+	defer c.opt.Gate.leave(bufs)
+	return c.build(j, bufs)
 }
 
 // endWaiting ends every parked job as MissingBase.
@@ -488,7 +510,7 @@ func (c *chain) endWaiting() {
 	c.waiting = nil
 	for _, j := range w {
 		j.final = true
-		c.out <- c.build(j)
+		c.out <- c.gated(j)
 	}
 }
 
@@ -536,7 +558,7 @@ func (c *chain) keepAcked(n int32) {
 		buf = make([]byte, len(src.data))
 	}
 	copy(buf, src.data)
-	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf})
+	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf, depth: src.depth})
 }
 
 // reserve takes n bytes from the builder's budget, if it has them.
@@ -564,7 +586,8 @@ func (c *chain) base(f Frame) (kept, bool) {
 	return kept{}, false
 }
 
-func (c *chain) build(j job) *State {
+// build rebuilds j's state in the scratch bufs.
+func (c *chain) build(j job, bufs *buffers) *State {
 	m := j.msg
 	s := &State{
 		Seq: j.seq, Client: m.Client, Conv: m.Conv, Player: j.player, SLSN: m.SLSN, Src: m.Src, Dst: m.Dst,
@@ -594,12 +617,7 @@ func (c *chain) build(j job) *State {
 	if c.opt.StateSize > 0 {
 		size = c.opt.StateSize
 	}
-	// The dif and the new state are built in buffers shared by every
-	// chain: only the chains building at this moment hold one, so many
-	// idle clients cost no buffers.
-	bufs := getBuffers()
-	defer putBuffers(bufs)
-	dif, err := c.inf.Inflate(bufs.dif, m.Compressed, min(size, MaxStateSize))
+	dif, err := bufs.inf.Inflate(bufs.dif, m.Compressed, min(size, MaxStateSize))
 	bufs.dif = dif
 	if size == 0 && err == nil && len(dif) > MaxStateSize {
 		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
@@ -639,10 +657,11 @@ func (c *chain) build(j job) *State {
 		}
 		s.BaseSeq = base.seq
 	}
-	// The base's depth, read before slot can evict the base.
+	// The base's depth, which goes with it (an acknowledged base kept
+	// long after it left the recent states keeps its own).
 	depth := 0
 	if base.data != nil {
-		depth = c.depth[Frame{s.SLSN, m.Src}] + 1
+		depth = base.depth + 1
 	}
 	f := Frame{s.SLSN, m.Dst}
 	// The new state goes to scratch first: the base may be the ring slot
@@ -660,7 +679,7 @@ func (c *chain) build(j job) *State {
 	s.Sum = sha256.Sum256(dst)
 	s.Dif = m.Compressed
 	if c.opt.CheckpointEvery > 0 && depth >= c.opt.CheckpointEvery {
-		s.Checkpoint = c.compress(dst)
+		s.Checkpoint = bufs.compress(dst)
 		depth = 0
 	}
 	if c.opt.Inspect != nil {
@@ -672,12 +691,10 @@ func (c *chain) build(j job) *State {
 	if _, held := c.states[f]; !held {
 		// A frame already held keeps its state: a second dif to the same
 		// frame never overwrites a base.
-		if c.keep(f, j.seq, dst) {
-			c.depth[f] = depth
-		}
+		c.keep(f, j.seq, dst, depth)
 	}
 	if len(c.waiting) > 0 {
-		c.releaseWaiting(f)
+		c.releaseWaiting(f, bufs) // this build is done with bufs
 	}
 	return s
 }
@@ -685,7 +702,7 @@ func (c *chain) build(j job) *State {
 // releaseWaiting builds the parked jobs whose base is frame f, now rebuilt.
 // Each is built once: one whose base is gone again (evicted by the others)
 // ends as MissingBase rather than waiting again.
-func (c *chain) releaseWaiting(f Frame) {
+func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 	var ready []job
 	rest := c.waiting[:0]
 	for _, w := range c.waiting {
@@ -704,12 +721,12 @@ func (c *chain) releaseWaiting(f Frame) {
 	// on a copy of it.
 	if b, ok := c.base(f); ok {
 		prev := c.pinned
-		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data)}
+		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data), depth: b.depth}
 		defer func() { c.pinned = prev }()
 	}
 	for _, w := range ready {
 		w.final = true
-		if s := c.build(w); s != nil {
+		if s := c.build(w, bufs); s != nil {
 			c.out <- s
 		}
 	}
@@ -718,11 +735,11 @@ func (c *chain) releaseWaiting(f Frame) {
 // keep stores state as frame f's in the ring, reusing the oldest slot when
 // the ring is full or the memory budget is spent. It reports whether the
 // state was kept.
-func (c *chain) keep(f Frame, seq int, state []byte) bool {
+func (c *chain) keep(f Frame, seq int, state []byte, depth int) bool {
 	if len(c.ring) < c.opt.History && c.reserve(len(state)) {
 		data := make([]byte, len(state))
 		copy(data, state)
-		c.ring = append(c.ring, kept{f: f, seq: seq, data: data})
+		c.ring = append(c.ring, kept{f: f, seq: seq, data: data, depth: depth})
 		c.states[f] = len(c.ring) - 1
 		return true
 	}
@@ -734,13 +751,12 @@ func (c *chain) keep(f Frame, seq int, state []byte) bool {
 	old := &c.ring[i]
 	if c.states[old.f] == i {
 		delete(c.states, old.f)
-		delete(c.depth, old.f)
 	}
 	if len(old.data) != len(state) {
 		return false // the size never changes within a chain
 	}
 	copy(old.data, state)
-	old.f, old.seq = f, seq
+	old.f, old.seq, old.depth = f, seq, depth
 	c.states[f] = i
 	return true
 }

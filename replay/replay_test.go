@@ -489,3 +489,67 @@ func parseStatus(s string) (replay.Status, error) {
 	}
 	return 0, fmt.Errorf("unknown status %q", s)
 }
+
+// Any state can be rebuilt from at most CheckpointEvery difs, also one
+// based on an old acknowledged state that has left the recent states: its
+// base's depth is kept with it.
+func TestCheckpointBoundOldAckedBase(t *testing.T) {
+	const every = 8
+	r := rngFor(9)
+	st := map[int32][]byte{0: nil}
+	cur := firstState(r, 4096)
+	st[1] = cur
+	var msgs []*reassemble.Message
+	var acks []int32 // ack after the message of the same index, 0 for none
+	add := func(src, dst int32, ack int32) {
+		msgs = append(msgs, msg(t, client1, 0, src, dst, st[src], st[dst]))
+		acks = append(acks, ack)
+	}
+	add(0, 1, 0)
+	// A chain of every-1 difs: frame every is as deep as a state can be
+	// without a checkpoint; the client acknowledges it.
+	for f := int32(2); f <= every; f++ {
+		st[f] = mutate(r, st[f-1])
+		add(f-1, f, 0)
+	}
+	acks[len(acks)-1] = every
+	// Keyframes push it out of the recent states; the client acknowledges
+	// none of them.
+	for f := int32(every + 1); f <= every+40; f++ {
+		st[f] = mutate(r, st[every])
+		add(0, f, 0)
+	}
+	// The server bases its next difs on the newest state acknowledged.
+	prev := int32(every)
+	for f := int32(every + 41); f <= every+60; f++ {
+		st[f] = mutate(r, st[prev])
+		add(prev, f, 0)
+		prev = f
+	}
+	var out []*replay.State
+	b := replay.New(replay.Options{CheckpointEvery: every, History: 16}, func(s *replay.State) { out = append(out, s) })
+	for i, m := range msgs {
+		b.Add(m)
+		if acks[i] != 0 {
+			b.Flush() // the state is rebuilt before its ack comes, as on the wire
+			b.Ack(ln(client1), acks[i])
+		}
+	}
+	b.Close()
+	bySeq := map[int]*replay.State{}
+	for _, s := range out {
+		bySeq[s.Seq] = s
+		if s.Status != replay.OK {
+			t.Fatalf("state %d→%d: %v %v", s.Src, s.Dst, s.Status, s.Err)
+		}
+	}
+	for _, s := range out {
+		depth := 0
+		for x := s; x.Checkpoint == nil && !x.Keyframe(); x = bySeq[x.BaseSeq] {
+			depth++
+		}
+		if depth > every {
+			t.Errorf("state of frame %d: %d difs from its checkpoint or keyframe, the bound is %d", s.Dst, depth, every)
+		}
+	}
+}

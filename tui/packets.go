@@ -519,7 +519,7 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 					out = append(out, m.st.dim.Render("filtering…"))
 				case p.filter != nil:
 					out = append(out, m.st.dim.Render("no packet matches "+p.filter.String()))
-				case !m.done:
+				case !m.read:
 					out = append(out, m.st.dim.Render("reading…"))
 				default:
 					out = append(out, m.st.dim.Render("no game packets"))

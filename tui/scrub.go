@@ -518,6 +518,9 @@ func describe(l reassemble.Line, e *replay.Entry) string {
 func (s *scrubModel) header(m *Model, w int) []string {
 	if s.n == 0 {
 		msg := "no states rebuilt yet"
+		if p := m.e.Progress(); !p.Done && p.Difs > 0 {
+			msg = fmt.Sprintf("no states rebuilt yet: rebuilding, %d of %d difs done", p.Rebuilt, p.Difs)
+		}
 		if m.done {
 			msg = "this capture has no rebuilt states (no state difs, or none complete)"
 		}
@@ -526,6 +529,9 @@ func (s *scrubModel) header(m *Model, w int) []string {
 	e := &s.ent
 	info := fmt.Sprintf("%s (p%d) · state %d/%d · slsn %d frame %d · dif %d→%d %s %dB %d/%d pieces",
 		s.line().Client, e.Player, s.i+1, s.n, e.SLSN, e.N, e.Src, e.N, e.Status, e.Compressed, e.Pieces, e.Count)
+	if lp := m.lineProgress(s.line()); lp != "" {
+		info = fmt.Sprintf("client %d: %s · %s", s.line().Conv, lp, info)
+	}
 	if e.Keyframe() {
 		info += " · keyframe"
 	}

@@ -45,6 +45,9 @@ type Options struct {
 	Engine *engine.Engine
 	// Title names what is shown (the inputs).
 	Title string
+	// Live names the interfaces of a live capture ("" for files): the
+	// status line then shows them with the kernel's drop count.
+	Live string
 	// Color is false for NO_COLOR: no colors, reverse video for what is
 	// selected, and a map of characters.
 	Color bool
@@ -97,7 +100,8 @@ type Model struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	feed   *feed
-	done   bool      // the engine has read everything
+	read   bool      // the engine's fast pass has read everything (packets, index)
+	done   bool      // and every state is rebuilt
 	first  time.Time // the capture's first time stamp, the zero of times shown
 	ticks  int
 	runErr error
@@ -142,10 +146,13 @@ func New(opts Options) *Model {
 	m.feed = &feed{}
 	if opts.Engine != nil {
 		m.e = opts.Engine
-		m.done = true
+		m.read, m.done = true, !m.e.Rebuilding()
 	} else {
 		cfg := opts.Config
 		cfg.Work |= engine.Index | engine.Timeline | engine.Health | engine.Findings
+		// The packet list, filters and jumps work as soon as the capture
+		// is read; the states come behind.
+		cfg.RebuildBehind = true
 		if cfg.Schema == nil {
 			cfg.Schema = opts.Schema
 		}
@@ -203,7 +210,12 @@ func (m *Model) Init() tea.Cmd {
 		}()
 		cmds = append(cmds, func() tea.Msg { return runDoneMsg{<-res} }, tick())
 	} else {
-		m.done = true
+		m.read = true
+		if m.e.Rebuilding() {
+			cmds = append(cmds, tick())
+		} else {
+			m.done = true
+		}
 		cmds = append(cmds, m.refreshAll())
 	}
 	return tea.Batch(cmds...)
@@ -249,9 +261,17 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 		if m.done {
 			return m, nil
 		}
+		if m.read && !m.e.Rebuilding() {
+			m.done = true // the last states are in: one more refresh, no more ticks
+			return m, m.refreshAll()
+		}
+		if m.read {
+			return m, tea.Batch(m.refreshAll(), tick())
+		}
 		return m, tea.Batch(m.refreshAll(), m.packets.onGrow(m), tick())
 	case runDoneMsg:
-		m.done = true
+		m.read = true
+		m.done = !m.e.Rebuilding()
 		if msg.err != nil && m.ctx.Err() == nil {
 			m.runErr = msg.err
 			m.setErr(msg.err)
@@ -572,16 +592,10 @@ func (m *Model) renderStatus(w int) string {
 		}
 		return fit(s, w)
 	}
-	var parts []string
-	if !m.done {
-		m.feed.mu.Lock()
-		p := m.feed.progress
-		m.feed.mu.Unlock()
-		parts = append(parts, progressBar(p, 20))
-	}
-	if idx := m.e.Index(); idx != nil {
-		parts = append(parts, fmt.Sprintf("%d packets", idx.Len()))
-	}
+	m.feed.mu.Lock()
+	ev := m.feed.progress
+	m.feed.mu.Unlock()
+	parts := []string{m.progressLine(ev, w)}
 	m.feed.mu.Lock()
 	nw := len(m.feed.warnings)
 	var lastWarn string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/filter"
+	"github.com/pmdump/pmdump/reassemble"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens in testdata/")
@@ -447,6 +448,33 @@ func TestProgressBar(t *testing.T) {
 	}
 }
 
+// The rebuild's part of the progress line: 100 % only when complete, the
+// clients not done yet while there is room, "so far" while reading.
+func TestRebuildLine(t *testing.T) {
+	l := func(conv, difs, rebuilt int) engine.LineProgress {
+		return engine.LineProgress{Line: reassemble.Line{Conv: conv}, Difs: difs, Rebuilt: rebuilt}
+	}
+	for _, c := range []struct {
+		p    engine.Progress
+		read bool
+		w    int
+		want string
+	}{
+		{engine.Progress{Difs: 1000, Rebuilt: 999, Lines: []engine.LineProgress{l(1, 500, 500), l(2, 500, 499)}}, true, 80,
+			"states: 999 of 1000 rebuilt (99 %) · c2 99 %"},
+		{engine.Progress{Difs: 1000, Rebuilt: 1000}, true, 80, "states: 1000 of 1000 rebuilt (99 %)"},
+		{engine.Progress{Difs: 1000, Rebuilt: 1000, Done: true}, true, 80, "states: 1000 rebuilt"},
+		{engine.Progress{Difs: 300, Rebuilt: 41, Lines: []engine.LineProgress{l(1, 100, 41), l(2, 200, 0)}}, false, 80,
+			"states: 41 of 300 rebuilt so far · c1 41 % · c2 0 %"},
+		{engine.Progress{Difs: 300, Rebuilt: 41, Lines: []engine.LineProgress{l(1, 100, 41), l(2, 200, 0)}}, false, 40,
+			"states: 41 of 300 rebuilt so far"},
+	} {
+		if got := rebuildLine(c.p, c.read, c.w); got != c.want {
+			t.Errorf("rebuildLine(%+v, %v) = %q, want %q", c.p, c.read, got, c.want)
+		}
+	}
+}
+
 // TestRunningEngine starts the program the way pmdump tui does: the
 // engine reads on its own goroutine while the screen refreshes.
 func TestRunningEngine(t *testing.T) {
@@ -468,8 +496,19 @@ func TestRunningEngine(t *testing.T) {
 		t.Fatal("the engine's run did not end")
 	}
 	drive(t, m, done)
-	if !m.done || m.e.Index().Len() == 0 || len(m.scrub.lines) == 0 {
-		t.Errorf("after the run: done %v, %d packets, %d lines", m.done, m.e.Index().Len(), len(m.scrub.lines))
+	if !m.read || m.e.Index().Len() == 0 {
+		t.Errorf("after the run: read %v, %d packets", m.read, m.e.Index().Len())
+	}
+	// The states come behind the packets; the screen follows them
+	// without a key press.
+	m.e.Wait()
+	drive(t, m, tickMsg{})
+	if !m.done || len(m.scrub.lines) == 0 {
+		t.Errorf("after the rebuild: done %v, %d lines", m.done, len(m.scrub.lines))
+	}
+	// Everything is in: the packets, nothing said to be in progress.
+	if s := m.renderStatus(200); !strings.Contains(s, "809 packets") || strings.Contains(s, "rebuil") {
+		t.Errorf("status after the rebuild: %q", s)
 	}
 	if rows := listRows(screen(m)); len(rows) == 0 {
 		t.Error("no packets shown")
@@ -533,5 +572,22 @@ func TestNothingToShow(t *testing.T) {
 	}
 	if s := screen(m); !strings.Contains(s, "no packet matches num == 0") {
 		t.Errorf("the empty list does not say why:\n%s", s)
+	}
+}
+
+// On a live capture the status line names the interfaces; packets and
+// states are counted as for a file.
+func TestLiveStatusLine(t *testing.T) {
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health})
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Engine: e, Title: "live: lo", Live: "lo"})
+	defer m.Close()
+	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 200, Height: 30})
+	// 761 game packets and 362 states: pmdump read and pmdump states on
+	// sample:modern.
+	if s := m.renderStatus(200); !strings.Contains(s, "live lo: 761 packets (capture ended)") || !strings.Contains(s, "states: 362 rebuilt") {
+		t.Errorf("live status line: %q", s)
 	}
 }

@@ -84,7 +84,7 @@ cannot be read 2.`,
 					}
 				}
 				var run *liveRun
-				e, run, runErr = driveLive(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, &lf)
+				e, run, runErr = driveLive(cmd.Context(), cmd.ErrOrStderr(), cfg, &lf)
 				if e == nil {
 					return runErr
 				}

@@ -21,14 +21,8 @@ import (
 // inputError when inputs could not be read, and nil engine when none could;
 // damagedError when inputs were cut short, the engine holding what came
 // before.
+// An event handler stops the engine through cfg.Stopper.
 func drive(ctx context.Context, stderr io.Writer, cfg engine.Config, inputs []string, progress bool) (*engine.Engine, error) {
-	var e *engine.Engine
-	return driveInto(&e, ctx, stderr, cfg, inputs, progress)
-}
-
-// driveInto is drive that sets *ep to the engine before it runs, so the
-// event handler can stop it.
-func driveInto(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg engine.Config, inputs []string, progress bool) (*engine.Engine, error) {
 	var bar *readBar
 	if progress && isTerminal(stderr) {
 		bar = newReadBar(stderr)
@@ -52,7 +46,6 @@ func driveInto(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 		}
 	}
 	e := engine.New(cfg)
-	*ep = e
 	err := e.Run(ctx, inputs...)
 	if bar != nil {
 		bar.done()

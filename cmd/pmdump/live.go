@@ -92,7 +92,7 @@ type liveRun struct {
 // network is quiet, calls cfg.Idle when nothing is waiting so output shows
 // at once, and writes every frame to --write. Events reach cfg.OnEvent one
 // at a time. Errors opening the capture are input errors (exit status 2).
-func driveLive(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg engine.Config, l *liveFlags) (*engine.Engine, *liveRun, error) {
+func driveLive(ctx context.Context, stderr io.Writer, cfg engine.Config, l *liveFlags) (*engine.Engine, *liveRun, error) {
 	live, err := l.open()
 	if err != nil {
 		return nil, nil, err
@@ -133,7 +133,6 @@ func driveLive(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 	}
 	cfg.Idle = nil
 	e := engine.New(cfg)
-	*ep = e
 
 	stop := func() { live.Close() } // the reader drains what was captured, then ends
 	sig, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -147,40 +146,18 @@ func driveLive(ep **engine.Engine, ctx context.Context, stderr io.Writer, cfg en
 		t := time.AfterFunc(l.duration, stop)
 		defer t.Stop()
 	}
-	ticking := make(chan struct{})
-	tickDone := make(chan struct{})
-	go func() {
-		defer close(tickDone)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ticking:
-				return
-			case now := <-t.C:
-				e.Tick(now)
-				if idle != nil {
-					mu.Lock()
-					idle()
-					mu.Unlock()
-				}
-			}
-		}
-	}()
-	pf := source.Prefetch(source.NewFrameReader(frames, "live"))
-	pf.Idle = func() {
+	afterTick := func() {
 		if idle != nil {
 			mu.Lock()
 			idle()
 			mu.Unlock()
 		}
 	}
-	runErr := e.RunSource(context.Background(), pf)
+	pf := source.Prefetch(source.NewFrameReader(frames, "live"))
+	pf.Idle = afterTick
+	runErr := e.RunLive(context.Background(), pf, 250*time.Millisecond, afterTick)
 	stop() // -c or a failing output stopped the engine
 	pf.Close()
-	close(ticking)
-	<-tickDone
-	e.Finish()
 	run.counters = pf.Counters()
 	run.received, run.dropped, _ = live.KernelStats()
 	if w != nil {
@@ -264,9 +241,9 @@ func runLive(cmd *cobra.Command, o *liveOpts) error {
 	}
 	out := bufio.NewWriterSize(stdout, 1<<16)
 	defer out.Flush()
-	var e *engine.Engine
-	pp := &packetPrinter{pr: printer{o: &o.readOpts, out: out}, flt: flt, e: &e}
-	cfg := engine.Config{Era: era, Work: engine.Counts, Idle: func() { out.Flush() }}
+	stop := new(engine.Stopper)
+	pp := &packetPrinter{pr: printer{o: &o.readOpts, out: out}, flt: flt, stop: stop}
+	cfg := engine.Config{Era: era, Work: engine.Counts, Idle: func() { out.Flush() }, Stopper: stop}
 	if o.states {
 		cfg.Work |= engine.States
 	}
@@ -288,7 +265,7 @@ func runLive(cmd *cobra.Command, o *liveOpts) error {
 			}
 		}
 	}
-	e, run, err := driveLive(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, &o.liveFlags)
+	e, run, err := driveLive(cmd.Context(), cmd.ErrOrStderr(), cfg, &o.liveFlags)
 	if e == nil {
 		return err
 	}

@@ -147,14 +147,15 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
-	var e *engine.Engine
-	pp := &packetPrinter{pr: printer{o: o, out: out}, flt: flt, e: &e}
+	stop := new(engine.Stopper)
+	pp := &packetPrinter{pr: printer{o: o, out: out}, flt: flt, stop: stop}
 	cfg := engine.Config{
 		Era:      era,
+		Stopper:  stop,
 		Idle:     func() { out.Flush() }, // a live stream shows its packets as they come
 		OnPacket: func(pe *engine.PacketEvent) { pp.handle(*pe) },
 	}
-	e, err = driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	e, err := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
 	if e != nil {
 		e.Close()
 	}
@@ -187,7 +188,7 @@ func noteNoMatch(w io.Writer, flt *filter.Filter) {
 type packetPrinter struct {
 	pr    printer
 	flt   *filter.Filter
-	e     **engine.Engine
+	stop  *engine.Stopper
 	shown int
 	err   error
 }
@@ -205,12 +206,12 @@ func (pp *packetPrinter) handle(pe engine.PacketEvent) {
 	}
 	if err := pp.pr.print(r); err != nil {
 		pp.err = err
-		(*pp.e).Stop()
+		pp.stop.Stop()
 		return
 	}
 	pp.shown++
 	if pp.pr.o.count > 0 && pp.shown >= pp.pr.o.count {
-		(*pp.e).Stop()
+		pp.stop.Stop()
 	}
 }
 
@@ -238,8 +239,8 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 	}
 	written, skipped := 0, 0
 	var writeErr error
-	var e *engine.Engine
-	cfg := engine.Config{Era: era, OnEvent: func(ev engine.Event) {
+	stop := new(engine.Stopper)
+	cfg := engine.Config{Era: era, Stopper: stop, OnEvent: func(ev engine.Event) {
 		pe, ok := ev.(engine.PacketEvent)
 		if !ok || writeErr != nil {
 			return
@@ -253,7 +254,7 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 				micro = d.Digits <= 6 // the input's precision, as tcpdump and editcap keep it
 			}
 			if writeErr = open(source.Interface{Name: d.InterfaceName, LinkType: d.LinkType}); writeErr != nil {
-				e.Stop()
+				stop.Stop()
 				return
 			}
 		}
@@ -262,15 +263,15 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 			return
 		} else if err != nil {
 			writeErr = err
-			e.Stop()
+			stop.Stop()
 			return
 		}
 		written++
 		if o.count > 0 && written >= o.count {
-			e.Stop()
+			stop.Stop()
 		}
 	}}
-	e, err := driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
+	e, err := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
 	if e != nil {
 		e.Close()
 	}

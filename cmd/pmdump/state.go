@@ -135,7 +135,7 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		return err
 	}
 	en := pick.Entry
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", pick.Describe(len(data)))
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", describePick(pick, len(data)))
 	if o.out != "" {
 		if o.out == "-" {
 			_, err = cmd.OutOrStdout().Write(data)
@@ -213,16 +213,46 @@ func (p *pickFlags) selector(need bool) (engine.Selector, error) {
 	return sel, nil
 }
 
-// pickError makes the user's errors among the engine's usage errors.
+// pickError makes the user's errors among the engine's usage errors, with
+// the flag that settles them.
 func pickError(err error) error {
 	var amb *engine.AmbiguousError
 	var nf *engine.NotFoundError
 	var sc *engine.SLSNChoiceError
 	var gc *engine.GameChoiceError
-	if errors.As(err, &amb) || errors.As(err, &nf) || errors.As(err, &sc) || errors.As(err, &gc) {
+	switch {
+	case errors.As(err, &amb):
+		return usageError{flagHint{err, "; choose one with --conv"}}
+	case errors.As(err, &gc):
+		return usageError{flagHint{err, "; choose one with --conv (any of its conversations)"}}
+	case errors.As(err, &sc):
+		return usageError{flagHint{err, ": choose one with --slsn"}}
+	case errors.As(err, &nf):
 		return usageError{err}
 	}
 	return err
+}
+
+// flagHint is an engine error with the flag that settles it.
+type flagHint struct {
+	err  error
+	hint string
+}
+
+func (h flagHint) Error() string { return h.err.Error() + h.hint }
+func (h flagHint) Unwrap() error { return h.err }
+
+// describePick says which state a pick is and what the user should know
+// about it, with the flags that give the others.
+func describePick(p engine.Pick, size int) string {
+	s := p.Summary(size)
+	if n := p.NewerNote(); n != "" {
+		s += "\nnote: " + n + "; --sent gives that one"
+	}
+	if n := p.PastNote(); n != "" {
+		s += "\nnote: " + n
+	}
+	return s
 }
 
 // indexStates rebuilds every state of the inputs into the engine's
@@ -233,8 +263,8 @@ func indexStates(cmd *cobra.Command, args []string, era decode.Era, sel engine.S
 	// The index of a long capture is large: ask the garbage collector to
 	// keep the heap near what is live rather than let it double.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
-	var e *engine.Engine
-	cfg := engine.Config{Era: era, Work: engine.Timeline}
+	stop := new(engine.Stopper)
+	cfg := engine.Config{Era: era, Work: engine.Timeline, Stopper: stop}
 	if !sel.Any() {
 		cfg.Select = &sel // only the states asked for are rebuilt
 	}
@@ -242,11 +272,11 @@ func indexStates(cmd *cobra.Command, args []string, era decode.Era, sel engine.S
 		cfg.OnEvent = func(ev engine.Event) {
 			if s, ok := ev.(engine.StateEvent); ok && s.State.Conv == sel.Conv &&
 				(s.State.SLSN > slsn || s.State.SLSN == slsn && int(s.State.Dst) > frame+400) {
-				e.Stop()
+				stop.Stop()
 			}
 		}
 	}
-	return driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
+	return drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
 }
 
 // timelineMemory is the soft memory limit while indexing: the index of a

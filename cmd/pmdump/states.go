@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -157,7 +158,8 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	}
 	matched := map[reassemble.Line]bool{}
 	var ambiguous []reassemble.Line
-	var e *engine.Engine
+	stop := new(engine.Stopper)
+	cfg.Stopper = stop
 	cfg.OnEvent = func(ev engine.Event) {
 		se, ok := ev.(engine.StateEvent)
 		if !ok {
@@ -173,7 +175,7 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 				for l := range matched {
 					ambiguous = append(ambiguous, l)
 				}
-				e.Stop()
+				stop.Stop()
 				return
 			}
 		}
@@ -192,7 +194,7 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 		}
 		out.Write(buf)
 	}
-	e, runErr := driveInto(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
+	e, runErr := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
 	if e == nil {
 		return runErr
 	}
@@ -200,14 +202,17 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	if ambiguous != nil {
 		out.Flush()
 		sort.Slice(ambiguous, func(i, j int) bool { return ambiguous[i].Conv < ambiguous[j].Conv })
-		return usageError{&engine.AmbiguousError{Sel: sel, Candidates: ambiguous}}
+		return pickError(&engine.AmbiguousError{Sel: sel, Candidates: ambiguous})
 	}
 	if shown == 0 && ver == nil && (!sel.Any() || fr.set) {
 		fmt.Fprintln(cmd.ErrOrStderr(), "pmdump: no state matched --player, --client, --conv or --frames")
 	}
 	if ver != nil {
 		res, err := ver.Result()
-		if err != nil {
+		var many *engine.ManyClientsError
+		if errors.As(err, &many) {
+			return usageError{fmt.Errorf("--verify: %w; choose one with --player, --client or --conv", err)}
+		} else if err != nil {
 			return usageError{err}
 		}
 		for _, l := range res.Problems {

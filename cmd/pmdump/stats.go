@@ -100,7 +100,7 @@ was seen and the kernel's received and dropped counts.`,
 			var run *liveRun
 			var runErr error
 			if lf.live() {
-				e, run, runErr = driveLive(&e, cmd.Context(), cmd.ErrOrStderr(), cfg, &lf)
+				e, run, runErr = driveLive(cmd.Context(), cmd.ErrOrStderr(), cfg, &lf)
 			} else {
 				e, runErr = drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, true)
 			}

@@ -93,6 +93,7 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 		}
 		defer live.Close()
 		opts.Start, opts.Title = liveStarter(live), "live: "+strings.Join(o.ifaces, ", ")
+		opts.Live = strings.Join(o.ifaces, ", ")
 	}
 	if err := tui.Run(cmd.Context(), opts); err != nil {
 		return fmt.Errorf("tui: %w", err)
@@ -130,28 +131,13 @@ func checkTUIInputs(args []string, stdinTerminal bool) error {
 // last states show), and ends when the TUI quits.
 func liveStarter(live *source.LiveSource) func(ctx context.Context, e *engine.Engine) error {
 	return func(ctx context.Context, e *engine.Engine) error {
-		done := make(chan struct{})
-		defer close(done)
 		go func() {
-			t := time.NewTicker(250 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-ctx.Done():
-					live.Close() // the reader drains what was captured, then ends
-					return
-				case now := <-t.C:
-					e.Tick(now)
-				}
-			}
+			<-ctx.Done()
+			live.Close() // the reader drains what was captured, then ends
 		}()
 		pf := source.Prefetch(source.NewFrameReader(live, "live"))
 		defer pf.Close()
-		err := e.RunSource(context.Background(), pf)
-		e.Finish()
-		return err
+		return e.RunLive(context.Background(), pf, 250*time.Millisecond, nil)
 	}
 }
 

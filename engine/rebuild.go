@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"sync/atomic"
+
+	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
+)
+
+// behind is the state rebuild when it runs behind the fast pass (see
+// Config.RebuildBehind): the fast pass queues what the rebuild needs in a
+// backlog, and one goroutine hands it to the Builder, whose chains rebuild
+// the clients in parallel.
+type behind struct {
+	q    *backlog
+	done chan struct{} // closed when the rebuild has ended
+	// Under the engine's lock: the difs queued per line, in all.
+	queued map[reassemble.Line]int
+	total  int
+	// The rebuild goroutine's own.
+	water   int             // the assembler's OldestPendingN as of the last op taken
+	batch   []*replay.State // states rebuilt, not yet in the timeline
+	added   int             // states in the timeline: Seq 0 to added-1
+	rebuilt atomic.Int64
+	aborted atomic.Bool
+}
+
+// queue hands an op to the rebuild.
+func (b *behind) queue(o rebuildOp) { b.q.push(o) }
+
+// rebuildBehind is the rebuild goroutine: it takes the ops in the order
+// the fast pass queued them until the backlog is closed and empty (Finish)
+// or aborted (Close).
+func (e *Engine) rebuildBehind() {
+	b := e.bh
+	defer close(b.done)
+	for {
+		if len(b.batch) > 0 && !b.q.ready() {
+			e.addStates() // nothing else to do: show what is rebuilt
+		}
+		o, ok := b.q.pop()
+		if !ok {
+			break
+		}
+		b.water = o.water
+		switch o.kind {
+		case opDif:
+			e.order.added(e.builder.Added(), o.msg.LastN)
+			e.builder.Add(o.msg)
+		case opAck:
+			e.builder.Ack(o.line, o.n)
+			if e.timeline != nil {
+				e.mu.Lock()
+				e.held = append(e.held, heldAck{Ack{Line: o.line, Frame: o.n, TS: o.ts}, e.builder.Added()})
+				e.applyAcks(b.added)
+				e.mu.Unlock()
+			}
+		case opPlayer:
+			e.builder.SetLinePlayer(o.line, int(o.n))
+		case opEndLine:
+			e.builder.EndLine(o.line)
+		case opFlush:
+			e.builder.Flush()
+			e.addStates()
+			if e.timeline != nil {
+				e.mu.Lock()
+				e.applyAcks(b.added)
+				e.mu.Unlock()
+			}
+			if e.order.on {
+				e.releaseStates(false)
+			}
+		}
+	}
+	e.builder.Close()
+	e.addStates()
+	e.mu.Lock()
+	if e.timeline != nil {
+		e.applyAcks(int(^uint(0) >> 1))
+	}
+	if err := b.q.failure(); err != nil && e.cap.timelineErr == nil {
+		e.cap.timelineErr = err
+		e.warnf("%v", err)
+	}
+	e.mu.Unlock()
+	if e.order.on && !b.aborted.Load() {
+		e.releaseStates(true)
+	}
+}
+
+// stateBatch is the most rebuilt states the rebuild holds before it adds
+// them to the timeline under the engine's lock.
+const stateBatch = 256
+
+// addStates adds the batched states to the timeline and the figures, and
+// emits them.
+func (e *Engine) addStates() {
+	b := e.bh
+	if len(b.batch) == 0 {
+		return
+	}
+	e.mu.Lock()
+	for _, s := range b.batch {
+		e.addState(s)
+	}
+	b.added = b.batch[len(b.batch)-1].Seq + 1
+	b.rebuilt.Add(int64(len(b.batch)))
+	e.mu.Unlock()
+	for i, s := range b.batch {
+		e.stateAdded(s)
+		b.batch[i] = nil
+	}
+	b.batch = b.batch[:0]
+}
+
+// pendingN is the smallest capture number a dif still to end can have,
+// -1 for none (see reassemble.Assembler.OldestPendingN).
+func (e *Engine) pendingN() int {
+	if e.bh != nil {
+		return e.bh.water
+	}
+	return e.asm.OldestPendingN()
+}
+
+// Progress is how far each pass of the engine has come.
+type Progress struct {
+	// Packets is the number of game packets the fast pass has indexed
+	// (decoded, when the engine keeps no index).
+	Packets int
+	// Read is true once the fast pass has read every input (Finish).
+	Read bool
+	// Difs is the number of difs handed to the state rebuild, Rebuilt the
+	// number of states rebuilt (ok or failed) of them.
+	Difs, Rebuilt int
+	// Done is true once every dif handed to the rebuild is rebuilt and
+	// the fast pass is over (always true without States work).
+	Done bool
+	// Lines is the rebuild's progress per line, in order of the first dif
+	// (with Timeline work).
+	Lines []LineProgress
+}
+
+// LineProgress is how far the rebuild of one line's states has come.
+type LineProgress struct {
+	Line    reassemble.Line
+	Difs    int // difs of the line handed to the rebuild
+	Rebuilt int // and its states in the timeline
+}
+
+// Progress returns how far the fast pass and the rebuild have come.
+func (e *Engine) Progress() Progress {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := Progress{Read: e.finished, Done: e.finished}
+	if e.index != nil {
+		p.Packets = e.index.Len()
+	} else {
+		st := &e.tracker.Stats
+		p.Packets = st.Game.Packets + st.Malformed.Packets + st.Unknown.Packets
+	}
+	if e.bh == nil {
+		if e.builder != nil {
+			p.Difs, p.Rebuilt = e.builder.Added(), e.builder.Emitted()
+		}
+		if e.timeline != nil {
+			for _, l := range e.timeline.Lines() {
+				n := len(e.timeline.Entries(l))
+				p.Lines = append(p.Lines, LineProgress{Line: l, Difs: n, Rebuilt: n})
+			}
+		}
+		return p
+	}
+	p.Difs, p.Rebuilt = e.bh.total, int(e.bh.rebuilt.Load())
+	select {
+	case <-e.bh.done:
+	default:
+		p.Done = false
+	}
+	if e.timeline != nil {
+		for _, l := range e.timeline.Lines() {
+			p.Lines = append(p.Lines, LineProgress{Line: l, Difs: e.bh.queued[l], Rebuilt: len(e.timeline.Entries(l))})
+		}
+		// Lines whose first state is not rebuilt yet.
+		for l, n := range e.bh.queued {
+			if e.timeline.Entries(l) == nil {
+				p.Lines = append(p.Lines, LineProgress{Line: l, Difs: n})
+			}
+		}
+	}
+	return p
+}
+
+// Rebuilding reports whether the state rebuild is still running behind the
+// fast pass (Config.RebuildBehind).
+func (e *Engine) Rebuilding() bool {
+	if e.bh == nil {
+		return false
+	}
+	select {
+	case <-e.bh.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Wait waits for the state rebuild to end (Config.RebuildBehind): every
+// dif the fast pass found is rebuilt, once Finish has been called. Without
+// RebuildBehind it returns at once.
+func (e *Engine) Wait() {
+	if e.bh != nil {
+		<-e.bh.done
+	}
+}

@@ -1,0 +1,94 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/reassemble"
+)
+
+// progressLine says, apart, how far the engine has read the capture (bytes
+// read, packets indexed) and rebuilt its states (in all, and per client
+// while there is room); a figure says complete only when it is.
+func (m *Model) progressLine(ev engine.ProgressEvent, w int) string {
+	p := m.e.Progress()
+	if m.done && m.opts.Live == "" {
+		return fmt.Sprintf("%d packets", p.Packets) // all read, all rebuilt: nothing in progress
+	}
+	var parts []string
+	switch {
+	case m.opts.Live != "":
+		st := m.e.Stats()
+		s := fmt.Sprintf("live %s: %d packets", m.opts.Live, p.Packets)
+		if st.KernelReceived > 0 || st.KernelDropped > 0 {
+			s += fmt.Sprintf(", %d dropped by the kernel", st.KernelDropped)
+		}
+		if m.read {
+			s += " (capture ended)"
+		}
+		parts = append(parts, s)
+	case !m.read:
+		parts = append(parts, progressBar(ev, 20), fmt.Sprintf("%d packets indexed", p.Packets))
+	default:
+		parts = append(parts, fmt.Sprintf("read: %d packets", p.Packets))
+	}
+	parts = append(parts, rebuildLine(p, m.read, max(w/2, 40)))
+	return strings.Join(parts, "  ")
+}
+
+// rebuildLine is the rebuild's part of the progress line: states rebuilt
+// of the difs found so far, and the clients not done yet while w has room.
+func rebuildLine(p engine.Progress, read bool, w int) string {
+	if p.Done {
+		return fmt.Sprintf("states: %d rebuilt", p.Rebuilt)
+	}
+	s := fmt.Sprintf("states: %d of %d rebuilt", p.Rebuilt, p.Difs)
+	if read {
+		s += fmt.Sprintf(" (%d %%)", min(percent(p.Rebuilt, p.Difs), 99)) // 100 once Done
+	} else {
+		s += " so far"
+	}
+	for _, l := range p.Lines {
+		if l.Rebuilt >= l.Difs && read {
+			continue
+		}
+		c := fmt.Sprintf(" · c%d %d %%", l.Line.Conv, percent(l.Rebuilt, l.Difs))
+		if len(s)+len(c) > w {
+			break
+		}
+		s += c
+	}
+	return s
+}
+
+// percent is done of all in whole percent, 100 only when done == all.
+func percent(done, all int) int {
+	if all <= 0 || done >= all {
+		return 100
+	}
+	return min(done*100/all, 99)
+}
+
+// lineProgress is how far the rebuild of line l has come: "" when it is
+// complete, else "rebuilding, 41 %" (of the difs found so far while the
+// capture is still read).
+func (m *Model) lineProgress(l reassemble.Line) string {
+	if m.done {
+		return ""
+	}
+	for _, lp := range m.e.Progress().Lines {
+		if lp.Line != l {
+			continue
+		}
+		if lp.Rebuilt >= lp.Difs && m.read {
+			return ""
+		}
+		s := fmt.Sprintf("rebuilding, %d %%", percent(lp.Rebuilt, lp.Difs))
+		if !m.read {
+			s += " of the difs read so far"
+		}
+		return s
+	}
+	return ""
+}
