@@ -100,6 +100,9 @@ func runServe(cmd *cobra.Command, args []string, o *serveOpts) error {
 		if errors.As(err, &ie) {
 			return inputError{err}
 		}
+		if pe := pickError(err); pe != err {
+			return pe
+		}
 		return usageError{err}
 	}
 	if o.conv != 0 && o.player >= 0 && rec.Player != o.player {
