@@ -353,13 +353,22 @@ func TestScreenshot(t *testing.T) {
 	if dir == "" {
 		t.Skip("PMDUMP_REPORT_SCREENSHOT is not set: no screenshot")
 	}
-	b := build(t, realcap.Path(t, "modern/multi/multi.pcap"))
+	// The real lossy capture with the doctor's own findings, at the first
+	// dif player 1 lost whole.
+	b := build(t, realcap.Path(t, "legacy/lossy/capture.pcap"))
 	d := *b.d
-	d.Findings = append(d.Findings, report.Finding{Kind: "example", Severity: "warning", Start: 40, End: 42, Conv: 2, Player: 2,
-		Summary: "an example finding (the doctor's findings show here)"})
+	at := -1.0
+	for _, f := range d.Findings {
+		if f.Kind == "loss" && f.Conv == 1 {
+			at = f.Start
+		}
+	}
+	if at < 0 {
+		t.Fatal("no loss finding for conversation 1")
+	}
 	for _, size := range [][2]int64{{1366, 768}, {2560, 1440}} {
 		tb := open(t, &d, size[0], size[1])
-		eval[int](t, tb, `pmdumpReport.view(1, 2); pmdumpReport.seek(40); 0`)
+		eval[int](t, tb, fmt.Sprintf(`pmdumpReport.view(1, 2); pmdumpReport.seek(%g); 0`, at))
 		png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
