@@ -20,6 +20,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
 )
 
 //go:embed runtime.lua
@@ -185,6 +186,7 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 	lim := reassemble.DefaultLimits
 	fmt.Fprintf(&b, "}\n\n-- Reassembly limits (reassemble.DefaultLimits).\nlocal MAX_COMPRESSED = %d\nlocal PENDING_PER_CLIENT = %d\nlocal PENDING_TOTAL = %d\nlocal ABANDON_AFTER = %s -- seconds\n",
 		lim.MaxCompressed, lim.PendingPerClient, lim.PendingTotal, strconv.FormatFloat(lim.AbandonAfter.Seconds(), 'g', -1, 64))
+	fmt.Fprintf(&b, "-- The largest state pmdump rebuilds (replay.MaxStateSize): no dif is inflated past it.\nlocal MAX_STATE = %d\n", replay.MaxStateSize)
 	b.WriteString("\n-- Fields: pmnet.<packet name in lower case>.<field>, as pmdump's JSON names them.\nlocal PF = {}\nlocal PF_LIST = {}\nlocal INT64 = {} -- fields whose values are given as Int64\n")
 	for _, f := range fields {
 		fmt.Fprintf(&b, "PF[%s] = %s\n", luaString(f.Abbrev), protoField(f))

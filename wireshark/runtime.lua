@@ -21,12 +21,12 @@ local ERR_OVERRUN = "field overruns the payload"
 local ERR_INVALID = "invalid field value"
 local ERR_UNKNOWN = "unknown packet name"
 
-local function int(v)
-	return string.format("%d", v)
-end
+local floor = math.floor
 
-local function floor(x)
-	return math.floor(x)
+-- text of an integer value. (math.floor gives an integer in Lua 5.4, whose
+-- text has no ".0"; Lua 5.2 prints a whole double without one.)
+local function int(v)
+	return tostring(floor(v))
 end
 
 -- bit i (0-based) of a non-negative integer v.
@@ -457,29 +457,40 @@ local function on_game_endpoint(src, dst, dport)
 	return pair(src, dst) or pair(dst, src) or dport == LISTEN_PORT
 end
 
+-- index of a layout's fields by name, and of its player field (0: none).
+local function field_index(l)
+	local ix = l.index
+	if not ix then
+		ix = {}
+		l.player_field = 0
+		for i, f in ipairs(l.fields) do
+			ix[f.name] = i
+			if f.role == "player" and l.player_field == 0 then
+				l.player_field = i
+			end
+		end
+		l.index = ix
+	end
+	return ix
+end
+
 local function field_value(res, name)
 	if not res.layout then
 		return nil
 	end
-	for i, f in ipairs(res.layout.fields) do
-		if f.name == name then
-			return res.vals[i] and res.vals[i].v
-		end
-	end
-	return nil
+	local i = field_index(res.layout)[name]
+	return i and res.vals[i] and res.vals[i].v
 end
 
 -- the player number the packet carries (its field with the player role).
 local function role_player(res)
-	if not res.layout then
+	local l = res.layout
+	if not l then
 		return nil
 	end
-	for i, f in ipairs(res.layout.fields) do
-		if f.role == "player" then
-			return res.vals[i] and res.vals[i].v
-		end
-	end
-	return nil
+	field_index(l)
+	local v = res.vals[l.player_field]
+	return v and v.v
 end
 
 local function learn(c, res, kind, server, dir)
@@ -541,20 +552,21 @@ local function asm_finish(c, m)
 			remove_value(asm.order, m)
 		end
 	end
-	if #c.done >= FINISHED_KEEP then
-		table.remove(c.done, 1)
+	if not c.done[m.key] then
+		-- a ring of the last FINISHED_KEEP keys, and the set of them
+		local old = c.ring[c.next]
+		if old then
+			c.done[old] = nil
+		end
+		c.ring[c.next] = m.key
+		c.done[m.key] = true
+		c.next = c.next % FINISHED_KEEP + 1
 	end
-	c.done[#c.done + 1] = m.key
 	m.pieces = nil
 end
 
 local function asm_finished(c, key)
-	for _, k in ipairs(c.done) do
-		if k == key then
-			return true
-		end
-	end
-	return false
+	return c.done[key] == true
 end
 
 local function asm_abandon_stale(c)
@@ -574,7 +586,7 @@ end
 local function asm_add(client, cid, key, p)
 	local c = asm.clients[client]
 	if not c then
-		c = {pending = {}, done = {}, newest = -math.huge, cid = cid}
+		c = {pending = {}, done = {}, ring = {}, next = 1, newest = -math.huge, cid = cid}
 		asm.clients[client] = c
 	end
 	if c.cid ~= cid then
@@ -582,7 +594,7 @@ local function asm_add(client, cid, key, p)
 		while #c.pending > 0 do
 			asm_finish(c, c.pending[1])
 		end
-		c.done, c.cid = {}, cid
+		c.done, c.ring, c.next, c.cid = {}, {}, 1, cid
 	end
 	if p.ts > c.newest then
 		c.newest = p.ts
@@ -642,8 +654,316 @@ local function asm_add(client, cid, key, p)
 	return table.concat(parts), m.count
 end
 
+-- Bounded inflate. A dif is measured by walking its zlib stream (RFC 1950,
+-- 1951) in Lua without writing the output: the walk counts what the stream
+-- inflates to and stops as soon as that passes MAX_STATE, the largest state
+-- pmdump rebuilds, so a zip bomb costs no more than a state does. Only a
+-- stream that stays within the bound is then inflated by Wireshark, which
+-- also checks its Adler-32.
+local INF_LEN_BASE = {3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115,
+	131, 163, 195, 227, 258}
+local INF_LEN_EXTRA = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0}
+local INF_DIST_BASE = {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
+	2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577}
+local INF_DIST_EXTRA = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
+	13, 13}
+local INF_CL_ORDER = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
+local INF_FAST, INF_FAST_N = 9, 512
+local POW2 = {}
+for i = 0, 40 do
+	POW2[i] = 2 ^ i
+end
+
+-- A canonical Huffman code from code lengths (lens[0..n-1]): counts per
+-- length and the symbols in code order; nil when over-subscribed, or
+-- incomplete other than a single one-bit code (as Go's flate allows).
+local function inf_code(lens, n)
+	local count = {}
+	for l = 0, 15 do
+		count[l] = 0
+	end
+	for s = 0, n - 1 do
+		count[lens[s]] = count[lens[s]] + 1
+	end
+	local left, max = 1, 0
+	for l = 1, 15 do
+		left = left * 2 - count[l]
+		if left < 0 then
+			return nil
+		end
+		if count[l] > 0 then
+			max = l
+		end
+	end
+	if left > 0 and not (max == 1 and count[1] == 1) and max > 0 then
+		return nil
+	end
+	local offs, sym = {}, {}
+	offs[1] = 0
+	for l = 1, 14 do
+		offs[l + 1] = offs[l] + count[l]
+	end
+	for s = 0, n - 1 do
+		local l = lens[s]
+		if l ~= 0 then
+			sym[offs[l]] = s
+			offs[l] = offs[l] + 1
+		end
+	end
+	-- A table of the codes up to INF_FAST bits, indexed by the next
+	-- INF_FAST bits of the stream (first bit lowest): symbol and length.
+	local fsym, flen = {}, {}
+	local code, idx = 0, 0
+	for l = 1, INF_FAST do
+		for _ = 1, count[l] do
+			local r, c = 0, code
+			for _ = 1, l do
+				local b = c % 2
+				r = r * 2 + b
+				c = (c - b) / 2
+			end
+			local s = sym[idx]
+			for v = r, INF_FAST_N - 1, 2 ^ l do
+				fsym[v], flen[v] = s, l
+			end
+			idx = idx + 1
+			code = code + 1
+		end
+		code = code * 2
+	end
+	return {count = count, sym = sym, fsym = fsym, flen = flen}
+end
+
+local INF_FIXED_LEN, INF_FIXED_DIST
+do
+	local lens = {}
+	for s = 0, 287 do
+		if s < 144 then
+			lens[s] = 8
+		elseif s < 256 then
+			lens[s] = 9
+		elseif s < 280 then
+			lens[s] = 7
+		else
+			lens[s] = 8
+		end
+	end
+	INF_FIXED_LEN = inf_code(lens, 288)
+	local d = {}
+	for s = 0, 29 do
+		d[s] = 5
+	end
+	INF_FIXED_DIST = inf_code(d, 30)
+end
+
+-- deflate_size returns the size a zlib stream inflates to, or nil and why
+-- when it is not a well-formed stream or inflates past limit.
+local function deflate_size(z, limit)
+	local n = #z
+	local pos = 1 -- next byte of z
+	local bitbuf, bitcnt = 0, 0
+	local function bits(k)
+		while bitcnt < k do
+			if pos > n then
+				error("stream cut short", 0)
+			end
+			bitbuf = bitbuf + z:byte(pos) * POW2[bitcnt]
+			pos = pos + 1
+			bitcnt = bitcnt + 8
+		end
+		local p = POW2[k]
+		local v = bitbuf % p
+		bitbuf = (bitbuf - v) / p
+		bitcnt = bitcnt - k
+		return v
+	end
+	-- to the next byte boundary: the whole bytes read ahead go back.
+	local function align()
+		pos = pos - floor(bitcnt / 8)
+		bitbuf, bitcnt = 0, 0
+	end
+	local function decode(h)
+		while bitcnt < 16 and pos <= n do
+			bitbuf = bitbuf + z:byte(pos) * POW2[bitcnt]
+			pos = pos + 1
+			bitcnt = bitcnt + 8
+		end
+		local v = bitbuf % INF_FAST_N
+		local l = h.flen[v]
+		if l and l <= bitcnt then
+			local p = POW2[l]
+			bitbuf = (bitbuf - bitbuf % p) / p
+			bitcnt = bitcnt - l
+			return h.fsym[v]
+		end
+		local code, first, index = 0, 0, 0
+		local count = h.count
+		for l = 1, 15 do
+			if bitcnt == 0 then
+				if pos > n then
+					error("stream cut short", 0)
+				end
+				bitbuf = z:byte(pos)
+				pos = pos + 1
+				bitcnt = 8
+			end
+			local b = bitbuf % 2
+			bitbuf = (bitbuf - b) / 2
+			bitcnt = bitcnt - 1
+			code = code + b
+			local c = count[l]
+			if code - c < first then
+				return h.sym[index + code - first]
+			end
+			index = index + c
+			first = (first + c) * 2
+			code = code * 2
+		end
+		error("invalid Huffman code", 0)
+	end
+	local function walk()
+		if n < 2 then
+			error("no zlib header", 0)
+		end
+		local cmf, flg = z:byte(1, 2)
+		if cmf % 16 ~= 8 or cmf >= 128 or (cmf * 256 + flg) % 31 ~= 0 or floor(flg / 32) % 2 == 1 then
+			error("bad zlib header", 0)
+		end
+		pos = 3
+		local out = 0
+		repeat
+			local last = bits(1)
+			local kind = bits(2)
+			if kind == 0 then
+				align()
+				if pos + 3 > n then
+					error("stream cut short", 0)
+				end
+				local a, b, c, d = z:byte(pos, pos + 3)
+				local len = a + b * 256
+				if len + c + d * 256 ~= 65535 then
+					error("stored block length does not match its complement", 0)
+				end
+				pos = pos + 4 + len
+				if pos > n + 1 then
+					error("stream cut short", 0)
+				end
+				out = out + len
+			elseif kind == 3 then
+				error("invalid block type", 0)
+			else
+				local lencode, distcode = INF_FIXED_LEN, INF_FIXED_DIST
+				if kind == 2 then
+					local nlen, ndist, ncode = bits(5) + 257, bits(5) + 1, bits(4) + 4
+					if nlen > 286 or ndist > 30 then
+						error("bad code counts", 0)
+					end
+					local lens = {}
+					for i = 0, 18 do
+						lens[i] = 0
+					end
+					for i = 1, ncode do
+						lens[INF_CL_ORDER[i]] = bits(3)
+					end
+					local cl = inf_code(lens, 19)
+					if not cl then
+						error("bad code lengths code", 0)
+					end
+					lens = {}
+					local i = 0
+					while i < nlen + ndist do
+						local sym = decode(cl)
+						if sym < 16 then
+							lens[i] = sym
+							i = i + 1
+						else
+							local v, rep = 0, 0
+							if sym == 16 then
+								if i == 0 then
+									error("repeat with no first length", 0)
+								end
+								v, rep = lens[i - 1], 3 + bits(2)
+							elseif sym == 17 then
+								rep = 3 + bits(3)
+							else
+								rep = 11 + bits(7)
+							end
+							if i + rep > nlen + ndist then
+								error("too many lengths", 0)
+							end
+							for _ = 1, rep do
+								lens[i] = v
+								i = i + 1
+							end
+						end
+					end
+					if lens[256] == 0 then
+						error("no end-of-block code", 0)
+					end
+					local ll, dl = {}, {}
+					for s = 0, nlen - 1 do
+						ll[s] = lens[s]
+					end
+					for s = 0, ndist - 1 do
+						dl[s] = lens[nlen + s]
+					end
+					lencode, distcode = inf_code(ll, nlen), inf_code(dl, ndist)
+					if not lencode or not distcode then
+						error("bad literal/length or distance code", 0)
+					end
+				end
+				while true do
+					local sym = decode(lencode)
+					if sym < 256 then
+						out = out + 1
+					elseif sym == 256 then
+						break
+					else
+						sym = sym - 256
+						if sym > 29 then
+							error("bad length symbol", 0)
+						end
+						local len = INF_LEN_BASE[sym] + bits(INF_LEN_EXTRA[sym])
+						local ds = decode(distcode)
+						if ds > 29 then
+							error("bad distance symbol", 0)
+						end
+						local dist = INF_DIST_BASE[ds + 1] + bits(INF_DIST_EXTRA[ds + 1])
+						if dist > out then
+							error("distance too far back", 0)
+						end
+						out = out + len
+					end
+					if out > limit then
+						error(string.format("inflates past %d bytes", limit), 0)
+					end
+				end
+			end
+			if out > limit then
+				error(string.format("inflates past %d bytes", limit), 0)
+			end
+		until last == 1
+		align()
+		if pos + 3 > n then
+			error("Adler-32 checksum missing", 0)
+		end
+		return out
+	end
+	local ok, res = pcall(walk)
+	if ok then
+		return res
+	end
+	return nil, res
+end
+
+-- inflated_size is the size a reassembled dif inflates to, or nil when it
+-- does not inflate (not zlib, damaged, a wrong checksum, or past MAX_STATE).
 local function inflated_size(z)
-	local ok, n = pcall(function()
+	local n = deflate_size(z, MAX_STATE)
+	if not n or ByteArray == nil then
+		return n
+	end
+	local ok, u = pcall(function()
 		local r = ByteArray.new(z, true):tvb("Reassembled dif"):range()
 		-- uncompress_zlib in newer Wireshark, uncompress in 4.0 (a missing
 		-- method raises an error rather than giving nil).
@@ -653,17 +973,16 @@ local function inflated_size(z)
 		end
 		return u and u:len()
 	end)
-	if ok then
+	if ok and u == n then
 		return n
 	end
 	return nil
 end
 
-local function reassemble(raw, res, client, conv, st, ts)
-	local v = {}
-	for i, f in ipairs(res.layout.fields) do
-		v[f.name] = res.vals[i]
-	end
+local function reassemble(raw, res, client, conv, st, ts, measure)
+	local ix, vals = field_index(res.layout), res.vals
+	local v = {seq = vals[ix.seq], count = vals[ix.count], start = vals[ix.start], data = vals[ix.data],
+		src = vals[ix.src], dst = vals[ix.dst], slsn = ix.slsn and vals[ix.slsn]}
 	local key = client .. "|" .. (v.slsn and int(v.slsn.v) or "-1") .. "|" .. int(v.src.v) .. "|" .. int(v.dst.v)
 	local z, count = asm_add(client, conv.id, key, {seq = v.seq.v, count = v.count.v, start = v.start.v,
 		data = raw:sub(v.data.pos + 1, v.data.pos + v.data.n), ts = ts})
@@ -671,7 +990,7 @@ local function reassemble(raw, res, client, conv, st, ts)
 		return
 	end
 	st.dif = {compressed = #z, pieces = count}
-	if #z > 0 and pmnet.prefs.inflate then
+	if #z > 0 and measure and pmnet.prefs.inflate then
 		st.dif.inflated = inflated_size(z)
 	end
 end
@@ -682,7 +1001,7 @@ end
 
 -- first_pass recognises one datagram and updates the conversations; it
 -- returns what the frame is, or nil when it is not game traffic.
-local function first_pass(buf, pinfo)
+local function first_pass(buf, pinfo, measure)
 	local len = buf:len()
 	if len < 4 then
 		return nil
@@ -759,10 +1078,35 @@ local function first_pass(buf, pinfo)
 		st.player = pl
 	end
 	if st.kind == "game" and res.layout.name == "stdf" then
-		reassemble(raw, res, client, c, st, pinfo.abs_ts)
+		reassemble(raw, res, client, c, st, pinfo.abs_ts, measure)
 	end
-	st.res = res
-	return st
+	return st, res
+end
+
+-- What the first pass found of a frame is kept for the whole capture, so
+-- the records of frames without a dif are shared: most frames are alike.
+local shared = {}
+
+local function intern(st)
+	if st.dif then
+		return st
+	end
+	local key = st.kind .. "|" .. st.name .. "|" .. st.era .. "|" .. st.dec_era .. "|" .. st.dir .. "|" ..
+		int(st.player) .. "|" .. (st.err or "")
+	local s = shared[key]
+	if not s then
+		shared[key] = st
+		s = st
+	end
+	return s
+end
+
+-- has_tree tells whether Wireshark builds a tree for this dissection (to
+-- show, print or filter fields): without one (tshark printing only the
+-- summary lines) nothing is added to it and no dif is inflated. Wireshark
+-- tells it only through the text of the tree item.
+local function has_tree(tree)
+	return not tostring(tree):find("has subtree=false", 1, true)
 end
 
 -- value as the field's type wants it: Int64 for 64-bit fields.
@@ -841,28 +1185,51 @@ local function hex_prefix(buf, len, max)
 	return s
 end
 
+-- The Info column's text, as pmdump read prints the packet.
+local function info_text(buf, len, st, res)
+	if st.kind == "unknown" then
+		return st.name .. " [unknown packet, " .. int(len) .. " bytes] " .. hex_prefix(buf, len, 32)
+	end
+	local info = st.name
+	local sum = summary(res)
+	if sum ~= "" then
+		info = info .. " " .. sum
+	end
+	if st.kind == "malformed" then
+		info = info .. " [malformed: " .. st.err .. "]"
+	end
+	return info
+end
+
 local function dissect(buf, pinfo, tree)
 	local st = frames[pinfo.number]
+	local res
+	local full = has_tree(tree)
 	if st == nil then
 		if pinfo.visited then
 			return 0 -- not seen in the first pass: not game traffic
 		end
-		st = first_pass(buf, pinfo) or false
-		frames[pinfo.number] = st
+		st, res = first_pass(buf, pinfo, full)
+		if st then
+			st = intern(st)
+		end
+		frames[pinfo.number] = st or false
 	end
 	if not st then
 		return 0
 	end
 	local len = buf:len()
-	-- The decoded fields are kept only until the frame is first shown:
-	-- frames are dissected again from their bytes.
-	local res = st.res
-	st.res = nil
+	-- The decoded fields are not kept: frames shown again are decoded
+	-- again from their bytes.
 	if st.kind ~= "unknown" and not res then
 		res = decode(buf:raw(0, len), len, st.name, st.dec_era)
 	end
 	pinfo.cols.protocol = "PMNET"
-	local info
+	if not full then
+		pinfo.cols.info = info_text(buf, len, st, res)
+		return len
+	end
+	local info = info_text(buf, len, st, res)
 	local t = tree:add(pmnet, buf())
 	t:add(PF["pmnet.type"], buf(0, 4), st.name)
 	t:add(PF["pmnet.era"], st.era):set_generated()
@@ -871,19 +1238,12 @@ local function dissect(buf, pinfo, tree)
 		t:add(PF["pmnet.player"], st.player):set_generated()
 	end
 	if st.kind == "unknown" then
-		info = st.name .. " [unknown packet, " .. int(len) .. " bytes] " .. hex_prefix(buf, len, 32)
 		t:append_text(", " .. st.name .. " (unknown)")
 		t:add_proto_expert_info(EX_UNKNOWN, "unknown packet name " .. quote(st.name))
 	else
-		local sum = summary(res)
-		info = st.name
-		if sum ~= "" then
-			info = info .. " " .. sum
-		end
 		t:append_text(", " .. st.name .. ", " .. st.era .. " era" .. ": " .. res.layout.doc)
 		add_tree(t, buf, res)
 		if st.kind == "malformed" then
-			info = info .. " [malformed: " .. st.err .. "]"
 			t:add_proto_expert_info(EX_MALFORMED, st.err)
 		end
 		if st.dif then
@@ -917,7 +1277,7 @@ pmnet:register_heuristic("udp", heuristic)
 DissectorTable.get("udp.port"):add(LISTEN_PORT, pmnet)
 
 local function init()
-	convs, servers, global_era, frames, conv_count = {}, {}, "unknown", {}, 0
+	convs, servers, global_era, frames, conv_count, shared = {}, {}, "unknown", {}, 0, {}
 	asm = {msgs = {}, clients = {}, total = 0, order = {}}
 end
 pmnet.init = init
