@@ -84,6 +84,9 @@ type Config struct {
 	// Select, when set, limits the States work (and the timeline) to the
 	// conversations it selects; the others still count in the dif figures.
 	Select *Selector
+	// IndexLimit caps what the packet index keeps (the newest packets);
+	// zero keeps every packet.
+	IndexLimit IndexLimit
 	// MemoryBudget bounds the bytes of difs, checkpoints and spooled
 	// packets the timeline and the index keep in memory before they spill
 	// to temporary files (shared when the engine keeps both); 0 means
@@ -185,7 +188,7 @@ func New(cfg Config) *Engine {
 		budget /= 2 // the index and the timeline share the budget
 	}
 	if cfg.Work&Index != 0 {
-		e.index = newPacketIndex(budget, cfg.TempDir, e.conversation)
+		e.index = newPacketIndex(budget, cfg.TempDir, e.conversation, cfg.IndexLimit)
 	}
 	if cfg.Work&Difs != 0 {
 		lim := reassemble.DefaultLimits

@@ -544,7 +544,11 @@ func (m *Model) renderStatus(w int) string {
 		parts = append(parts, progressBar(p, 20))
 	}
 	if idx := m.e.Index(); idx != nil {
-		parts = append(parts, fmt.Sprintf("%d packets", idx.Len()))
+		if d := idx.Dropped(); d > 0 {
+			parts = append(parts, fmt.Sprintf("%d packets (ring: newest %d kept, %d dropped)", idx.Len(), idx.Len()-d, d))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d packets", idx.Len()))
+		}
 	}
 	m.feed.mu.Lock()
 	nw := len(m.feed.warnings)
