@@ -749,11 +749,12 @@ do
 		end
 	end
 	INF_FIXED_LEN = inf_code(lens, 288)
+	-- all 32 five-bit codes (30 and 31 are invalid distances)
 	local d = {}
-	for s = 0, 29 do
+	for s = 0, 31 do
 		d[s] = 5
 	end
-	INF_FIXED_DIST = inf_code(d, 30)
+	INF_FIXED_DIST = inf_code(d, 32)
 end
 
 -- deflate_size returns the size a zlib stream inflates to, or nil and why
