@@ -344,15 +344,41 @@ local function value_text(f, v)
 	return s
 end
 
+-- the key fields of a layout, by index, with their "name=" prefixes, and
+-- whether each is a plain integer (shown as it is).
+local function key_fields(l)
+	local k = l.keys
+	if not k then
+		k = {idx = {}, prefix = {}, plain = {}}
+		for i, f in ipairs(l.fields) do
+			if f.key then
+				k.idx[#k.idx + 1] = i
+				k.prefix[#k.prefix + 1] = f.name .. "="
+				local int_type = f.type == "u8" or f.type == "s8" or f.type == "u16" or f.type == "i32"
+				k.plain[#k.plain + 1] = int_type and not f.recover and not f.bits
+			end
+		end
+		l.keys = k
+	end
+	return k
+end
+
 local function summary(res)
-	local out = {}
-	if not res.layout then
+	local l = res.layout
+	if not l then
 		return ""
 	end
-	for i, f in ipairs(res.layout.fields) do
-		local v = res.vals[i]
-		if f.key and v then
-			out[#out + 1] = f.name .. "=" .. value_text(f, v)
+	local k, vals, fields = key_fields(l), res.vals, l.fields
+	local out, n = {}, 0
+	for j, i in ipairs(k.idx) do
+		local v = vals[i]
+		if v then
+			n = n + 1
+			if k.plain[j] then
+				out[n] = k.prefix[j] .. tostring(floor(v.v))
+			else
+				out[n] = k.prefix[j] .. value_text(fields[i], v)
+			end
 		end
 	end
 	return table.concat(out, " ")
