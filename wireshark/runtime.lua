@@ -389,6 +389,9 @@ local convs = {}    -- client endpoint -> conversation
 local servers = {}  -- endpoints known to be game servers
 local global_era = "unknown"
 local frames = {}   -- frame number -> what the first pass found
+-- frame number -> the dif its piece completed: compressed size, pieces,
+-- inflated size (numbers, so a long capture holds no object per dif)
+local dif_compressed, dif_pieces, dif_inflated = {}, {}, {}
 local conv_count = 0
 
 local function printable(name)
@@ -1111,12 +1114,14 @@ local function first_pass(buf, pinfo, measure)
 end
 
 -- What the first pass found of a frame is kept for the whole capture, so
--- the records of frames without a dif are shared: most frames are alike.
+-- the records of frames are shared (most frames are alike), and a dif's
+-- figures go to the dif tables.
 local shared = {}
 
-local function intern(st)
+local function intern(st, number)
 	if st.dif then
-		return st
+		dif_compressed[number], dif_pieces[number], dif_inflated[number] = st.dif.compressed, st.dif.pieces, st.dif.inflated
+		st.dif = nil
 	end
 	local key = st.kind .. "|" .. st.name .. "|" .. st.era .. "|" .. st.dec_era .. "|" .. st.dir .. "|" ..
 		int(st.player) .. "|" .. (st.err or "")
@@ -1238,7 +1243,7 @@ local function dissect(buf, pinfo, tree)
 		end
 		st, res = first_pass(buf, pinfo, full)
 		if st then
-			st = intern(st)
+			st = intern(st, pinfo.number)
 		end
 		frames[pinfo.number] = st or false
 	end
@@ -1273,12 +1278,12 @@ local function dissect(buf, pinfo, tree)
 		if st.kind == "malformed" then
 			t:add_proto_expert_info(EX_MALFORMED, st.err)
 		end
-		if st.dif then
-			local d = t:add(PF["pmnet.dif.compressed"], st.dif.compressed)
-			d:set_generated()
-			t:add(PF["pmnet.dif.pieces"], st.dif.pieces):set_generated()
-			if st.dif.inflated then
-				t:add(PF["pmnet.dif.inflated"], st.dif.inflated):set_generated()
+		local n = pinfo.number
+		if dif_compressed[n] then
+			t:add(PF["pmnet.dif.compressed"], dif_compressed[n]):set_generated()
+			t:add(PF["pmnet.dif.pieces"], dif_pieces[n]):set_generated()
+			if dif_inflated[n] then
+				t:add(PF["pmnet.dif.inflated"], dif_inflated[n]):set_generated()
 			end
 		end
 	end
@@ -1305,6 +1310,7 @@ DissectorTable.get("udp.port"):add(LISTEN_PORT, pmnet)
 
 local function init()
 	convs, servers, global_era, frames, conv_count, shared = {}, {}, "unknown", {}, 0, {}
+	dif_compressed, dif_pieces, dif_inflated = {}, {}, {}
 	asm = {msgs = {}, clients = {}, total = 0, order = {}}
 end
 pmnet.init = init
