@@ -1036,7 +1036,7 @@ local function first_pass(buf, pinfo, measure)
 	if len < 4 then
 		return nil
 	end
-	local name = buf(0, 4):raw()
+	local name = buf:raw(0, 4) -- no TvbRange: each Wireshark object costs its garbage collection
 	local dir = DIR_OF[name]
 	if not dir and not printable(name) then
 		return nil -- most other UDP ends here
@@ -1256,9 +1256,10 @@ local function dissect(buf, pinfo, tree)
 	if st.kind ~= "unknown" and not res then
 		res = decode(buf:raw(0, len), len, st.name, st.dec_era)
 	end
-	pinfo.cols.protocol = "PMNET"
+	local cols = pinfo.cols
+	cols.protocol = "PMNET"
 	if not full then
-		pinfo.cols.info = info_text(buf, len, st, res)
+		cols.info = info_text(buf, len, st, res)
 		return len
 	end
 	local info = info_text(buf, len, st, res)
@@ -1287,7 +1288,7 @@ local function dissect(buf, pinfo, tree)
 			end
 		end
 	end
-	pinfo.cols.info = info
+	cols.info = info
 	return len
 end
 
