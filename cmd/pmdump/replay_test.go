@@ -44,9 +44,11 @@ func newGameServer(t *testing.T) *gameServer {
 	g := &gameServer{addr: l.LocalAddr().String()}
 	var socks []*net.UDPConn
 	var wg sync.WaitGroup
+	closed := false
 	t.Cleanup(func() {
 		l.Close()
 		g.mu.Lock()
+		closed = true
 		for _, c := range socks {
 			c.Close()
 		}
@@ -73,9 +75,14 @@ func newGameServer(t *testing.T) *gameServer {
 				own.SetReadBuffer(8 << 20)
 				own.WriteToUDP([]byte("5678"), from)
 				g.mu.Lock()
+				if closed { // the test is over
+					g.mu.Unlock()
+					own.Close()
+					return
+				}
 				socks = append(socks, own)
-				g.mu.Unlock()
 				wg.Add(1)
+				g.mu.Unlock()
 				go read(own, false)
 			}
 		}
