@@ -214,6 +214,7 @@ func TestReplayCountsRefused(t *testing.T) {
 	l.Close()
 	for _, mode := range [][]string{{"--speed", "50"}, {"--asap"}} {
 		t.Run(mode[0], func(t *testing.T) {
+			t.Parallel()
 			var out, errb bytes.Buffer
 			args := append([]string{"replay", "sample:modern", "--to", addr, "--dir", "c2s"}, mode...)
 			if code := run(args, &out, &errb); code != 0 {
