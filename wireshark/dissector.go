@@ -3,12 +3,13 @@
 // Wireshark and tshark decode every packet of both eras exactly as pmdump
 // does.
 //
-// The generated file has two parts: the tables (one ProtoField per field of
-// every layout, and every layout with its fields, wire types, key fields,
-// legacy recoveries and length bounds), written here by walking decode's
-// layouts, and a fixed runtime (runtime.lua) that decodes a payload with a
-// layout, follows conversations and their era the way package session does,
-// reassembles stdf pieces and fills the tree and the Info column.
+// The generated file has three parts: the tables (one ProtoField per field
+// of every layout, and every layout with its fields, wire types, key
+// fields, legacy recoveries and length bounds), written here by walking
+// decode's layouts; a bounded inflater (inflate.lua); and a fixed runtime
+// (runtime.lua) that decodes a payload with a layout, follows
+// conversations and their era the way package session does, reassembles
+// stdf pieces and fills the tree and the Info column.
 package wireshark
 
 import (
@@ -25,6 +26,12 @@ import (
 
 //go:embed runtime.lua
 var runtime string
+
+// inflateLua measures a dif's inflated size within a bound (deflate_size),
+// for the runtime.
+//
+//go:embed inflate.lua
+var inflateLua string
 
 // Protocol is the Wireshark protocol name of the dissector, the prefix of
 // every field name.
@@ -205,6 +212,7 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 		}
 	}
 	b.WriteString("\n")
+	b.WriteString(inflateLua)
 	b.WriteString(runtime)
 	_, err = io.WriteString(w, b.String())
 	return err
