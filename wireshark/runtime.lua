@@ -202,32 +202,33 @@ local function read_f64(s, pos)
 	return sign * (mant + 2 ^ 52) * 2 ^ (exp - 1075)
 end
 
--- decode_field decodes one field at pos: value, length, or nil and an error.
-local function decode_field(raw, len, f, pos, be, vals, entries)
+-- decode_field decodes one field at pos: its value and length, or nil and
+-- an error. res holds the fields before it (for sizes and counts).
+local function decode_field(raw, len, f, pos, be, res)
 	local rest = len - pos
 	local t = f.type
 	if t == "u8" or t == "s8" or t == "u16" or t == "i32" then
 		if rest >= f.size then
-			return {v = read_int(raw, pos, f, be), pos = pos, n = f.size}
+			return read_int(raw, pos, f, be), f.size
 		end
 	elseif t == "f64" then
 		if rest >= 8 then
-			return {v = read_f64(raw, pos), pos = pos, n = 8}
+			return read_f64(raw, pos), 8
 		end
 	elseif t == "str16" then
 		if rest >= 16 then
-			return {v = text(raw:sub(pos + 1, pos + 16)), pos = pos, n = 16}
+			return text(raw:sub(pos + 1, pos + 16)), 16
 		end
 	elseif t == "data" then
-		local n = vals[f.ref].v
+		local n = res.v[f.ref]
 		if n < 0 or n > rest then
 			return nil, string.format("size %s but %d bytes follow: %s", int(n), rest, ERR_OVERRUN)
 		end
-		return {v = n, pos = pos, n = n}
+		return n, n
 	elseif t == "rest" then
-		return {v = rest, pos = pos, n = rest}
+		return rest, rest
 	elseif t == "group" then
-		local n = vals[f.ref].v
+		local n = res.v[f.ref]
 		local per = 0
 		for _, s in ipairs(f.sub) do
 			per = per + s.size
@@ -236,26 +237,27 @@ local function decode_field(raw, len, f, pos, be, vals, entries)
 			return nil, string.format("%d entries of %d bytes but %d bytes follow: %s", n, per, rest, ERR_OVERRUN)
 		end
 		local q = pos
+		local entries = res.entries
 		for _ = 1, n do
 			for _, s in ipairs(f.sub) do
 				entries[#entries + 1] = {v = read_int(raw, q, s, be), pos = q, n = s.size}
 				q = q + s.size
 			end
 		end
-		return {v = n, pos = pos, n = q - pos}
+		return n, q - pos
 	end
 	return nil, string.format("needs %d bytes, %d left: %s", f.size, rest, ERR_SHORT)
 end
 
 local function piece_check(l, vals)
-	local seq, count = vals[l.piece.seq].v, vals[l.piece.count].v
+	local seq, count = vals[l.piece.seq], vals[l.piece.count]
 	if count == 0 then
 		return "piece count is 0"
 	end
 	if seq >= count then
 		return string.format("piece seq %d is not below piece count %d", seq, count)
 	end
-	local start = vals[l.piece.start].v
+	local start = vals[l.piece.start]
 	if start < 0 then
 		return string.format("start byte %s is negative", int(start))
 	end
@@ -263,9 +265,11 @@ local function piece_check(l, vals)
 end
 
 -- decode decodes the payload as the named packet of an era, as decode.Decode
--- does: {layout, vals, entries, err}; vals holds the fields that decoded.
+-- does: {layout, v, p, n, entries, err}: the value, position and length of
+-- each field that decoded, by its index in the layout (no table per field:
+-- field_vals makes them for the tree).
 local function decode(raw, len, name, era)
-	local res = {vals = {}, entries = {}}
+	local res = {v = {}, p = {}, n = {}, entries = {}}
 	local l = LAYOUTS[era] and LAYOUTS[era][name]
 	if not l then
 		res.err = string.format("%s in the %s era: %s", quote(name), era, ERR_UNKNOWN)
@@ -282,24 +286,27 @@ local function decode(raw, len, name, era)
 		return res
 	end
 	local pos = 4
-	for _, f in ipairs(l.fields) do
+	local rv, rp, rn = res.v, res.p, res.n
+	local fields = l.fields
+	for i = 1, #fields do
+		local f = fields[i]
 		if f.optional and pos == len then
 			break
 		end
-		local v, err = decode_field(raw, len, f, pos, be, res.vals, res.entries)
-		if not v then
-			res.err = short or string.format("%s field %s at offset %d: %s", l.name, f.name, pos, err)
+		local v, n = decode_field(raw, len, f, pos, be, res)
+		if v == nil then
+			res.err = short or string.format("%s field %s at offset %d: %s", l.name, f.name, pos, n)
 			return res
 		end
-		res.vals[#res.vals + 1] = v
-		pos = pos + v.n
+		rv[i], rp[i], rn[i] = v, pos, n
+		pos = pos + n
 	end
 	if short then
 		res.err = short
 	elseif pos ~= len then
 		res.err = string.format("%s: %d bytes left after the last field: %s", l.name, len - pos, ERR_LONG)
 	elseif l.piece then
-		local err = piece_check(l, res.vals)
+		local err = piece_check(l, res.v)
 		if err then
 			res.err = string.format("%s: %s: %s", l.name, err, ERR_INVALID)
 		end
@@ -368,16 +375,16 @@ local function summary(res)
 	if not l then
 		return ""
 	end
-	local k, vals, fields = key_fields(l), res.vals, l.fields
+	local k, rv, fields = key_fields(l), res.v, l.fields
 	local out, n = {}, 0
 	for j, i in ipairs(k.idx) do
-		local v = vals[i]
-		if v then
+		local v = rv[i]
+		if v ~= nil then
 			n = n + 1
 			if k.plain[j] then
-				out[n] = k.prefix[j] .. tostring(floor(v.v))
+				out[n] = k.prefix[j] .. tostring(floor(v))
 			else
-				out[n] = k.prefix[j] .. value_text(fields[i], v)
+				out[n] = k.prefix[j] .. value_text(fields[i], {v = v, n = res.n[i]})
 			end
 		end
 	end
@@ -508,7 +515,7 @@ local function field_value(res, name)
 		return nil
 	end
 	local i = field_index(res.layout)[name]
-	return i and res.vals[i] and res.vals[i].v
+	return i and res.v[i]
 end
 
 -- the player number the packet carries (its field with the player role).
@@ -518,8 +525,7 @@ local function role_player(res)
 		return nil
 	end
 	field_index(l)
-	local v = res.vals[l.player_field]
-	return v and v.v
+	return res.v[l.player_field]
 end
 
 local function learn(c, res, kind, server, dir)
@@ -707,12 +713,12 @@ local function inflated_size(z)
 end
 
 local function reassemble(raw, res, client, conv, st, ts, measure)
-	local ix, vals = field_index(res.layout), res.vals
-	local v = {seq = vals[ix.seq], count = vals[ix.count], start = vals[ix.start], data = vals[ix.data],
-		src = vals[ix.src], dst = vals[ix.dst], slsn = ix.slsn and vals[ix.slsn]}
-	local key = client .. "|" .. (v.slsn and int(v.slsn.v) or "-1") .. "|" .. int(v.src.v) .. "|" .. int(v.dst.v)
-	local z, count = asm_add(client, conv.id, key, {seq = v.seq.v, count = v.count.v, start = v.start.v,
-		data = raw:sub(v.data.pos + 1, v.data.pos + v.data.n), ts = ts})
+	local ix, rv = field_index(res.layout), res.v
+	local slsn = ix.slsn and rv[ix.slsn]
+	local key = client .. "|" .. (slsn and int(slsn) or "-1") .. "|" .. int(rv[ix.src]) .. "|" .. int(rv[ix.dst])
+	local dp, dn = res.p[ix.data], res.n[ix.data]
+	local z, count = asm_add(client, conv.id, key, {seq = rv[ix.seq], count = rv[ix.count], start = rv[ix.start],
+		data = raw:sub(dp + 1, dp + dn), ts = ts})
 	if not z then
 		return
 	end
@@ -874,10 +880,10 @@ local function add_tree(tree, buf, res)
 	local l = res.layout
 	local entry = 1
 	for i, f in ipairs(l.fields) do
-		local v = res.vals[i]
-		if not v then
+		if res.v[i] == nil then
 			break
 		end
+		local v = {v = res.v[i], pos = res.p[i], n = res.n[i]}
 		if f.type == "group" then
 			local g = tree:add(f.pf, buf(v.pos, v.n))
 			g:append_text(": " .. int(v.v) .. " entries")
