@@ -821,16 +821,32 @@ end
 -- figures go to the dif tables.
 local shared = {}
 
+local INTERN_BY = {"name", "kind", "era", "dec_era", "dir", "player", "err"}
+local RECORD = {} -- the key of the record at the end of a path
+
 local function intern(st, number)
 	if st.dif then
 		dif_compressed[number], dif_pieces[number], dif_inflated[number] = st.dif.compressed, st.dif.pieces, st.dif.inflated
 		st.dif = nil
 	end
-	local key = st.kind .. "|" .. st.name .. "|" .. st.era .. "|" .. st.dec_era .. "|" .. st.dir .. "|" ..
-		int(st.player) .. "|" .. (st.err or "")
-	local s = shared[key]
+	-- A tree of tables by each field, so that finding the shared record
+	-- builds no string.
+	local t = shared
+	for _, k in ipairs(INTERN_BY) do
+		local v = st[k]
+		if v == nil then
+			v = false
+		end
+		local sub = t[v]
+		if not sub then
+			sub = {}
+			t[v] = sub
+		end
+		t = sub
+	end
+	local s = t[RECORD]
 	if not s then
-		shared[key] = st
+		t[RECORD] = st
 		s = st
 	end
 	return s
