@@ -92,6 +92,9 @@ type Config struct {
 	// Select, when set, limits the States work (and the timeline) to the
 	// conversations it selects; the others still count in the dif figures.
 	Select *Selector
+	// IndexLimit caps what the packet index keeps (the newest packets);
+	// zero keeps every packet.
+	IndexLimit IndexLimit
 	// MemoryBudget bounds the bytes of difs, checkpoints and spooled
 	// packets the timeline and the index keep in memory before they spill
 	// to temporary files (shared when the engine keeps both, and with the
@@ -119,6 +122,9 @@ type Stopper struct{ stop atomic.Bool }
 
 // Stop stops the engine.
 func (s *Stopper) Stop() { s.stop.Store(true) }
+
+// Stopped reports whether Stop was called.
+func (s *Stopper) Stopped() bool { return s.stop.Load() }
 
 // CheckpointEvery bounds the difs applied to rebuild any state from the
 // timeline: 32 inflates of a 112 KB state take a few milliseconds.
@@ -226,7 +232,7 @@ func New(cfg Config) *Engine {
 	}
 	budget /= max(parts, 1) // the index, the timeline and the backlog share the budget
 	if cfg.Work&Index != 0 {
-		e.index = newPacketIndex(budget, cfg.TempDir, e.conversation)
+		e.index = newPacketIndex(budget, cfg.TempDir, e.conversation, cfg.IndexLimit)
 	}
 	if cfg.Work&Difs != 0 {
 		lim := reassemble.DefaultLimits

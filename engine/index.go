@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"os"
 	"sync"
 	"time"
 
@@ -56,8 +55,24 @@ const NoFrame = math.MinInt32
 func (e *IndexEntry) Time() time.Time { return time.Unix(0, e.TS) }
 
 // chunkSize is the entries of one chunk: entries are never moved once
-// written, so readers can use them while the index grows.
-const chunkSize = 1 << 16
+// written, so readers can use them while the index grows. An index with a
+// limit uses ringChunk, so that what it drops is given back soon.
+const (
+	chunkSize = 1 << 16
+	ringChunk = 1 << 10
+)
+
+// IndexLimit caps what a packet index keeps: as dumpcap's ring buffer
+// does, it keeps the newest packets and drops the oldest once either bound
+// is passed. A zero field is no bound. With a limit, the index spools in
+// memory only (the limit bounds it); the packets of a capture file, read
+// again from the file, cost only their entries.
+type IndexLimit struct {
+	Packets int   // the most packets kept
+	Bytes   int64 // the most bytes kept: each packet's entry (40 bytes) and its spooled addresses and payload
+}
+
+func (l IndexLimit) set() bool { return l.Packets > 0 || l.Bytes > 0 }
 
 // PacketIndex indexes every game packet of a capture for random access:
 // an entry per packet in memory, and where to read the packet again: the
@@ -70,7 +85,12 @@ const chunkSize = 1 << 16
 type PacketIndex struct {
 	mu        sync.RWMutex
 	chunks    [][]IndexEntry
+	csize     int // entries per chunk
+	base      int // the position of chunks[0][0]
 	n         int
+	limit     IndexLimit
+	first     int   // the oldest position kept; those before it were dropped
+	bytes     int64 // what the kept packets take, as IndexLimit.Bytes counts it
 	spool     spool
 	conv      func(id int) *session.Conversation
 	rec       []byte
@@ -78,9 +98,64 @@ type PacketIndex struct {
 	links     []layers.LinkType  // the link types of re-readable frames, by IndexEntry.link
 }
 
-func newPacketIndex(budget int, dir string, conv func(int) *session.Conversation) *PacketIndex {
-	return &PacketIndex{spool: spool{budget: budget, dir: dir}, conv: conv}
+func newPacketIndex(budget int, dir string, conv func(int) *session.Conversation, limit IndexLimit) *PacketIndex {
+	x := &PacketIndex{spool: spool{budget: budget, dir: dir}, conv: conv, csize: chunkSize, limit: limit}
+	if limit.set() {
+		x.csize = ringChunk
+		x.spool.budget = math.MaxInt // bounded by the limit
+	}
+	return x
 }
+
+// at is the entry of position i (first <= i < n). Call with x.mu held.
+func (x *PacketIndex) at(i int) *IndexEntry {
+	k := i - x.base
+	return &x.chunks[k/x.csize][k%x.csize]
+}
+
+// cost is what entry e takes, as IndexLimit.Bytes counts it.
+func (e *IndexEntry) cost() int64 {
+	if e.loc>>inputShift == 0 && e.loc >= 0 {
+		return entrySize + spoolHeader + int64(e.Len)
+	}
+	return entrySize
+}
+
+// drop drops the oldest packets while the index is past its limit. Call
+// with x.mu held.
+func (x *PacketIndex) drop() {
+	over := func() bool {
+		kept := x.n - x.first
+		return kept > 1 && (x.limit.Packets > 0 && kept > x.limit.Packets || x.limit.Bytes > 0 && x.bytes > x.limit.Bytes)
+	}
+	for over() {
+		e := x.at(x.first)
+		x.bytes -= e.cost()
+		if e.loc>>inputShift == 0 && e.loc >= 0 {
+			x.spool.release(e.loc + spoolHeader + int64(e.Len))
+		}
+		x.first++
+		if x.first-x.base == x.csize {
+			x.chunks[0] = nil
+			x.chunks = x.chunks[1:]
+			x.base += x.csize
+		}
+	}
+}
+
+// First is the oldest position the index keeps: packets before it were
+// dropped by its limit (0 without one).
+func (x *PacketIndex) First() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.first
+}
+
+// Dropped is how many packets the index's limit has dropped.
+func (x *PacketIndex) Dropped() int { return x.First() }
+
+// Limit is the index's limit.
+func (x *PacketIndex) Limit() IndexLimit { return x.limit }
 
 // spoolHeader is a spooled record's addresses: 16-byte IP, 2-byte port and
 // a 4-in-6 flag, for the source and the destination.
@@ -168,12 +243,16 @@ func (x *PacketIndex) add(r *session.Record, d *source.Datagram, input int) int 
 		}
 		e.loc = off
 	}
-	if x.n%chunkSize == 0 {
-		x.chunks = append(x.chunks, make([]IndexEntry, 0, chunkSize))
+	if (x.n-x.base)%x.csize == 0 {
+		x.chunks = append(x.chunks, make([]IndexEntry, 0, x.csize))
 	}
 	c := &x.chunks[len(x.chunks)-1]
 	*c = append(*c, e)
 	x.n++
+	if x.limit.set() {
+		x.bytes += e.cost()
+		x.drop()
+	}
 	return x.n - 1
 }
 
@@ -184,33 +263,35 @@ func (x *PacketIndex) Len() int {
 	return x.n
 }
 
-// Entry returns the entry of packet i (0-based position in the index).
+// Entry returns the entry of packet i (0-based position in the index); for
+// a position the limit has dropped, the oldest entry kept.
 func (x *PacketIndex) Entry(i int) IndexEntry {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.chunks[i/chunkSize][i%chunkSize]
+	return *x.at(max(i, x.first))
 }
 
-// Entries copies the entries of positions [from, to) into dst.
+// Entries copies the entries of positions [from, to) into dst (those the
+// limit has dropped are left out).
 func (x *PacketIndex) Entries(dst []IndexEntry, from, to int) []IndexEntry {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	to = min(to, x.n)
-	for i := max(from, 0); i < to; i++ {
-		dst = append(dst, x.chunks[i/chunkSize][i%chunkSize])
+	for i := max(from, x.first); i < to; i++ {
+		dst = append(dst, *x.at(i))
 	}
 	return dst
 }
 
-// Search returns the position of the first packet whose capture frame
-// number is at least n (Len when none is).
+// Search returns the position of the first packet kept whose capture
+// frame number is at least n (Len when none is).
 func (x *PacketIndex) Search(n int) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	lo, hi := 0, x.n
+	lo, hi := x.first, x.n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if int(x.chunks[m/chunkSize][m%chunkSize].N) < n {
+		if int(x.at(m).N) < n {
 			lo = m + 1
 		} else {
 			hi = m
@@ -243,7 +324,11 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 		x.mu.RUnlock()
 		return fmt.Errorf("packet %d: the index has %d packets", i, x.n)
 	}
-	e := x.chunks[i/chunkSize][i%chunkSize]
+	if i < x.first {
+		x.mu.RUnlock()
+		return fmt.Errorf("packet %d: %w", i, ErrDropped)
+	}
+	e := *x.at(i)
 	*r = session.Record{N: int(e.N), TS: time.Unix(0, e.TS), Kind: e.Kind, Era: e.Era, Dir: e.Dir, Player: int(e.Player)}
 	var payload []byte
 	var err error
@@ -315,11 +400,14 @@ func (x *PacketIndex) unspool(e *IndexEntry, r *session.Record) ([]byte, error) 
 	return raw[spoolHeader:], nil
 }
 
-// Filter calls fn with the position of every packet in [from, to) that
-// matches f, in order, until fn returns false or ctx is done.
+// ErrDropped is the error for a packet the index's limit has dropped.
+var ErrDropped = errors.New("dropped: the packet index keeps only the newest packets")
+
+// Filter calls fn with the position of every packet kept in [from, to)
+// that matches f, in order, until fn returns false or ctx is done.
 func (x *PacketIndex) Filter(ctx context.Context, f *filter.Filter, from, to int, fn func(i int) bool) error {
 	var r session.Record
-	for i := max(from, 0); i < min(to, x.Len()); i++ {
+	for i := max(from, x.First()); i < min(to, x.Len()); i++ {
 		if i&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -341,7 +429,7 @@ func (x *PacketIndex) Filter(ctx context.Context, f *filter.Filter, from, to int
 func (x *PacketIndex) MemoryBytes() int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return int64(len(x.chunks)) * chunkSize * int64(entrySize) // entries are allocated a chunk at a time
+	return int64(len(x.chunks)) * int64(x.csize) * int64(entrySize) // entries are allocated a chunk at a time
 }
 
 // SpoolBytes is how many bytes of packets the index keeps in its spool (in
@@ -350,7 +438,7 @@ func (x *PacketIndex) MemoryBytes() int64 {
 func (x *PacketIndex) SpoolBytes() int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.spool.memLen + x.spool.size + int64(len(x.spool.pend))
+	return x.spool.memLen - x.spool.released + x.spool.size + int64(len(x.spool.pend))
 }
 
 // entrySize is the size of an IndexEntry in memory.
@@ -372,110 +460,4 @@ func (x *PacketIndex) close() error {
 	}
 	x.rereaders = nil
 	return err
-}
-
-// spool holds bytes in memory up to a budget, then in a temporary file.
-type spool struct {
-	budget int
-	dir    string
-	mem    [][]byte // segments of segSize
-	memLen int64
-	file   *os.File
-	size   int64  // bytes in the file
-	pend   []byte // bytes after them, not written yet
-	err    error
-}
-
-// pendMax is how many bytes the spool gathers before it writes them to its
-// file: one write a megabyte, not one a packet.
-const pendMax = 1 << 20
-
-const segSize = 1 << 20
-
-func (s *spool) put(b []byte) (int64, error) {
-	if s.err != nil {
-		return 0, s.err
-	}
-	if s.file == nil && s.memLen+int64(len(b)) <= int64(s.budget) {
-		off := s.memLen
-		for rest := b; len(rest) > 0; {
-			if len(s.mem) == 0 || len(s.mem[len(s.mem)-1]) == segSize {
-				s.mem = append(s.mem, make([]byte, 0, segSize))
-			}
-			seg := &s.mem[len(s.mem)-1]
-			n := min(len(rest), segSize-len(*seg))
-			*seg = append(*seg, rest[:n]...)
-			rest = rest[n:]
-		}
-		s.memLen += int64(len(b))
-		return off, nil
-	}
-	if s.file == nil {
-		f, err := os.CreateTemp(s.dir, "pmdump-packets-*")
-		if err != nil {
-			s.err = fmt.Errorf("packet index spool: %w", err)
-			return 0, s.err
-		}
-		os.Remove(f.Name()) // gone when closed, whatever happens
-		s.file = f
-	}
-	off := s.memLen + s.size + int64(len(s.pend))
-	s.pend = append(s.pend, b...)
-	if len(s.pend) >= pendMax {
-		if err := s.flush(); err != nil {
-			return 0, err
-		}
-	}
-	return off, nil
-}
-
-// flush writes the pending bytes to the file.
-func (s *spool) flush() error {
-	if len(s.pend) == 0 {
-		return nil
-	}
-	if _, err := s.file.WriteAt(s.pend, s.size); err != nil {
-		s.err = fmt.Errorf("packet index spool: %w", err)
-		return s.err
-	}
-	s.size += int64(len(s.pend))
-	s.pend = s.pend[:0]
-	return nil
-}
-
-func (s *spool) get(dst []byte, off int64) error {
-	for len(dst) > 0 && off < s.memLen {
-		seg := s.mem[off/segSize]
-		n := copy(dst, seg[off%segSize:])
-		dst, off = dst[n:], off+int64(n)
-	}
-	if len(dst) == 0 {
-		return nil
-	}
-	if s.file == nil {
-		return fmt.Errorf("packet index spool: offset %d beyond its end", off)
-	}
-	fo := off - s.memLen // offset in the file and its pending bytes
-	if fo < s.size {
-		n := min(int64(len(dst)), s.size-fo)
-		if _, err := s.file.ReadAt(dst[:n], fo); err != nil {
-			return fmt.Errorf("packet index spool: %w", err)
-		}
-		dst, fo = dst[n:], fo+n
-	}
-	if len(dst) > 0 {
-		if p := fo - s.size; p < 0 || p+int64(len(dst)) > int64(len(s.pend)) {
-			return fmt.Errorf("packet index spool: offset %d beyond its end", off)
-		} else {
-			copy(dst, s.pend[p:])
-		}
-	}
-	return nil
-}
-
-func (s *spool) close() error {
-	if s.file != nil {
-		return s.file.Close()
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times "pmdump read" against "tcpdump -nr" and "tshark -r", each printing one
-# line per packet to /dev/null, on the same large real capture: the real
+# line per packet to /dev/null, and tshark with pmdump's Wireshark dissector
+# against tshark alone, on the same large real capture: the real
 # modern/multi capture appended N times (default 20, about 290k packets).
 # Tools that are not installed are skipped. Best of RUNS wall-clock runs.
 #
@@ -55,6 +56,11 @@ fi
 if command -v tshark >/dev/null; then
 	ts=$(best tshark -n -r "$big")
 	printf '%-28s %8s s   pmdump is %.1fx as fast (target >= 20x)\n' "tshark -n -r" "$ts" "$(awk -v a="$ts" -v b="$pm" 'BEGIN { print a / b }')"
+	# The generated Wireshark dissector, printing the summary lines as
+	# tshark alone does (no tree: no dif is inflated).
+	"$work/pmdump" dissector -o "$work/pmnet.lua"
+	td=$(best tshark -n -X "lua_script:$work/pmnet.lua" -r "$big")
+	printf '%-28s %8s s   %.1fx tshark alone (target <= 3x)\n' "tshark with pmnet.lua" "$td" "$(awk -v a="$td" -v b="$ts" 'BEGIN { print a / b }')"
 else
 	echo "tshark: not installed, skipped"
 fi

@@ -1,12 +1,19 @@
-// Package sender sends a sequence of UDP datagrams with paced timing, the way
-// tcpreplay does, but with every send time anchored to the start of the run:
-// datagram i is due at start + offset_i ÷ speed (or start + i ÷ pps), never at
-// the previous send + a gap, so errors do not accumulate over a long run.
+// Package sender replays the datagrams of recorded conversations over UDP,
+// paced the way tcpreplay does, but with every send time anchored to the
+// start of the run: datagram i is due at start + offset_i ÷ speed (or
+// start + i ÷ pps), never at the previous send + a gap, so errors do not
+// accumulate over a long run.
+//
+// Each recorded conversation is sent from its own sockets, so a receiver
+// sees the conversations apart, with their roles kept (see Fleet). The
+// datagrams come from a Pass, a function that streams one pass over the
+// recording, so a run holds only the datagram being sent (a batch of them
+// when sending as fast as possible), never the whole recording.
 //
 // To hit a deadline the sender sleeps until shortly before it and spins for
-// the rest. Errors the network reports on a connected UDP socket (ICMP port
-// unreachable surfaces as ECONNREFUSED, no route as EHOSTUNREACH or
-// ENETUNREACH) are counted and the run goes on.
+// the rest. Errors the network reports (ICMP port unreachable, host or
+// network unreachable) are counted, in every mode, from each socket's error
+// queue; the run goes on.
 package sender
 
 import (
@@ -17,16 +24,22 @@ import (
 	"slices"
 	"syscall"
 	"time"
-
-	"golang.org/x/net/ipv4"
-	"golang.org/x/net/ipv6"
 )
 
-// Datagram is one payload to send and when, relative to the first datagram.
+// Datagram is one payload to send, when, and by which side of which
+// conversation.
 type Datagram struct {
-	Offset  time.Duration // time since the first datagram of the sequence
-	Payload []byte
+	Offset  time.Duration // time since the first datagram of the pass
+	Payload []byte        // used only during the call that receives it
+	Conv    int           // the recorded conversation: each has its own sockets
+	Server  bool          // sent by the server (s→c); otherwise by the client (c→s)
+	Listen  bool          // c→s to the server's listening port (the handshake); otherwise to the conversation's server port
 }
+
+// Pass streams one pass over the recording: it calls yield with every
+// datagram in order and stops early when yield returns false. It is called
+// again for every loop.
+type Pass func(ctx context.Context, yield func(Datagram) bool) error
 
 // Options choose the pacing of a run.
 type Options struct {
@@ -36,13 +49,15 @@ type Options struct {
 	// PPS, when not 0, sends at this many datagrams per second instead of
 	// the original timing.
 	PPS float64
-	// ASAP sends every datagram as fast as the socket takes them.
+	// ASAP sends every datagram as fast as the sockets take them.
 	ASAP bool
-	// Loop is how many times the sequence is sent; 0 means once.
-	// Loops follow each other without a pause.
+	// Loop is how many passes are sent; 0 means once. Each pass starts
+	// one mean gap after the previous pass's last datagram.
 	Loop int
-	// Forever sends the sequence again and again until the context ends.
+	// Forever sends pass after pass until the context ends.
 	Forever bool
+	// Limit, when not 0, ends the run after that many datagrams.
+	Limit int
 	// Spin is how long before a deadline the sender stops sleeping and
 	// spins. 0 means DefaultSpin.
 	Spin time.Duration
@@ -55,17 +70,22 @@ type Options struct {
 // little more than the timer slack of an idle Linux machine.
 const DefaultSpin = 1 * time.Millisecond
 
+// maxErrors bounds the send-time errors kept for the quantiles.
+const maxErrors = 1 << 22
+
 // Stats describe a finished run.
 type Stats struct {
-	Datagrams int           // datagrams handed to the socket without error
+	Datagrams int           // datagrams handed to a socket without error
 	Bytes     int           // their payload bytes
 	Elapsed   time.Duration // from the start of the run to the last send
-	Refused   int           // ICMP port unreachable reports (the datagram is sent again once)
-	NoRoute   int           // sends that failed for want of a route or host
-	Other     int           // sends that failed otherwise
-	LastErr   error         // the last send error, if any
+	Refused   int           // ICMP port unreachable reports
+	NoRoute   int           // ICMP host or network unreachable reports, and sends that failed for want of a route
+	Other     int           // other errors the network reported or sends that failed otherwise
+	LastErr   error         // the last error, if any
+	Skipped   int           // s→c datagrams not sent: the server's address is not on this machine
+	Convs     int           // conversations that were given sockets
 	// Errors are the send-time errors (actual − deadline) of every
-	// paced datagram, sorted; empty with ASAP.
+	// paced datagram (up to about four million), sorted; empty with ASAP.
 	Errors []time.Duration
 }
 
@@ -95,17 +115,20 @@ func (s *Stats) Max() time.Duration {
 	return s.Errors[len(s.Errors)-1]
 }
 
-// Failed is the number of sends that failed.
+// Failed is the number of errors the network reported and sends that
+// failed.
 func (s *Stats) Failed() int { return s.Refused + s.NoRoute + s.Other }
 
-// Send sends ds on conn, a connected UDP socket, paced as opt says, until
-// every loop is done or ctx ends. It returns an error only for a bad
-// configuration or a socket that cannot send at all; network errors are
-// counted in the Stats.
-func Send(ctx context.Context, conn net.Conn, ds []Datagram, opt Options) (Stats, error) {
-	var st Stats
-	if opt.Speed < 0 || opt.PPS < 0 || opt.Loop < 0 {
-		return st, errors.New("speed, pps and loop must not be negative")
+// errStop ends a pass early from inside yield.
+var errStop = errors.New("stop")
+
+// Run sends the passes of pass through f, paced as opt says, until every
+// loop is done, the limit is reached or ctx ends. It returns an error for
+// a bad configuration, a socket that cannot send at all, or the pass's own
+// error; network errors are counted in the Stats.
+func Run(ctx context.Context, f *Fleet, pass Pass, opt Options) (st Stats, err error) {
+	if opt.Speed < 0 || opt.PPS < 0 || opt.Loop < 0 || opt.Limit < 0 {
+		return st, errors.New("speed, pps, loop and limit must not be negative")
 	}
 	if opt.Speed == 0 {
 		opt.Speed = 1
@@ -116,150 +139,162 @@ func Send(ctx context.Context, conn net.Conn, ds []Datagram, opt Options) (Stats
 	if opt.Loop == 0 {
 		opt.Loop = 1
 	}
-	if len(ds) == 0 {
-		return st, nil
+	r := &run{ctx: ctx, f: f, opt: opt, st: &st, start: time.Now()}
+	if opt.ASAP {
+		r.batch = newBatch()
 	}
-	// span is the length of one loop, so loop k starts at k × span.
-	var span time.Duration
-	switch {
-	case opt.ASAP:
-	case opt.PPS > 0:
-		span = time.Duration(float64(len(ds)) / opt.PPS * float64(time.Second))
-	default:
-		last := ds[len(ds)-1].Offset
-		span = time.Duration(float64(last)/opt.Speed) + time.Duration(float64(last)/opt.Speed/float64(len(ds)))
-	}
-	if !opt.ASAP {
-		n := len(ds) * opt.Loop
-		if opt.Forever {
-			n = 1 << 22
+	defer func() {
+		f.drain(&st)
+		st.Convs = f.convs()
+		st.Elapsed = r.lastSend.Sub(r.start)
+		if r.lastSend.IsZero() {
+			st.Elapsed = 0
 		}
-		st.Errors = make([]time.Duration, 0, min(n, 1<<22))
-	}
-	done := ctx.Done()
-	start := time.Now()
-	if bw := batcher(conn); opt.ASAP && bw != nil {
-		err := st.sendBatches(ctx, bw, ds, opt)
-		st.finish(start)
-		return st, err
-	}
-	sent := 0
+		slices.Sort(st.Errors)
+	}()
 	for loop := 0; opt.Forever || loop < opt.Loop; loop++ {
-		base := time.Duration(loop) * span
-		for i := range ds {
-			if sent&63 == 0 {
-				select {
-				case <-done:
-					st.finish(start)
-					return st, nil
-				default:
-				}
-			}
-			var at time.Duration
-			if !opt.ASAP {
-				if opt.PPS > 0 {
-					at = base + time.Duration(float64(i)/opt.PPS*float64(time.Second))
-				} else {
-					at = base + time.Duration(float64(ds[i].Offset)/opt.Speed)
-				}
-				if err := waitUntil(ctx, start, at, opt.Spin); err != nil {
-					st.finish(start)
-					return st, nil
-				}
-				if len(st.Errors) < cap(st.Errors) {
-					st.Errors = append(st.Errors, time.Since(start)-at)
-				}
-			}
-			_, err := conn.Write(ds[i].Payload)
-			if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
-				// The error was an ICMP message about an earlier
-				// datagram, reported instead of sending this one.
-				st.count(err)
-				_, err = conn.Write(ds[i].Payload)
-			}
-			sent++
-			if err != nil {
-				if !st.count(err) {
-					st.finish(start)
-					return st, fmt.Errorf("send datagram %d: %w", i+1, err)
-				}
-			} else {
-				st.Datagrams++
-				st.Bytes += len(ds[i].Payload)
-			}
-			if opt.Progress != nil {
-				opt.Progress(sent)
-			}
+		r.n, r.last = 0, 0
+		err = pass(ctx, r.yield)
+		if r.batch != nil && r.err == nil {
+			r.err = r.flush()
+		}
+		if r.err != nil && r.err != errStop {
+			return st, r.err
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return st, err
+		}
+		err = nil
+		if r.err == errStop || ctx.Err() != nil || r.n == 0 {
+			return st, nil
+		}
+		// The next pass starts one mean gap after this one's last datagram.
+		switch {
+		case opt.ASAP:
+		case opt.PPS > 0:
+			r.base += time.Duration(float64(r.n) / opt.PPS * float64(time.Second))
+		default:
+			span := time.Duration(float64(r.last) / opt.Speed)
+			r.base += span + span/time.Duration(r.n)
 		}
 	}
-	st.finish(start)
 	return st, nil
 }
 
-// batchWriter sends many datagrams with one system call (sendmmsg).
-type batchWriter interface {
-	WriteBatch(ms []ipv4.Message, flags int) (int, error)
+// run is the state of one Run.
+type run struct {
+	ctx      context.Context
+	f        *Fleet
+	opt      Options
+	st       *Stats
+	start    time.Time
+	lastSend time.Time
+	base     time.Duration // start of the current pass since the start of the run
+	n        int           // datagrams of the current pass
+	last     time.Duration // offset of the current pass's latest datagram
+	sent     int           // datagrams sent (or failed) in the run
+	batch    *batch
+	err      error
 }
 
-// batcher returns a batch writer for a UDP socket, nil for other conns.
-func batcher(conn net.Conn) batchWriter {
-	uc, ok := conn.(*net.UDPConn)
+// yield sends one datagram; it returns false to end the pass.
+func (r *run) yield(d Datagram) bool {
+	if r.err != nil {
+		return false
+	}
+	if r.sent&63 == 0 && r.sent > 0 {
+		r.f.drain(r.st)
+	}
+	r.n++
+	r.last = max(r.last, d.Offset)
+	conn, to, ok := r.f.route(d)
 	if !ok {
-		return nil
+		r.st.Skipped++
+		return true
 	}
-	if ra, ok := uc.RemoteAddr().(*net.UDPAddr); ok && ra.IP.To4() == nil {
-		return ipv6.NewPacketConn(uc)
+	if r.batch != nil {
+		if !r.batch.add(conn, to, d.Payload) {
+			if r.err = r.flush(); r.err != nil {
+				return false
+			}
+			r.batch.add(conn, to, d.Payload)
+		}
+		return !r.limited()
 	}
-	return ipv4.NewPacketConn(uc)
+	var at time.Duration
+	if r.opt.PPS > 0 {
+		at = r.base + time.Duration(float64(r.n-1)/r.opt.PPS*float64(time.Second))
+	} else {
+		at = r.base + time.Duration(float64(d.Offset)/r.opt.Speed)
+	}
+	if err := waitUntil(r.ctx.Done(), r.start, at, r.opt.Spin); err != nil {
+		return false
+	}
+	if r.st.Errors == nil {
+		r.st.Errors = make([]time.Duration, 0, 1024)
+	}
+	if len(r.st.Errors) < maxErrors {
+		r.st.Errors = append(r.st.Errors, time.Since(r.start)-at)
+	}
+	err := send(conn, to, d.Payload)
+	r.lastSend = time.Now()
+	r.sent++
+	if err != nil {
+		if !r.st.count(err) {
+			r.err = fmt.Errorf("send datagram %d: %w", r.sent, err)
+			return false
+		}
+	} else {
+		r.st.Datagrams++
+		r.st.Bytes += len(d.Payload)
+	}
+	if r.opt.Progress != nil {
+		r.opt.Progress(r.sent)
+	}
+	return !r.limited()
 }
 
-// batchSize is how many datagrams go in one sendmmsg.
-const batchSize = 512
-
-// sendBatches sends every loop of ds as fast as the socket takes them, in
-// batches.
-func (st *Stats) sendBatches(ctx context.Context, bw batchWriter, ds []Datagram, opt Options) error {
-	ms := make([]ipv4.Message, batchSize)
-	for i := range ms {
-		ms[i].Buffers = make([][]byte, 1)
+// limited reports whether the limit is reached, and ends the run if so.
+func (r *run) limited() bool {
+	if r.opt.Limit > 0 && r.sent+r.batchLen() >= r.opt.Limit {
+		if r.batch != nil {
+			r.err = r.flush()
+		}
+		if r.err == nil {
+			r.err = errStop
+		}
+		return true
 	}
-	sent := 0
-	for loop := 0; opt.Forever || loop < opt.Loop; loop++ {
-		for i := 0; i < len(ds); {
-			if ctx.Err() != nil {
-				return nil
-			}
-			n := min(batchSize, len(ds)-i)
-			for k := range n {
-				ms[k].Buffers[0] = ds[i+k].Payload
-			}
-			w, err := bw.WriteBatch(ms[:n], 0)
-			for k := range max(w, 0) {
-				st.Datagrams++
-				st.Bytes += len(ds[i+k].Payload)
-			}
-			i += max(w, 0)
-			sent += max(w, 0)
-			if err != nil {
-				if !st.count(err) {
-					return fmt.Errorf("send datagram %d: %w", i+1, err)
-				}
-				if !errors.Is(err, syscall.ECONNREFUSED) {
-					i++ // that one failed; an ICMP report is for an earlier one
-					sent++
-				}
-			}
-			if opt.Progress != nil {
-				opt.Progress(sent)
-			}
+	return false
+}
+
+func (r *run) batchLen() int {
+	if r.batch == nil {
+		return 0
+	}
+	return r.batch.n
+}
+
+// flush sends the batch.
+func (r *run) flush() error {
+	err := r.batch.send(r.st, &r.sent, r.opt.Progress)
+	if r.batch.sentAny {
+		r.lastSend = time.Now()
+		r.batch.sentAny = false
+	}
+	return err
+}
+
+// send sends one datagram. A refusal given instead of sending is the ICMP
+// report of an earlier datagram (queued, and counted, from the error
+// queue): the datagram goes again.
+func send(conn *net.UDPConn, to *net.UDPAddr, p []byte) error {
+	for try := 0; ; try++ {
+		_, err := conn.WriteToUDP(p, to)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || try == 3 {
+			return err
 		}
 	}
-	return nil
-}
-
-func (st *Stats) finish(start time.Time) {
-	st.Elapsed = time.Since(start)
-	slices.Sort(st.Errors)
 }
 
 // count files a send error and reports whether the run can go on.
@@ -280,8 +315,8 @@ func (st *Stats) count(err error) bool {
 }
 
 // waitUntil returns when start + at has come: it sleeps until spin before
-// and spins for the rest. It returns ctx's error if ctx ends first.
-func waitUntil(ctx context.Context, start time.Time, at, spin time.Duration) error {
+// and spins for the rest. It returns an error if done closes first.
+func waitUntil(done <-chan struct{}, start time.Time, at, spin time.Duration) error {
 	for {
 		left := at - time.Since(start)
 		if left <= 0 {
@@ -295,9 +330,9 @@ func waitUntil(ctx context.Context, start time.Time, at, spin time.Duration) err
 			}
 			t := time.NewTimer(d)
 			select {
-			case <-ctx.Done():
+			case <-done:
 				t.Stop()
-				return ctx.Err()
+				return context.Canceled
 			case <-t.C:
 			}
 			continue

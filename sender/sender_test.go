@@ -21,14 +21,27 @@ func listen(t *testing.T) *net.UDPConn {
 	return l
 }
 
-func dial(t *testing.T, addr net.Addr) net.Conn {
+// fleet makes a fleet for a server at addr, closed when the test ends.
+func fleet(t *testing.T, addr net.Addr, serverSide bool) *Fleet {
 	t.Helper()
-	c, err := net.Dial("udp", addr.String())
+	f, err := NewFleet(addr.(*net.UDPAddr), serverSide)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// slicePass streams ds.
+func slicePass(ds []Datagram) Pass {
+	return func(ctx context.Context, yield func(Datagram) bool) error {
+		for _, d := range ds {
+			if !yield(d) {
+				return nil
+			}
+		}
+		return nil
+	}
 }
 
 // sequence makes n datagrams of varied sizes, gap apart, each payload
@@ -38,7 +51,7 @@ func sequence(n int, gap time.Duration) []Datagram {
 	for i := range ds {
 		p := fmt.Appendf(nil, "dg%06d", i)
 		p = append(p, bytes.Repeat([]byte{byte(i)}, i%900)...)
-		ds[i] = Datagram{Offset: time.Duration(i) * gap, Payload: p}
+		ds[i] = Datagram{Offset: time.Duration(i) * gap, Payload: p, Conv: 1, Listen: true}
 	}
 	return ds
 }
@@ -85,7 +98,7 @@ func TestSendLoopback(t *testing.T) {
 func sendOnce(t *testing.T, tt loopbackCase) string {
 	t.Helper()
 	l := listen(t)
-	c := dial(t, l.LocalAddr())
+	f := fleet(t, l.LocalAddr(), false)
 	ds := sequence(tt.n, tt.gap)
 	got := make(chan [][]byte, 1)
 	times := make([]time.Time, 0, tt.n*tt.loops)
@@ -106,7 +119,7 @@ func sendOnce(t *testing.T, tt loopbackCase) string {
 	progress := 0
 	opt := tt.opt
 	opt.Progress = func(n int) { progress = n }
-	st, err := Send(context.Background(), c, ds, opt)
+	st, err := Run(context.Background(), f, slicePass(ds), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +142,7 @@ func sendOnce(t *testing.T, tt loopbackCase) string {
 		t.Logf("asap: %.0f datagrams/s", st.Rate())
 		return ""
 	}
-	if len(st.Errors) != tt.n {
+	if len(st.Errors) != tt.n*tt.loops {
 		t.Fatalf("%d send-time errors recorded, want %d", len(st.Errors), tt.n)
 	}
 	// The receiver's view: arrival of datagram i against its
@@ -155,27 +168,170 @@ func sendOnce(t *testing.T, tt loopbackCase) string {
 	return ""
 }
 
-func TestSendCountsRefused(t *testing.T) {
-	l := listen(t)
-	addr := l.LocalAddr()
-	l.Close() // nobody listens: each send draws an ICMP port unreachable
-	c := dial(t, addr)
-	st, err := Send(context.Background(), c, sequence(20, time.Millisecond), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Refused == 0 || st.Datagrams == 0 || st.Other != 0 {
-		t.Errorf("refused %d, sent %d, other %d (%v); want some refused, some sent", st.Refused, st.Datagrams, st.Other, st.LastErr)
+// Every datagram sent to a closed port draws an ICMP port unreachable, and
+// each is counted, paced or as fast as possible.
+func TestRunCountsRefused(t *testing.T) {
+	for _, opt := range []Options{{PPS: 5000}, {ASAP: true}} {
+		t.Run(fmt.Sprintf("asap=%v", opt.ASAP), func(t *testing.T) {
+			l := listen(t)
+			addr := l.LocalAddr()
+			l.Close() // nobody listens
+			f := fleet(t, addr, false)
+			st, err := Run(context.Background(), f, slicePass(sequence(300, time.Millisecond)), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Datagrams != 300 || st.Refused < 290 || st.Other != 0 {
+				t.Errorf("sent %d, refused %d, other %d (%v); want 300 sent and about as many refused", st.Datagrams, st.Refused, st.Other, st.LastErr)
+			}
+		})
 	}
 }
 
-func TestSendStopsWithContext(t *testing.T) {
+// Each conversation has its own client socket, and the client role is kept:
+// the handshake goes to the server's address, the rest to the port the
+// server answered it from, as a real game server answers from a new port.
+func TestRunConversationsApart(t *testing.T) {
+	srv := listen(t)
+	type rx struct {
+		from    string
+		at      string
+		payload string
+	}
+	got := make(chan rx, 100)
+	go func() { // a game server: a new socket for each client
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := srv.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			got <- rx{from.String(), "listen", string(buf[:n])}
+			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			c.WriteToUDP([]byte("5678"), from)
+			go func() {
+				b := make([]byte, 2048)
+				for {
+					n, from, err := c.ReadFromUDP(b)
+					if err != nil {
+						return
+					}
+					got <- rx{from.String(), "own", string(b[:n])}
+				}
+			}()
+		}
+	}()
+	f := fleet(t, srv.LocalAddr(), false)
+	pass := func(ctx context.Context, yield func(Datagram) bool) error {
+		ms := time.Millisecond
+		for _, d := range []Datagram{
+			{Offset: 0, Conv: 1, Listen: true, Payload: []byte("1234")},
+			{Offset: 1 * ms, Conv: 2, Listen: true, Payload: []byte("1234")},
+			{Offset: 2 * ms, Conv: 1, Server: true, Payload: []byte("5678")}, // the server's: skipped
+			{Offset: 60 * ms, Conv: 1, Payload: []byte("cjon 1")},
+			{Offset: 61 * ms, Conv: 2, Payload: []byte("cjon 2")},
+			{Offset: 62 * ms, Conv: 2, Payload: []byte("cdat 2")},
+		} {
+			if !yield(d) {
+				return nil
+			}
+		}
+		return nil
+	}
+	st, err := Run(context.Background(), f, pass, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Datagrams != 5 || st.Skipped != 1 || st.Convs != 2 {
+		t.Errorf("stats: %d sent, %d skipped, %d conversations; want 5, 1, 2", st.Datagrams, st.Skipped, st.Convs)
+	}
+	client := map[string]string{} // payload's conversation → client endpoint
+	var seen []string
+	for range 5 {
+		select {
+		case r := <-got:
+			conv := r.payload[len(r.payload)-1:]
+			if r.payload == "1234" {
+				if r.at != "listen" {
+					t.Errorf("handshake at the %s socket", r.at)
+				}
+				conv = fmt.Sprint(len(client) + 1)
+			} else if r.at != "own" {
+				t.Errorf("%q went to the listening port, not the client's server port", r.payload)
+			}
+			if c, ok := client[conv]; ok && c != r.from {
+				t.Errorf("%q from %s, conversation %s's client is %s", r.payload, r.from, conv, c)
+			}
+			client[conv] = r.from
+			seen = append(seen, r.payload)
+		case <-time.After(2 * time.Second):
+			t.Fatalf("received only %q", seen)
+		}
+	}
+	if client["1"] == client["2"] {
+		t.Errorf("both conversations from %s", client["1"])
+	}
+}
+
+// With the server's address on this machine and the server's datagrams
+// sent, each conversation gets a server socket on that address: the
+// server's datagrams reach the client's socket from it, and the client's
+// (after the handshake) go to it.
+func TestRunLocalServer(t *testing.T) {
+	srv := listen(t)
+	f := fleet(t, srv.LocalAddr(), true)
+	if !f.Local() {
+		t.Fatal("127.0.0.1 is not local")
+	}
+	ds := []Datagram{
+		{Conv: 7, Listen: true, Payload: []byte("1234")},
+		{Conv: 7, Server: true, Payload: []byte("5678")},
+		{Conv: 7, Payload: []byte("cjon")},
+	}
+	st, err := Run(context.Background(), f, slicePass(ds), Options{ASAP: true})
+	if err != nil || st.Datagrams != 3 || st.Skipped != 0 || st.Failed() != 0 {
+		t.Fatalf("%v: %+v", err, st)
+	}
+	cs := f.byConv[7]
+	buf := make([]byte, 64)
+	cs.client.SetReadDeadline(time.Now().Add(time.Second))
+	n, from, err := cs.client.ReadFromUDP(buf)
+	if err != nil || string(buf[:n]) != "5678" || from.String() != cs.server.LocalAddr().String() {
+		t.Errorf("client socket got %q from %v (%v), want 5678 from %v", buf[:n], from, err, cs.server.LocalAddr())
+	}
+	cs.server.SetReadDeadline(time.Now().Add(time.Second))
+	n, from, err = cs.server.ReadFromUDP(buf)
+	if err != nil || string(buf[:n]) != "cjon" || from.String() != cs.client.LocalAddr().String() {
+		t.Errorf("server socket got %q from %v (%v), want cjon from %v", buf[:n], from, err, cs.client.LocalAddr())
+	}
+	srv.SetReadDeadline(time.Now().Add(time.Second))
+	if n, _, err := srv.ReadFromUDP(buf); err != nil || string(buf[:n]) != "1234" {
+		t.Errorf("listening port got %q (%v), want 1234", buf[:n], err)
+	}
+}
+
+func TestRunLimit(t *testing.T) {
+	for _, opt := range []Options{{Limit: 7, PPS: 10000}, {Limit: 7, ASAP: true}, {Limit: 25, ASAP: true, Loop: 3}} {
+		l := listen(t)
+		f := fleet(t, l.LocalAddr(), false)
+		st, err := Run(context.Background(), f, slicePass(sequence(10, time.Millisecond)), opt)
+		if err != nil || st.Datagrams != opt.Limit {
+			t.Errorf("%+v: sent %d (%v), want %d", opt, st.Datagrams, err, opt.Limit)
+		}
+	}
+}
+
+func TestRunStopsWithContext(t *testing.T) {
 	l := listen(t)
-	c := dial(t, l.LocalAddr())
+	f := fleet(t, l.LocalAddr(), false)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
-	st, err := Send(ctx, c, sequence(10, time.Second), Options{Forever: true})
+	st, err := Run(ctx, f, slicePass(sequence(10, time.Second)), Options{Forever: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,24 +340,32 @@ func TestSendStopsWithContext(t *testing.T) {
 	}
 }
 
-func TestSendRejectsNegative(t *testing.T) {
-	for _, opt := range []Options{{Speed: -1}, {PPS: -2}, {Loop: -1}} {
-		if _, err := Send(context.Background(), nil, sequence(1, 0), opt); err == nil {
+func TestRunRejectsNegative(t *testing.T) {
+	for _, opt := range []Options{{Speed: -1}, {PPS: -2}, {Loop: -1}, {Limit: -1}} {
+		if _, err := Run(context.Background(), nil, slicePass(sequence(1, 0)), opt); err == nil {
 			t.Errorf("%+v: no error", opt)
 		}
 	}
 }
 
-func ExampleSend() {
+func ExampleRun() {
 	rx, _ := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	defer rx.Close()
-	conn, _ := net.Dial("udp", rx.LocalAddr().String())
-	defer conn.Close()
+	f, _ := NewFleet(rx.LocalAddr().(*net.UDPAddr), false) // play the clients only
+	defer f.Close()
 	ds := []Datagram{
-		{Offset: 0, Payload: []byte("1234")},
-		{Offset: 40 * time.Millisecond, Payload: []byte("cjon")},
+		{Offset: 0, Conv: 1, Listen: true, Payload: []byte("1234")},
+		{Offset: 40 * time.Millisecond, Conv: 1, Payload: []byte("cjon")},
 	}
-	st, _ := Send(context.Background(), conn, ds, Options{Speed: 4}) // the second 10 ms after the first
-	fmt.Println(st.Datagrams, st.Bytes)
-	// Output: 2 8
+	pass := func(ctx context.Context, yield func(Datagram) bool) error {
+		for _, d := range ds {
+			if !yield(d) {
+				break
+			}
+		}
+		return nil
+	}
+	st, _ := Run(context.Background(), f, pass, Options{Speed: 4}) // the second 10 ms after the first
+	fmt.Println(st.Datagrams, st.Bytes, st.Convs)
+	// Output: 2 8 1
 }

@@ -38,8 +38,14 @@ var (
 	ErrLiveUnsupported = errors.New("live capture is only supported on Linux")
 )
 
-// PermissionHint says how to get the permission live capture needs.
-const PermissionHint = "live capture needs root or the CAP_NET_RAW capability (CAP_NET_ADMIN too for promiscuous mode): run as root, or grant them once with\n  sudo setcap cap_net_raw,cap_net_admin=eip $(which pmdump)"
+// PermissionHint says how to get the permission live capture needs: the
+// CAP_NET_RAW capability alone (promiscuous mode included), granted to a
+// binary only a group may run, as Wireshark's dumpcap is installed.
+const PermissionHint = `live capture needs root or the CAP_NET_RAW capability (promiscuous mode included): run as root, or grant it once to the binary, runnable only by a group of trusted users:
+  sudo groupadd -f pmdump && sudo usermod -aG pmdump $USER
+  sudo chgrp pmdump $(which pmdump) && sudo chmod 750 $(which pmdump)
+  sudo setcap cap_net_raw=ep $(which pmdump)
+(pmdump drops it once the capture sockets are open)`
 
 const (
 	defaultRingSize     = 32 << 20

@@ -49,6 +49,8 @@ type LiveSource struct {
 
 	cur liveBatch // what ReadFrame gives out
 	i   int
+
+	capsKept error // why capabilities are still held after opening, if they are
 }
 
 type liveBatch struct {
@@ -107,6 +109,17 @@ func OpenLive(o LiveOptions) (*LiveSource, error) {
 		l.handles = append(l.handles, h)
 		l.intfs = append(l.intfs, intf)
 	}
+	// The sockets are open (and in promiscuous mode if asked): the
+	// capabilities that opened them are dropped before any frame is read.
+	if err := dropCapabilities(); err != nil {
+		if !errors.Is(err, ErrCapabilitiesKept) {
+			for _, h := range l.handles {
+				h.tp.Close()
+			}
+			return nil, fmt.Errorf("live capture: %w", err)
+		}
+		l.capsKept = err
+	}
 	l.running = len(l.handles)
 	for _, h := range l.handles {
 		l.wg.Add(1)
@@ -114,6 +127,11 @@ func OpenLive(o LiveOptions) (*LiveSource, error) {
 	}
 	return l, nil
 }
+
+// CapabilitiesKept is nil when the process holds no capabilities since the
+// capture sockets were opened (they are dropped then), and otherwise says
+// why it still does (an error wrapping ErrCapabilitiesKept).
+func (l *LiveSource) CapabilitiesKept() error { return l.capsKept }
 
 // arphrd is the ARPHRD_* hardware type of an interface.
 func arphrd(name string) int {

@@ -35,5 +35,8 @@ func (l *LiveSource) Interfaces() []Interface { return nil }
 // KernelStats implements KernelStatser.
 func (l *LiveSource) KernelStats() (uint64, uint64, error) { return 0, 0, ErrLiveUnsupported }
 
+// CapabilitiesKept implements the Linux method: nil.
+func (l *LiveSource) CapabilitiesKept() error { return nil }
+
 // Close implements io.Closer.
 func (l *LiveSource) Close() error { return nil }

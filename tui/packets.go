@@ -41,6 +41,8 @@ type packetsModel struct {
 	detail   []string
 	keep     int  // the packet to keep selected when a filter's matches come
 	placed   bool // the selection was placed among the matches
+	first    int  // the oldest position the index keeps (a live capture's ring drops older ones)
+	wrapped  bool // the ring has dropped packets: said once
 }
 
 func (p *packetsModel) init() {
@@ -56,7 +58,7 @@ func (p *packetsModel) n(m *Model) int {
 		return len(p.rows)
 	}
 	if x := p.index(m); x != nil {
-		return x.Len()
+		return x.Len() - p.first
 	}
 	return 0
 }
@@ -66,13 +68,13 @@ func (p *packetsModel) pos(row int) int {
 	if p.filter != nil {
 		return int(p.rows[row])
 	}
-	return row
+	return row + p.first
 }
 
 // rowOf is the row showing packet position pos, or the first after it.
 func (p *packetsModel) rowOf(m *Model, pos int) int {
 	if p.filter == nil {
-		return min(pos, max(p.n(m)-1, 0))
+		return clamp(pos-p.first, 0, max(p.n(m)-1, 0))
 	}
 	lo, hi := 0, len(p.rows)
 	for lo < hi {
@@ -116,6 +118,7 @@ func (p *packetsModel) clickRow(m *Model, r int) {
 // onGrow follows the end of a growing capture when the last row is
 // selected (as tail -f does).
 func (p *packetsModel) onGrow(m *Model) tea.Cmd {
+	p.dropOld(m)
 	if p.atEnd {
 		p.setCur(m, p.n(m)-1)
 	}
@@ -126,6 +129,41 @@ func (p *packetsModel) onGrow(m *Model) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// dropOld follows the index's ring: rows of packets it dropped go, and the
+// selection stays on its packet (or the oldest kept). The first time, it
+// says so.
+func (p *packetsModel) dropOld(m *Model) {
+	x := p.index(m)
+	if x == nil {
+		return
+	}
+	first := x.First()
+	if first == p.first {
+		return
+	}
+	if !p.wrapped {
+		p.wrapped = true
+		lim := x.Limit()
+		what := fmt.Sprintf("%d packets", lim.Packets)
+		if lim.Bytes > 0 && (lim.Packets == 0 || lim.Bytes < int64(lim.Packets)*1000) {
+			what = fmt.Sprintf("%d MiB", lim.Bytes>>20)
+		}
+		m.setMsg("the packet ring is full (--keep %s): the oldest packets are dropped as new ones come", what)
+	}
+	d := first - p.first
+	p.first = first
+	if p.filter == nil {
+		p.cur, p.top = max(p.cur-d, 0), max(p.top-d, 0)
+		return
+	}
+	k := 0
+	for k < len(p.rows) && int(p.rows[k]) < first {
+		k++
+	}
+	p.rows = p.rows[k:]
+	p.cur, p.top = max(p.cur-k, 0), max(p.top-k, 0)
 }
 
 func (p *packetsModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {

@@ -596,6 +596,11 @@ func (m *Model) renderStatus(w int) string {
 	ev := m.feed.progress
 	m.feed.mu.Unlock()
 	parts := []string{m.progressLine(ev, w)}
+	if idx := m.e.Index(); idx != nil {
+		if d := idx.Dropped(); d > 0 {
+			parts[0] += fmt.Sprintf(" (ring: newest %d kept, %d dropped)", idx.Len()-d, d)
+		}
+	}
 	m.feed.mu.Lock()
 	nw := len(m.feed.warnings)
 	var lastWarn string

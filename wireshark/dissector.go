@@ -3,12 +3,13 @@
 // Wireshark and tshark decode every packet of both eras exactly as pmdump
 // does.
 //
-// The generated file has two parts: the tables (one ProtoField per field of
-// every layout, and every layout with its fields, wire types, key fields,
-// legacy recoveries and length bounds), written here by walking decode's
-// layouts, and a fixed runtime (runtime.lua) that decodes a payload with a
-// layout, follows conversations and their era the way package session does,
-// reassembles stdf pieces and fills the tree and the Info column.
+// The generated file has three parts: the tables (one ProtoField per field
+// of every layout, and every layout with its fields, wire types, key
+// fields, legacy recoveries and length bounds), written here by walking
+// decode's layouts; a bounded inflater (inflate.lua); and a fixed runtime
+// (runtime.lua) that decodes a payload with a layout, follows
+// conversations and their era the way package session does, reassembles
+// stdf pieces and fills the tree and the Info column.
 package wireshark
 
 import (
@@ -20,10 +21,17 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
 )
 
 //go:embed runtime.lua
 var runtime string
+
+// inflateLua measures a dif's inflated size within a bound (deflate_size),
+// for the runtime.
+//
+//go:embed inflate.lua
+var inflateLua string
 
 // Protocol is the Wireshark protocol name of the dissector, the prefix of
 // every field name.
@@ -185,6 +193,7 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 	lim := reassemble.DefaultLimits
 	fmt.Fprintf(&b, "}\n\n-- Reassembly limits (reassemble.DefaultLimits).\nlocal MAX_COMPRESSED = %d\nlocal PENDING_PER_CLIENT = %d\nlocal PENDING_TOTAL = %d\nlocal ABANDON_AFTER = %s -- seconds\n",
 		lim.MaxCompressed, lim.PendingPerClient, lim.PendingTotal, strconv.FormatFloat(lim.AbandonAfter.Seconds(), 'g', -1, 64))
+	fmt.Fprintf(&b, "-- The largest state pmdump rebuilds (replay.MaxStateSize): no dif is inflated past it.\nlocal MAX_STATE = %d\n", replay.MaxStateSize)
 	b.WriteString("\n-- Fields: pmnet.<packet name in lower case>.<field>, as pmdump's JSON names them.\nlocal PF = {}\nlocal PF_LIST = {}\nlocal INT64 = {} -- fields whose values are given as Int64\n")
 	for _, f := range fields {
 		fmt.Fprintf(&b, "PF[%s] = %s\n", luaString(f.Abbrev), protoField(f))
@@ -203,6 +212,7 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 		}
 	}
 	b.WriteString("\n")
+	b.WriteString(inflateLua)
 	b.WriteString(runtime)
 	_, err = io.WriteString(w, b.String())
 	return err

@@ -21,12 +21,12 @@ local ERR_OVERRUN = "field overruns the payload"
 local ERR_INVALID = "invalid field value"
 local ERR_UNKNOWN = "unknown packet name"
 
-local function int(v)
-	return string.format("%d", v)
-end
+local floor = math.floor
 
-local function floor(x)
-	return math.floor(x)
+-- text of an integer value. (math.floor gives an integer in Lua 5.4, whose
+-- text has no ".0"; Lua 5.2 prints a whole double without one.)
+local function int(v)
+	return tostring(floor(v))
 end
 
 -- bit i (0-based) of a non-negative integer v.
@@ -205,32 +205,33 @@ local function read_f64(s, pos)
 	return sign * (mant + 2 ^ 52) * 2 ^ (exp - 1075)
 end
 
--- decode_field decodes one field at pos: value, length, or nil and an error.
-local function decode_field(raw, len, f, pos, be, vals, entries)
+-- decode_field decodes one field at pos: its value and length, or nil and
+-- an error. res holds the fields before it (for sizes and counts).
+local function decode_field(raw, len, f, pos, be, res)
 	local rest = len - pos
 	local t = f.type
 	if t == "u8" or t == "s8" or t == "u16" or t == "i32" then
 		if rest >= f.size then
-			return {v = read_int(raw, pos, f, be), pos = pos, n = f.size}
+			return read_int(raw, pos, f, be), f.size
 		end
 	elseif t == "f64" then
 		if rest >= 8 then
-			return {v = read_f64(raw, pos), pos = pos, n = 8}
+			return read_f64(raw, pos), 8
 		end
 	elseif t == "str16" then
 		if rest >= 16 then
-			return {v = text(raw:sub(pos + 1, pos + 16)), pos = pos, n = 16}
+			return text(raw:sub(pos + 1, pos + 16)), 16
 		end
 	elseif t == "data" then
-		local n = vals[f.ref].v
+		local n = res.v[f.ref]
 		if n < 0 or n > rest then
 			return nil, string.format("size %s but %d bytes follow: %s", int(n), rest, ERR_OVERRUN)
 		end
-		return {v = n, pos = pos, n = n}
+		return n, n
 	elseif t == "rest" then
-		return {v = rest, pos = pos, n = rest}
+		return rest, rest
 	elseif t == "group" then
-		local n = vals[f.ref].v
+		local n = res.v[f.ref]
 		local per = 0
 		for _, s in ipairs(f.sub) do
 			per = per + s.size
@@ -239,26 +240,27 @@ local function decode_field(raw, len, f, pos, be, vals, entries)
 			return nil, string.format("%d entries of %d bytes but %d bytes follow: %s", n, per, rest, ERR_OVERRUN)
 		end
 		local q = pos
+		local entries = res.entries
 		for _ = 1, n do
 			for _, s in ipairs(f.sub) do
 				entries[#entries + 1] = {v = read_int(raw, q, s, be), pos = q, n = s.size}
 				q = q + s.size
 			end
 		end
-		return {v = n, pos = pos, n = q - pos}
+		return n, q - pos
 	end
 	return nil, string.format("needs %d bytes, %d left: %s", f.size, rest, ERR_SHORT)
 end
 
 local function piece_check(l, vals)
-	local seq, count = vals[l.piece.seq].v, vals[l.piece.count].v
+	local seq, count = vals[l.piece.seq], vals[l.piece.count]
 	if count == 0 then
 		return "piece count is 0"
 	end
 	if seq >= count then
 		return string.format("piece seq %d is not below piece count %d", seq, count)
 	end
-	local start = vals[l.piece.start].v
+	local start = vals[l.piece.start]
 	if start < 0 then
 		return string.format("start byte %s is negative", int(start))
 	end
@@ -266,9 +268,11 @@ local function piece_check(l, vals)
 end
 
 -- decode decodes the payload as the named packet of an era, as decode.Decode
--- does: {layout, vals, entries, err}; vals holds the fields that decoded.
+-- does: {layout, v, p, n, entries, err}: the value, position and length of
+-- each field that decoded, by its index in the layout (no table per field:
+-- field_vals makes them for the tree).
 local function decode(raw, len, name, era)
-	local res = {vals = {}, entries = {}}
+	local res = {v = {}, p = {}, n = {}, entries = {}}
 	local l = LAYOUTS[era] and LAYOUTS[era][name]
 	if not l then
 		res.err = string.format("%s in the %s era: %s", quote(name), era, ERR_UNKNOWN)
@@ -285,24 +289,27 @@ local function decode(raw, len, name, era)
 		return res
 	end
 	local pos = 4
-	for _, f in ipairs(l.fields) do
+	local rv, rp, rn = res.v, res.p, res.n
+	local fields = l.fields
+	for i = 1, #fields do
+		local f = fields[i]
 		if f.optional and pos == len then
 			break
 		end
-		local v, err = decode_field(raw, len, f, pos, be, res.vals, res.entries)
-		if not v then
-			res.err = short or string.format("%s field %s at offset %d: %s", l.name, f.name, pos, err)
+		local v, n = decode_field(raw, len, f, pos, be, res)
+		if v == nil then
+			res.err = short or string.format("%s field %s at offset %d: %s", l.name, f.name, pos, n)
 			return res
 		end
-		res.vals[#res.vals + 1] = v
-		pos = pos + v.n
+		rv[i], rp[i], rn[i] = v, pos, n
+		pos = pos + n
 	end
 	if short then
 		res.err = short
 	elseif pos ~= len then
 		res.err = string.format("%s: %d bytes left after the last field: %s", l.name, len - pos, ERR_LONG)
 	elseif l.piece then
-		local err = piece_check(l, res.vals)
+		local err = piece_check(l, res.v)
 		if err then
 			res.err = string.format("%s: %s: %s", l.name, err, ERR_INVALID)
 		end
@@ -347,15 +354,41 @@ local function value_text(f, v)
 	return s
 end
 
+-- the key fields of a layout, by index, with their "name=" prefixes, and
+-- whether each is a plain integer (shown as it is).
+local function key_fields(l)
+	local k = l.keys
+	if not k then
+		k = {idx = {}, prefix = {}, plain = {}}
+		for i, f in ipairs(l.fields) do
+			if f.key then
+				k.idx[#k.idx + 1] = i
+				k.prefix[#k.prefix + 1] = f.name .. "="
+				local int_type = f.type == "u8" or f.type == "s8" or f.type == "u16" or f.type == "i32"
+				k.plain[#k.plain + 1] = int_type and not f.recover and not f.bits
+			end
+		end
+		l.keys = k
+	end
+	return k
+end
+
 local function summary(res)
-	local out = {}
-	if not res.layout then
+	local l = res.layout
+	if not l then
 		return ""
 	end
-	for i, f in ipairs(res.layout.fields) do
-		local v = res.vals[i]
-		if f.key and v then
-			out[#out + 1] = f.name .. "=" .. value_text(f, v)
+	local k, rv, fields = key_fields(l), res.v, l.fields
+	local out, n = {}, 0
+	for j, i in ipairs(k.idx) do
+		local v = rv[i]
+		if v ~= nil then
+			n = n + 1
+			if k.plain[j] then
+				out[n] = k.prefix[j] .. tostring(floor(v))
+			else
+				out[n] = k.prefix[j] .. value_text(fields[i], {v = v, n = res.n[i]})
+			end
 		end
 	end
 	return table.concat(out, " ")
@@ -366,6 +399,9 @@ local convs = {}    -- client endpoint -> conversation
 local servers = {}  -- endpoints known to be game servers
 local global_era = "unknown"
 local frames = {}   -- frame number -> what the first pass found
+-- frame number -> the dif its piece completed: compressed size, pieces,
+-- inflated size (numbers, so a long capture holds no object per dif)
+local dif_compressed, dif_pieces, dif_inflated = {}, {}, {}
 local conv_count = 0
 
 local function printable(name)
@@ -460,29 +496,39 @@ local function on_game_endpoint(src, dst, dport)
 	return pair(src, dst) or pair(dst, src) or dport == LISTEN_PORT
 end
 
+-- index of a layout's fields by name, and of its player field (0: none).
+local function field_index(l)
+	local ix = l.index
+	if not ix then
+		ix = {}
+		l.player_field = 0
+		for i, f in ipairs(l.fields) do
+			ix[f.name] = i
+			if f.role == "player" and l.player_field == 0 then
+				l.player_field = i
+			end
+		end
+		l.index = ix
+	end
+	return ix
+end
+
 local function field_value(res, name)
 	if not res.layout then
 		return nil
 	end
-	for i, f in ipairs(res.layout.fields) do
-		if f.name == name then
-			return res.vals[i] and res.vals[i].v
-		end
-	end
-	return nil
+	local i = field_index(res.layout)[name]
+	return i and res.v[i]
 end
 
 -- the player number the packet carries (its field with the player role).
 local function role_player(res)
-	if not res.layout then
+	local l = res.layout
+	if not l then
 		return nil
 	end
-	for i, f in ipairs(res.layout.fields) do
-		if f.role == "player" then
-			return res.vals[i] and res.vals[i].v
-		end
-	end
-	return nil
+	field_index(l)
+	return res.v[l.player_field]
 end
 
 local function learn(c, res, kind, server, dir)
@@ -544,20 +590,21 @@ local function asm_finish(c, m)
 			remove_value(asm.order, m)
 		end
 	end
-	if #c.done >= FINISHED_KEEP then
-		table.remove(c.done, 1)
+	if not c.done[m.key] then
+		-- a ring of the last FINISHED_KEEP keys, and the set of them
+		local old = c.ring[c.next]
+		if old then
+			c.done[old] = nil
+		end
+		c.ring[c.next] = m.key
+		c.done[m.key] = true
+		c.next = c.next % FINISHED_KEEP + 1
 	end
-	c.done[#c.done + 1] = m.key
 	m.pieces = nil
 end
 
 local function asm_finished(c, key)
-	for _, k in ipairs(c.done) do
-		if k == key then
-			return true
-		end
-	end
-	return false
+	return c.done[key] == true
 end
 
 local function asm_abandon_stale(c)
@@ -577,7 +624,7 @@ end
 local function asm_add(client, cid, key, p)
 	local c = asm.clients[client]
 	if not c then
-		c = {pending = {}, done = {}, newest = -math.huge, cid = cid}
+		c = {pending = {}, done = {}, ring = {}, next = 1, newest = -math.huge, cid = cid}
 		asm.clients[client] = c
 	end
 	if c.cid ~= cid then
@@ -585,7 +632,7 @@ local function asm_add(client, cid, key, p)
 		while #c.pending > 0 do
 			asm_finish(c, c.pending[1])
 		end
-		c.done, c.cid = {}, cid
+		c.done, c.ring, c.next, c.cid = {}, {}, 1, cid
 	end
 	if p.ts > c.newest then
 		c.newest = p.ts
@@ -645,8 +692,14 @@ local function asm_add(client, cid, key, p)
 	return table.concat(parts), m.count
 end
 
+-- inflated_size is the size a reassembled dif inflates to, or nil when it
+-- does not inflate (not zlib, damaged, a wrong checksum, or past MAX_STATE).
 local function inflated_size(z)
-	local ok, n = pcall(function()
+	local n = deflate_size(z, MAX_STATE)
+	if not n or ByteArray == nil then
+		return n
+	end
+	local ok, u = pcall(function()
 		local r = ByteArray.new(z, true):tvb("Reassembled dif"):range()
 		-- uncompress_zlib in newer Wireshark, uncompress in 4.0 (a missing
 		-- method raises an error rather than giving nil).
@@ -656,25 +709,24 @@ local function inflated_size(z)
 		end
 		return u and u:len()
 	end)
-	if ok then
+	if ok and u == n then
 		return n
 	end
 	return nil
 end
 
-local function reassemble(raw, res, client, conv, st, ts)
-	local v = {}
-	for i, f in ipairs(res.layout.fields) do
-		v[f.name] = res.vals[i]
-	end
-	local key = client .. "|" .. (v.slsn and int(v.slsn.v) or "-1") .. "|" .. int(v.src.v) .. "|" .. int(v.dst.v)
-	local z, count = asm_add(client, conv.id, key, {seq = v.seq.v, count = v.count.v, start = v.start.v,
-		data = raw:sub(v.data.pos + 1, v.data.pos + v.data.n), ts = ts})
+local function reassemble(raw, res, client, conv, st, ts, measure)
+	local ix, rv = field_index(res.layout), res.v
+	local slsn = ix.slsn and rv[ix.slsn]
+	local key = client .. "|" .. (slsn and int(slsn) or "-1") .. "|" .. int(rv[ix.src]) .. "|" .. int(rv[ix.dst])
+	local dp, dn = res.p[ix.data], res.n[ix.data]
+	local z, count = asm_add(client, conv.id, key, {seq = rv[ix.seq], count = rv[ix.count], start = rv[ix.start],
+		data = raw:sub(dp + 1, dp + dn), ts = ts})
 	if not z then
 		return
 	end
 	st.dif = {compressed = #z, pieces = count}
-	if #z > 0 and pmnet.prefs.inflate then
+	if #z > 0 and measure and pmnet.prefs.inflate then
 		st.dif.inflated = inflated_size(z)
 	end
 end
@@ -685,12 +737,12 @@ end
 
 -- first_pass recognises one datagram and updates the conversations; it
 -- returns what the frame is, or nil when it is not game traffic.
-local function first_pass(buf, pinfo)
+local function first_pass(buf, pinfo, measure)
 	local len = buf:len()
 	if len < 4 then
 		return nil
 	end
-	local name = buf(0, 4):raw()
+	local name = buf:raw(0, 4) -- no TvbRange: each Wireshark object costs its garbage collection
 	local dir = DIR_OF[name]
 	if not dir and not printable(name) then
 		return nil -- most other UDP ends here
@@ -762,10 +814,53 @@ local function first_pass(buf, pinfo)
 		st.player = pl
 	end
 	if st.kind == "game" and res.layout.name == "stdf" then
-		reassemble(raw, res, client, c, st, pinfo.abs_ts)
+		reassemble(raw, res, client, c, st, pinfo.abs_ts, measure)
 	end
-	st.res = res
-	return st
+	return st, res
+end
+
+-- What the first pass found of a frame is kept for the whole capture, so
+-- the records of frames are shared (most frames are alike), and a dif's
+-- figures go to the dif tables.
+local shared = {}
+
+local INTERN_BY = {"name", "kind", "era", "dec_era", "dir", "player", "err"}
+local RECORD = {} -- the key of the record at the end of a path
+
+local function intern(st, number)
+	if st.dif then
+		dif_compressed[number], dif_pieces[number], dif_inflated[number] = st.dif.compressed, st.dif.pieces, st.dif.inflated
+		st.dif = nil
+	end
+	-- A tree of tables by each field, so that finding the shared record
+	-- builds no string.
+	local t = shared
+	for _, k in ipairs(INTERN_BY) do
+		local v = st[k]
+		if v == nil then
+			v = false
+		end
+		local sub = t[v]
+		if not sub then
+			sub = {}
+			t[v] = sub
+		end
+		t = sub
+	end
+	local s = t[RECORD]
+	if not s then
+		t[RECORD] = st
+		s = st
+	end
+	return s
+end
+
+-- has_tree tells whether Wireshark builds a tree for this dissection (to
+-- show, print or filter fields): without one (tshark printing only the
+-- summary lines) nothing is added to it and no dif is inflated. Wireshark
+-- tells it only through the text of the tree item.
+local function has_tree(tree)
+	return not tostring(tree):find("has subtree=false", 1, true)
 end
 
 -- value as the field's type wants it: Int64 for 64-bit fields.
@@ -804,10 +899,10 @@ local function add_tree(tree, buf, res)
 	local l = res.layout
 	local entry = 1
 	for i, f in ipairs(l.fields) do
-		local v = res.vals[i]
-		if not v then
+		if res.v[i] == nil then
 			break
 		end
+		local v = {v = res.v[i], pos = res.p[i], n = res.n[i]}
 		if f.type == "group" then
 			local g = tree:add(f.pf, buf(v.pos, v.n))
 			g:append_text(": " .. int(v.v) .. " entries")
@@ -844,28 +939,52 @@ local function hex_prefix(buf, len, max)
 	return s
 end
 
+-- The Info column's text, as pmdump read prints the packet.
+local function info_text(buf, len, st, res)
+	if st.kind == "unknown" then
+		return st.name .. " [unknown packet, " .. int(len) .. " bytes] " .. hex_prefix(buf, len, 32)
+	end
+	local info = st.name
+	local sum = summary(res)
+	if sum ~= "" then
+		info = info .. " " .. sum
+	end
+	if st.kind == "malformed" then
+		info = info .. " [malformed: " .. st.err .. "]"
+	end
+	return info
+end
+
 local function dissect(buf, pinfo, tree)
 	local st = frames[pinfo.number]
+	local res
+	local full = has_tree(tree)
 	if st == nil then
 		if pinfo.visited then
 			return 0 -- not seen in the first pass: not game traffic
 		end
-		st = first_pass(buf, pinfo) or false
-		frames[pinfo.number] = st
+		st, res = first_pass(buf, pinfo, full)
+		if st then
+			st = intern(st, pinfo.number)
+		end
+		frames[pinfo.number] = st or false
 	end
 	if not st then
 		return 0
 	end
 	local len = buf:len()
-	-- The decoded fields are kept only until the frame is first shown:
-	-- frames are dissected again from their bytes.
-	local res = st.res
-	st.res = nil
+	-- The decoded fields are not kept: frames shown again are decoded
+	-- again from their bytes.
 	if st.kind ~= "unknown" and not res then
 		res = decode(buf:raw(0, len), len, st.name, st.dec_era)
 	end
-	pinfo.cols.protocol = "PMNET"
-	local info
+	local cols = pinfo.cols
+	cols.protocol = "PMNET"
+	if not full then
+		cols.info = info_text(buf, len, st, res)
+		return len
+	end
+	local info = info_text(buf, len, st, res)
 	local t = tree:add(pmnet, buf())
 	t:add(PF["pmnet.type"], buf(0, 4), st.name)
 	t:add(PF["pmnet.era"], st.era):set_generated()
@@ -874,31 +993,24 @@ local function dissect(buf, pinfo, tree)
 		t:add(PF["pmnet.player"], st.player):set_generated()
 	end
 	if st.kind == "unknown" then
-		info = st.name .. " [unknown packet, " .. int(len) .. " bytes] " .. hex_prefix(buf, len, 32)
 		t:append_text(", " .. st.name .. " (unknown)")
 		t:add_proto_expert_info(EX_UNKNOWN, "unknown packet name " .. quote(st.name))
 	else
-		local sum = summary(res)
-		info = st.name
-		if sum ~= "" then
-			info = info .. " " .. sum
-		end
 		t:append_text(", " .. st.name .. ", " .. st.era .. " era" .. ": " .. res.layout.doc)
 		add_tree(t, buf, res)
 		if st.kind == "malformed" then
-			info = info .. " [malformed: " .. st.err .. "]"
 			t:add_proto_expert_info(EX_MALFORMED, st.err)
 		end
-		if st.dif then
-			local d = t:add(PF["pmnet.dif.compressed"], st.dif.compressed)
-			d:set_generated()
-			t:add(PF["pmnet.dif.pieces"], st.dif.pieces):set_generated()
-			if st.dif.inflated then
-				t:add(PF["pmnet.dif.inflated"], st.dif.inflated):set_generated()
+		local n = pinfo.number
+		if dif_compressed[n] then
+			t:add(PF["pmnet.dif.compressed"], dif_compressed[n]):set_generated()
+			t:add(PF["pmnet.dif.pieces"], dif_pieces[n]):set_generated()
+			if dif_inflated[n] then
+				t:add(PF["pmnet.dif.inflated"], dif_inflated[n]):set_generated()
 			end
 		end
 	end
-	pinfo.cols.info = info
+	cols.info = info
 	return len
 end
 
@@ -920,7 +1032,8 @@ pmnet:register_heuristic("udp", heuristic)
 DissectorTable.get("udp.port"):add(LISTEN_PORT, pmnet)
 
 local function init()
-	convs, servers, global_era, frames, conv_count = {}, {}, "unknown", {}, 0
+	convs, servers, global_era, frames, conv_count, shared = {}, {}, "unknown", {}, 0, {}
+	dif_compressed, dif_pieces, dif_inflated = {}, {}, {}
 	asm = {msgs = {}, clients = {}, total = 0, order = {}}
 end
 pmnet.init = init

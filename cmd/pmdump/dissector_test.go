@@ -653,7 +653,7 @@ func compareOnPlainLua(t *testing.T, interp, stub, lua, path string) {
 			t.Fatalf("packet %d: %s", want[i].N, msg)
 		}
 	}
-	compareDifs(t, got, path, false)
+	compareDifs(t, got, path, true)
 }
 
 // FuzzDissector feeds datagrams between two clients (10.0.0.2:40000 and

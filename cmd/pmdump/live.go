@@ -75,6 +75,9 @@ func (l *liveFlags) open() (*source.LiveSource, error) {
 	if err != nil {
 		return nil, inputError{err}
 	}
+	if err := live.CapabilitiesKept(); err != nil {
+		fmt.Fprintln(os.Stderr, "pmdump: warning:", err)
+	}
 	return live, nil
 }
 
@@ -206,9 +209,14 @@ On the loopback device each packet is captured once (the kernel shows it
 twice, as sent and as received). A kernel filter passes only UDP (and IPv4
 fragments), or with --port only given ports, so other traffic costs nothing.
 
-Live capture needs root or the CAP_NET_RAW capability (CAP_NET_ADMIN too for
---promisc); grant them to the binary once with
-  sudo setcap cap_net_raw,cap_net_admin=eip $(which pmdump)`,
+Live capture needs root or the CAP_NET_RAW capability (--promisc included),
+which pmdump drops once its capture sockets are open. To let a group of
+trusted users capture, grant it to a binary only they may run, as
+Wireshark's dumpcap is installed (build it with CGO_ENABLED=0, so that it
+can drop the capability from every thread):
+  sudo groupadd -f pmdump && sudo usermod -aG pmdump $USER
+  sudo chgrp pmdump $(which pmdump) && sudo chmod 750 $(which pmdump)
+  sudo setcap cap_net_raw=ep $(which pmdump)`,
 		Example: `  sudo pmdump live -i eth0
   pmdump live -i eth0 -Y 'player == 2' --states
   pmdump live -i eth0 -w game.pcapng --duration 10m

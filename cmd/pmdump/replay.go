@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
@@ -30,6 +27,7 @@ type replayOpts struct {
 	pps    float64
 	asap   bool
 	loop   int
+	count  int
 }
 
 func newReplayCmd() *cobra.Command {
@@ -38,27 +36,47 @@ func newReplayCmd() *cobra.Command {
 		Use:   "replay FILE… --to HOST:PORT",
 		Short: "Send the game packets of captures again, as UDP datagrams, with their timing",
 		Long: `replay sends the game payloads of the captures (all of them, or those that match
--Y, --conv and --dir) as UDP datagrams to one address, in capture order and with
-the original timing: --speed X divides the gaps, --pps N sends N datagrams a
-second, --asap sends as fast as the socket takes them.
+-Y, --conv and --dir) again as UDP datagrams, in capture order and with the
+original timing: --speed X divides the gaps, --pps N sends N datagrams a
+second, --asap sends as fast as the sockets take them; -c N stops after N
+datagrams. The captures are read as they are sent, so memory stays small
+whatever their length (--loop reads them again).
+
+Every recorded conversation keeps its roles, as tcpreplay-edit's endpoint
+rewriting does, with HOST:PORT (--to) as the server's listening address:
+
+  - each client is a socket of its own on this machine; its handshake (1234)
+    goes to HOST:PORT, its other datagrams to the conversation's server port;
+  - when HOST is an address of this machine, each conversation also gets a
+    server socket on HOST with a port of its own (the game's server answers
+    each client from a new port): it sends the server's datagrams (s→c) to
+    the client's socket and receives the client's. A capture on HOST (for
+    example pmdump live -i lo for 127.0.0.1) shows every conversation apart,
+    both directions, as recorded;
+  - otherwise the server's datagrams cannot be sent (they would have to come
+    from HOST) and are skipped and counted; the client's datagrams after the
+    handshake go to the port the server at HOST answered from. With --dir c2s
+    the clients are played to a real server (a game server, pmdump serve) in
+    the same way, also on this machine.
 
 Every datagram's send time is anchored to the start of the replay (time since
 the first packet ÷ speed), never to the previous send, so errors do not add up
 over a long replay: the sender sleeps until shortly before each deadline and
 spins for the rest.
 
-Errors the network reports (ICMP port unreachable, no route) are counted and the
-replay goes on. A progress bar shows on a terminal; at the end a summary gives
-the datagrams and bytes sent, the achieved rate and the send-time error
-(actual − due) p50, p99 and max.`,
+Errors the network reports (ICMP port unreachable, host or network
+unreachable) are counted from each socket's error queue, in every mode, and
+the replay goes on. On a terminal a bar shows how far the capture has been
+read; at the end a summary gives the datagrams and bytes sent, the achieved
+rate and the send-time error (actual − due) p50, p99 and max.`,
 		Example: `  pmdump replay game.pcap --to 127.0.0.1:24785
-  pmdump replay game.pcap --to 10.0.0.5:9000 --dir s2c --conv 2 --speed 4
-  pmdump replay game.pcap --to 127.0.0.1:9000 -Y 'cdat and player == 1' --asap --loop 10`,
+  pmdump replay game.pcap --to 10.0.0.5:24785 --dir c2s --conv 2 --speed 4
+  pmdump replay game.pcap --to 127.0.0.1:9000 -Y 'cdat and player == 1' --asap --loop 10 -c 100000`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runReplay(cmd, args, &o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.to, "to", "", "send to `HOST:PORT` (required)")
+	f.StringVar(&o.to, "to", "", "the server's listening address `HOST:PORT` (required)")
 	f.StringVarP(&o.filter, "filter", "Y", "", "send only the packets matching display filter `EXPR` (see pmdump read --help)")
 	f.IntVar(&o.conv, "conv", 0, "send only conversation `N` (as pmdump stats numbers them)")
 	f.StringVar(&o.dir, "dir", "", "send only one direction: c2s or s2c")
@@ -67,6 +85,7 @@ the datagrams and bytes sent, the achieved rate and the send-time error
 	f.Float64Var(&o.pps, "pps", 0, "send `N` datagrams per second instead of the original timing")
 	f.BoolVar(&o.asap, "asap", false, "send as fast as possible")
 	f.IntVar(&o.loop, "loop", 1, "send the packets `N` times (0: until interrupted)")
+	f.IntVarP(&o.count, "count", "c", 0, "stop after `N` datagrams")
 	return c
 }
 
@@ -99,6 +118,8 @@ func runReplay(cmd *cobra.Command, args []string, o *replayOpts) error {
 		return usagef("--loop must not be negative")
 	case o.conv < 0:
 		return usagef("--conv must be positive")
+	case o.count < 0:
+		return usagef("-c must not be negative")
 	}
 	var dir decode.Dir
 	switch o.dir {
@@ -120,68 +141,80 @@ func runReplay(cmd *cobra.Command, args []string, o *replayOpts) error {
 	if err != nil {
 		return usagef("--to: %v", err)
 	}
-
-	// The datagrams to send, with their times since the first one.
-	var ds []sender.Datagram
-	var first, last time.Time
-	cfg := engine.Config{Era: era, OnEvent: func(ev engine.Event) {
-		pe, ok := ev.(engine.PacketEvent)
-		if !ok {
-			return
-		}
-		r := pe.Record
-		if o.conv != 0 && (r.Conv == nil || r.Conv.ID != o.conv) || dir != 0 && r.Dir != dir || flt != nil && !flt.Match(r) {
-			return
-		}
-		if first.IsZero() {
-			first, last = r.TS, r.TS
-		}
-		if r.TS.After(last) {
-			last = r.TS // never back in time: capture order is kept
-		}
-		ds = append(ds, sender.Datagram{Offset: last.Sub(first), Payload: bytes.Clone(r.Packet.Raw)})
-	}}
-	e, err := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
-	if e != nil {
-		e.Close()
-	}
+	fleet, err := sender.NewFleet(raddr, dir != decode.C2S)
 	if err != nil {
-		return err
+		return usagef("--to: %v", err)
 	}
-	if len(ds) == 0 {
-		return usagef("no game packet to send (check -Y, --conv and --dir)")
-	}
+	defer fleet.Close()
 
-	conn, err := net.DialUDP("udp", nil, raddr)
-	if err != nil {
-		return fmt.Errorf("--to %s: %w", o.to, err)
-	}
-	defer conn.Close()
-	conn.SetWriteBuffer(4 << 20)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	opt := sender.Options{Speed: o.speed, PPS: o.pps, ASAP: o.asap, Loop: o.loop, Forever: o.loop == 0}
-	total := len(ds) * max(o.loop, 1) // one loop at a time when looping forever
-	bar, wait := progressBar(cmd.ErrOrStderr(), total)
-	if bar != nil {
-		opt.Progress = func(n int) {
-			if n&31 == 0 || n%total == 0 {
-				bar.SetCurrent(int64((n-1)%total + 1))
+	// One pass reads the captures and hands each selected datagram to the
+	// sender as it is decoded; nothing of the capture is kept.
+	stderr := cmd.ErrOrStderr()
+	passes, selected := 0, 0
+	pass := func(ctx context.Context, yield func(sender.Datagram) bool) error {
+		passes++
+		stopper := &engine.Stopper{}
+		var first, last time.Time
+		warn := stderr
+		if passes > 1 {
+			warn = io.Discard // said on the first pass
+		}
+		cfg := engine.Config{Era: era, OnEvent: func(ev engine.Event) {
+			pe, ok := ev.(engine.PacketEvent)
+			if !ok || stopper.Stopped() {
+				return
 			}
+			r := pe.Record
+			if o.conv != 0 && (r.Conv == nil || r.Conv.ID != o.conv) || dir != 0 && r.Dir != dir || flt != nil && !flt.Match(r) {
+				return
+			}
+			if first.IsZero() {
+				first, last = r.TS, r.TS
+			}
+			if r.TS.After(last) {
+				last = r.TS // never back in time: capture order is kept
+			}
+			d := sender.Datagram{Offset: last.Sub(first), Payload: r.Packet.Raw, Server: r.Dir == decode.S2C}
+			if r.Conv != nil {
+				d.Conv = r.Conv.ID
+				d.Listen = !d.Server && r.Conv.Listen.IsValid() && r.Dst == r.Conv.Listen
+			}
+			selected++
+			if !yield(d) {
+				stopper.Stop()
+			}
+		}, Stopper: stopper}
+		eng, err := drive(ctx, warn, cfg, args, passes == 1)
+		if eng != nil {
+			eng.Close()
 		}
+		return err
 	}
-	st, err := sender.Send(ctx, conn, ds, opt)
-	if bar != nil {
-		bar.Abort(false)
-		wait()
-	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	opt := sender.Options{Speed: o.speed, PPS: o.pps, ASAP: o.asap, Loop: o.loop, Forever: o.loop == 0, Limit: o.count}
+	st, err := sender.Run(ctx, fleet, pass, opt)
 	if err != nil {
 		return err
+	}
+	if selected == 0 {
+		return usagef("no game packet to send (check -Y, --conv and --dir)")
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "sent %d datagrams, %d bytes to %s in %.3f s: %.0f datagrams/s, %.2f Mbit/s\n",
 		st.Datagrams, st.Bytes, raddr, st.Elapsed.Seconds(), st.Rate(), float64(st.Bytes)*8/1e6/max(st.Elapsed.Seconds(), 1e-9))
+	where := "the server's datagrams skipped"
+	switch {
+	case dir == decode.C2S:
+		where = "the server's port learned from its answers"
+	case fleet.Local():
+		where = "each with a server socket on " + raddr.IP.String()
+	}
+	fmt.Fprintf(w, "conversations: %d, each from its own socket; %s\n", st.Convs, where)
+	if st.Skipped > 0 {
+		fmt.Fprintf(w, "skipped %d s→c datagrams: %s is not an address of this machine, so they cannot come from the server (--dir c2s plays the clients only)\n", st.Skipped, raddr.IP)
+	}
 	if len(st.Errors) > 0 {
 		fmt.Fprintf(w, "send-time error: p50 %v, p99 %v, max %v\n", roundDur(st.Quantile(0.5)), roundDur(st.Quantile(0.99)), roundDur(st.Max()))
 	}
@@ -198,18 +231,4 @@ func roundDur(d time.Duration) time.Duration {
 		return d.Round(10 * time.Nanosecond)
 	}
 	return d.Round(time.Microsecond)
-}
-
-// progressBar returns a progress bar on w when w is a terminal (nil
-// otherwise) and a function that waits for it to finish drawing.
-func progressBar(w io.Writer, total int) (*mpb.Bar, func()) {
-	if !isTerminal(w) {
-		return nil, nil
-	}
-	pr := mpb.New(mpb.WithOutput(w), mpb.WithRefreshRate(200*time.Millisecond))
-	bar := pr.AddBar(int64(total),
-		mpb.PrependDecorators(decor.Name("replay "), decor.CountersNoUnit("%d / %d")),
-		mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.AverageSpeed(0, "%.0f/s")),
-	)
-	return bar, pr.Wait
 }

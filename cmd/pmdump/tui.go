@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,8 +20,12 @@ import (
 type tuiOpts struct {
 	era    string
 	schema string
+	keep   string
 	liveFlags
 }
+
+// defaultLiveKeep is what tui -i keeps of a live capture by default.
+const defaultLiveKeep = "1GiB"
 
 func newTUICmd() *cobra.Command {
 	var o tuiOpts
@@ -56,6 +61,7 @@ then read from the terminal). Press ? for every key. NO_COLOR turns colors off.`
 	f := c.Flags()
 	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
 	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON) for a state size the built-in schemas do not know")
+	f.StringVar(&o.keep, "keep", "", "keep only the newest packets, as a ring: `N` packets or a size (500MiB, 2GB); live default "+defaultLiveKeep+", files keep all")
 	o.liveFlags.add(f, false)
 	return c
 }
@@ -78,9 +84,17 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 	if err := checkTUIInputs(args, isTerminal(os.Stdin)); err != nil {
 		return err
 	}
+	keep := o.keep
+	if keep == "" && o.live() {
+		keep = defaultLiveKeep
+	}
+	limit, err := parseKeep(keep)
+	if err != nil {
+		return usagef("--keep: %v", err)
+	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
 	opts := tui.Options{
-		Config: engine.Config{Era: era, Schema: user},
+		Config: engine.Config{Era: era, Schema: user, IndexLimit: limit},
 		Start:  fileStarter(args),
 		Title:  strings.TrimSpace(strings.ReplaceAll(" "+strings.Join(args, " ")+" ", " - ", " stdin ")),
 		Color:  os.Getenv("NO_COLOR") == "",
@@ -144,4 +158,31 @@ func liveStarter(live *source.LiveSource) func(ctx context.Context, e *engine.En
 // fileStarter is the TUI's input for capture files.
 func fileStarter(inputs []string) func(ctx context.Context, e *engine.Engine) error {
 	return func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, inputs...) }
+}
+
+// parseKeep parses --keep: a number of packets, or a size with a unit
+// (kB, MB, GB as powers of 1000; KiB, MiB, GiB as powers of 1024); "" is no
+// limit.
+func parseKeep(v string) (engine.IndexLimit, error) {
+	if v == "" {
+		return engine.IndexLimit{}, nil
+	}
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(v, u.suffix); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || n <= 0 || n*float64(u.mult) < 1<<20 {
+				return engine.IndexLimit{}, fmt.Errorf("%q: want a size of at least 1 MiB, such as 500MiB or 2GB", v)
+			}
+			return engine.IndexLimit{Bytes: int64(n * float64(u.mult))}, nil
+		}
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1000 {
+		return engine.IndexLimit{}, fmt.Errorf("%q: want a number of packets (at least 1000) or a size such as 500MiB", v)
+	}
+	return engine.IndexLimit{Packets: n}, nil
 }

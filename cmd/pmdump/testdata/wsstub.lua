@@ -74,7 +74,7 @@ end
 
 dofile(arg[1])
 dofile(arg[2])
-proto.prefs.inflate = false
+proto.prefs.inflate = true
 for _, p in ipairs(PACKETS) do
 	local bytes = p.hex:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)
 	local pinfo = {number = p.n, abs_ts = p.ts, visited = false, src = p.src, dst = p.dst, src_port = p.sport,
