@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/statedif"
 	"github.com/pmdump/pmdump/synth"
 )
 
@@ -117,7 +118,7 @@ func TestProtocol(t *testing.T) {
 	if err != nil || len(dif) != synth.ModernStateSize {
 		t.Fatalf("dif of %d bytes: %v", len(dif), err)
 	}
-	synth.ApplyDif(base, dif)
+	statedif.Sub(base, base, dif)
 	if !bytes.Equal(base, g.State()) {
 		t.Error("the dif does not give the state of frame 3")
 	}
