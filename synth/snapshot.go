@@ -26,8 +26,6 @@ func newSnapStore(size int) *snapStore {
 
 func snapKey(slsn uint8, frame int32) uint64 { return uint64(slsn)<<32 | uint64(uint32(frame)) }
 
-func (s *snapStore) get(key uint64) *snapshot { return s.m[key] }
-
 // put returns the snapshot of key, copying cur into a new one if there is
 // none yet. The caller must ref it.
 func (s *snapStore) put(key uint64, cur []byte) *snapshot {
