@@ -37,16 +37,6 @@ func BenchmarkSub(b *testing.B) {
 	}
 }
 
-// BenchmarkSubNaive is the bytewise loop Sub's word-at-a-time loop replaces.
-func BenchmarkSubNaive(b *testing.B) {
-	s0, s1 := twoStates()
-	dst := make([]byte, stateSize)
-	b.SetBytes(stateSize)
-	for b.Loop() {
-		naiveSub(dst, s0, s1)
-	}
-}
-
 // BenchmarkCompress makes and compresses the dif between two states, as a
 // server does for every client every frame.
 func BenchmarkCompress(b *testing.B) {

@@ -9,19 +9,12 @@ import (
 	"github.com/klauspost/compress/zlib"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/diftest"
 	"github.com/pmdump/pmdump/statedif"
 )
 
 // naiveSub is the definition Sub implements.
-func naiveSub(dst, base, b []byte) {
-	for i := range dst {
-		var x byte
-		if base != nil {
-			x = base[i]
-		}
-		dst[i] = x - b[i]
-	}
-}
+func naiveSub(dst, base, b []byte) { copy(dst, diftest.Dif(base, b)) }
 
 // TestSub checks Sub against the bytewise definition for every length up to
 // 100 and random data, with dst separate, aliasing base, aliasing b, and
