@@ -36,3 +36,15 @@ const (
 
 // ClientPlayer reports whether n is a client's player number (1..MaxPlayer).
 func ClientPlayer(n int) bool { return n > ServerPlayer && n <= MaxPlayer }
+
+// Pieces returns how many pieces carry a compressed message (a dif, a
+// file, the snfo clock) of n bytes: n/PieceSize + 1, so a size that is a
+// multiple of PieceSize ends in an empty piece, as the game cuts them.
+func Pieces(n int) int { return n/PieceSize + 1 }
+
+// Piece returns the bytes of piece seq of the compressed message z: from
+// seq*PieceSize, at most PieceSize of them (none past the end).
+func Piece(z []byte, seq int) []byte {
+	start := min(seq*PieceSize, len(z))
+	return z[start:min(start+PieceSize, len(z))]
+}

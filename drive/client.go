@@ -12,7 +12,7 @@ import (
 	"github.com/klauspost/compress/zlib"
 
 	"github.com/pmdump/pmdump/decode"
-	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // The game's client, as drive plays it for each recorded client: it
@@ -172,7 +172,7 @@ func (r *runner) piece(d *driven, b []byte) error {
 	if base == nil {
 		base = make([]byte, len(state))
 	}
-	replay.Sub(state, base, state)
+	statedif.Sub(state, base, state)
 	if k.dst > d.newest {
 		d.hist = append(d.hist, held{k.dst, state})
 		if len(d.hist) > 8 {

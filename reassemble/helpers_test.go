@@ -10,11 +10,13 @@ import (
 
 	"github.com/klauspost/compress/zlib"
 
+	"github.com/pmdump/pmdump/internal/diftest"
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // stateSize is the modern era's state size (the seeds').
-const stateSize = 112384
+const stateSize = diftest.StateSize
 
 // Test clients.
 var (
@@ -26,36 +28,14 @@ var (
 var t0 = time.Date(2024, 2, 20, 12, 0, 0, 0, time.UTC)
 
 // deflate zlib-compresses b at level.
-func deflate(t testing.TB, b []byte, level int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := zlib.NewWriterLevel(&buf, level)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+var deflate = diftest.Deflate
 
-// realisticDif returns a dif the size of a state that looks like the game's:
-// mostly zeros with a few hundred scattered changed bytes, compressed at the
-// game's default level.
+// realisticDif returns a dif the size of a state that looks like the game's
+// (diftest.Realistic), and compressed at the game's default level.
 func realisticDif(t testing.TB, seed uint64) (dif, z []byte) {
 	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 1))
-	dif = make([]byte, stateSize)
-	for range 300 {
-		i := r.IntN(stateSize - 4)
-		for k := range r.IntN(4) + 1 {
-			dif[i+k] = byte(r.Uint32())
-		}
-	}
-	return dif, deflate(t, dif, 7)
+	dif = diftest.Realistic(seed)
+	return dif, deflate(t, dif, statedif.ZlibLevel)
 }
 
 // streamOfSize returns a valid zlib stream of exactly n compressed bytes

@@ -95,28 +95,6 @@ func TestRealCapture(t *testing.T) {
 	}
 }
 
-// BenchmarkSub subtracts a 112384-byte dif from a state in place.
-func BenchmarkSub(b *testing.B) {
-	st := chainOf(1, 2, stateSize)
-	dif := difOf(st[0], st[1])
-	dst := make([]byte, stateSize)
-	b.SetBytes(stateSize)
-	for b.Loop() {
-		replay.Sub(dst, st[0], dif)
-	}
-}
-
-// BenchmarkSubNaive is the bytewise loop Sub's word-at-a-time loop replaces.
-func BenchmarkSubNaive(b *testing.B) {
-	st := chainOf(1, 2, stateSize)
-	dif := difOf(st[0], st[1])
-	dst := make([]byte, stateSize)
-	b.SetBytes(stateSize)
-	for b.Loop() {
-		naiveSub(dst, st[0], dif)
-	}
-}
-
 // BenchmarkRebuild runs the synthetic two-client capture (about 120 difs of
 // 112384-byte states) through a Builder; one op is the whole capture.
 func BenchmarkRebuild(b *testing.B) {

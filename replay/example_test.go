@@ -11,27 +11,6 @@ import (
 	"github.com/pmdump/pmdump/replay"
 )
 
-// Sub undoes the server's dif: the server sends dif = base − new, bytewise
-// with wrap-around, and the client rebuilds new = base − dif.
-func ExampleSub() {
-	base := []byte{10, 20, 30, 0, 200, 7, 7, 7, 7, 1}
-	next := []byte{11, 20, 25, 255, 100, 7, 7, 7, 8, 0}
-	dif := make([]byte, len(base))
-	for i := range dif {
-		dif[i] = base[i] - next[i]
-	}
-	fmt.Println(dif)
-	got := make([]byte, len(base))
-	replay.Sub(got, base, dif)
-	fmt.Println(got, bytes.Equal(got, next))
-	replay.Sub(base, base, dif) // in place
-	fmt.Println(base)
-	// Output:
-	// [255 0 5 1 100 0 0 0 255 1]
-	// [11 20 25 255 100 7 7 7 8 0] true
-	// [11 20 25 255 100 7 7 7 8 0]
-}
-
 // A Builder rebuilds each client's states from the reassembled difs, in
 // the order the difs ended.
 func ExampleBuilder() {

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zlib"
-
+	"github.com/pmdump/pmdump/internal/diftest"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // stateSize is the modern era's state size (the seeds').
-const stateSize = 112384
+const stateSize = diftest.StateSize
 
 // Test clients.
 var (
@@ -49,32 +49,10 @@ func mutate(r *rand.Rand, s []byte) []byte {
 }
 
 // difOf is the server's dif: base − new, bytewise. A nil base is all zeros.
-func difOf(base, next []byte) []byte {
-	d := make([]byte, len(next))
-	for i := range d {
-		var b byte
-		if base != nil {
-			b = base[i]
-		}
-		d[i] = b - next[i]
-	}
-	return d
-}
+var difOf = diftest.Dif
 
 // deflate zlib-compresses b at the game's default level.
-func deflate(t testing.TB, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := zlib.NewWriterLevel(&buf, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(b)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+func deflate(t testing.TB, b []byte) []byte { return diftest.Deflate(t, b, statedif.ZlibLevel) }
 
 // msg makes a Complete message of client that rebuilds next from base
 // (frame src; nil base and src 0 for a keyframe).

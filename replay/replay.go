@@ -11,7 +11,6 @@ package replay
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -22,6 +21,7 @@ import (
 	"github.com/klauspost/compress/zlib"
 
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // Status is the outcome of rebuilding one state.
@@ -81,25 +81,6 @@ func (s *State) Keyframe() bool { return s.Src == 0 }
 
 // Line is the chain the state belongs to.
 func (s *State) Line() reassemble.Line { return reassemble.Line{Conv: s.Conv, Client: s.Client} }
-
-// Sub sets dst = base − dif bytewise (mod 256). dst may alias base. All
-// three must have the same length.
-func Sub(dst, base, dif []byte) {
-	n := len(dst)
-	i := 0
-	// Eight bytes at a time: subtract without borrows crossing bytes
-	// (SWAR): (a|H) − (b&^H) cannot borrow out of a byte, then fix bit 7.
-	const h = 0x8080808080808080
-	for ; i+8 <= n; i += 8 {
-		a := binary.LittleEndian.Uint64(base[i:])
-		b := binary.LittleEndian.Uint64(dif[i:])
-		r := ((a | h) - (b &^ h)) ^ ((a ^ ^b) & h)
-		binary.LittleEndian.PutUint64(dst[i:], r)
-	}
-	for ; i < n; i++ {
-		dst[i] = base[i] - dif[i]
-	}
-}
 
 // Options configure a Builder.
 type Options struct {
@@ -670,12 +651,7 @@ func (c *chain) build(j job, bufs *buffers) *State {
 		bufs.state = make([]byte, len(dif))
 	}
 	dst := bufs.state[:len(dif)]
-	if base.data == nil {
-		clear(dst)
-		Sub(dst, dst, dif)
-	} else {
-		Sub(dst, base.data, dif)
-	}
+	statedif.Sub(dst, base.data, dif) // a nil base: zeros
 	s.Sum = sha256.Sum256(dst)
 	s.Dif = m.Compressed
 	if c.opt.CheckpointEvery > 0 && depth >= c.opt.CheckpointEvery {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // Entry is what a Timeline keeps of one state: everything but its bytes.
@@ -358,7 +359,7 @@ func (t *Timeline) apply(base []byte, e *Entry) ([]byte, error) {
 	if base == nil {
 		base = make([]byte, int(e.Size))
 	}
-	Sub(base, base, t.dif)
+	statedif.Sub(base, base, t.dif)
 	return base, nil
 }
 

@@ -11,14 +11,8 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/statedif"
 )
-
-// base is a state kept as a possible base for a client's next dif.
-type base struct {
-	slsn  int
-	frame int32
-	data  []byte
-}
 
 // client is one peer that shook hands: its socket, and once it has joined,
 // its own bases and what it owes in acknowledgements.
@@ -35,9 +29,9 @@ type client struct {
 	mu    sync.Mutex
 	shook time.Time // its last 1234
 	heard time.Time // its last packet
-	hist  [History]base
-	used  int // history entries filled
-	ack   int // index in hist of the state last acknowledged, -1 for none
+	// The states it was sent that may be bases of its next dif, all of
+	// level sequence st.SentSLSN.
+	bases statedif.Bases[[]byte]
 	// What it was sent since its last acknowledgement: bytes, and since
 	// when.
 	owed      int
@@ -55,7 +49,7 @@ type client struct {
 func (c *client) send(p []byte) int { n, _ := c.conn.WriteToUDPAddrPort(p, c.addr); return n }
 
 func newClient(ctx context.Context, s *Server, conn *net.UDPConn, addr netip.AddrPort, now time.Time) *client {
-	c := &client{s: s, conn: conn, addr: addr, ack: -1, shook: now, heard: now}
+	c := &client{s: s, conn: conn, addr: addr, shook: now, heard: now}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.st = ClientStatus{Client: addr, Server: conn.LocalAddr().(*net.UDPAddr).AddrPort(), Player: s.rec.Player, AckFrame: -1}
 	return c
@@ -218,16 +212,11 @@ func (c *client) acked(frame int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.st.Acks++
-	c.ack = -1
-	for i := range c.used {
-		if c.hist[i].frame == frame && c.hist[i].slsn == c.st.SentSLSN {
-			c.ack = i
-			if frame > c.st.AckFrame || c.st.AckSLSN != c.st.SentSLSN {
-				c.st.AckFrame, c.st.AckSLSN = frame, c.st.SentSLSN
-			}
-		}
+	kept := c.bases.Ack(frame)
+	if kept && (frame > c.st.AckFrame || c.st.AckSLSN != c.st.SentSLSN) {
+		c.st.AckFrame, c.st.AckSLSN = frame, c.st.SentSLSN
 	}
-	if c.ack >= 0 || c.st.Sent > 0 && frame >= 0 && frame <= c.st.SentAt {
+	if kept || c.st.Sent > 0 && frame >= 0 && frame <= c.st.SentAt {
 		c.paidUp() // a frame it was sent, though maybe no longer a base
 		c.proven = true
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // FuzzClientDatagram sends a joined client's socket any datagram: the
@@ -87,8 +89,8 @@ func FuzzClientDatagram(f *testing.F) {
 		if c.sdakEntry > c.sdatEntry {
 			t.Fatalf("sdak acknowledged game move %d, only %d sent", c.sdakEntry, c.sdatEntry)
 		}
-		if c.ack >= c.used {
-			t.Fatalf("base %d of %d kept", c.ack, c.used)
+		if src, _, ok := c.bases.Base(); ok && !slices.ContainsFunc(c.bases.Kept(), func(b statedif.Base[[]byte]) bool { return b.Frame == src }) {
+			t.Fatalf("base %d is not one of the %d states kept", src, c.bases.Len())
 		}
 	})
 }

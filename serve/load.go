@@ -28,6 +28,7 @@ import (
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // LoadOptions choose what Load takes from a capture.
@@ -121,7 +122,7 @@ func (r *Recording) State(i int, cur *Cursor) ([]byte, error) {
 			return nil, err
 		}
 		d := make([]byte, len(prev))
-		replay.Sub(d, prev, cur.delta[:len(prev)])
+		statedif.Sub(d, prev, cur.delta[:len(prev)])
 		r.cache.put(i, d)
 		return d, nil
 	}
@@ -299,7 +300,7 @@ func (l *loader) add(s *replay.State) {
 		base = make([]byte, len(data))
 	}
 	delta := make([]byte, len(data))
-	replay.Sub(delta, base, data)
+	statedif.Sub(delta, base, data)
 	l.buf.Reset()
 	if l.zw == nil {
 		l.zw, _ = flate.NewWriter(&l.buf, flate.BestSpeed)
@@ -354,7 +355,7 @@ func (c *Cursor) Next() (int, []byte, error) {
 	if len(c.state) != c.r.Size {
 		c.state = make([]byte, c.r.Size)
 	}
-	replay.Sub(c.state, c.state, c.delta[:c.r.Size])
+	statedif.Sub(c.state, c.state, c.delta[:c.r.Size])
 	c.next++
 	return i, c.state, nil
 }

@@ -1,17 +1,13 @@
 package serve
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"io"
 	"slices"
 	"time"
 
-	"github.com/klauspost/compress/zlib"
-
 	"github.com/pmdump/pmdump/decode"
-	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // How the end of a recording is sent again to a client that has not
@@ -177,21 +173,17 @@ func sleepUntil(ctx context.Context, due time.Time) bool {
 	}
 }
 
-// stateSender makes a client's difs: it keeps the client's bases, the dif
-// and compression buffers.
+// stateSender makes a client's difs with the client's bases, reusing its
+// buffers.
 type stateSender struct {
-	c    *client
-	zero []byte
-	dif  []byte
-	z    bytes.Buffer
-	zw   *zlib.Writer
-	pkt  []byte
-	p    *decode.Packet
+	c   *client
+	dc  statedif.Compressor
+	pkt []byte
+	p   *decode.Packet
 }
 
 func newSender(c *client) *stateSender {
-	zw, _ := zlib.NewWriterLevel(io.Discard, ZlibLevel)
-	return &stateSender{c: c, zw: zw, p: decode.MustNew(c.s.rec.Era, "stdf")}
+	return &stateSender{c: c, p: decode.MustNew(c.s.rec.Era, "stdf")}
 }
 
 // state sends one state: it keeps it as a base, makes the dif against the
@@ -203,79 +195,33 @@ func (sp *stateSender) state(slsn int, frame int32, data []byte, round int) int 
 	c.mu.Lock()
 	if slsn != c.st.SentSLSN || c.st.Sent == 0 {
 		// A new level sequence: frames start over, old bases are void.
-		c.used, c.ack = 0, -1
+		c.bases.Reset()
 	}
-	if c.ack >= 0 && c.hist[c.ack].frame == frame && c.hist[c.ack].slsn == slsn {
+	if src, _, ok := c.bases.Base(); ok && src == frame {
 		c.mu.Unlock()
 		return 0
 	}
-	// Keep the state as a base, in place of the oldest (as the game does).
-	slot := -1
-	for i := range c.used {
-		if c.hist[i].frame == frame {
-			slot = i
-		}
-	}
-	if slot < 0 {
-		if c.used < History {
-			slot = c.used
-			c.used++
-		} else {
-			slot = 0
-			for i := range c.used {
-				if c.hist[i].frame < c.hist[slot].frame {
-					slot = i
-				}
-			}
-		}
-	}
-	if slot == c.ack && c.hist[slot].frame != frame {
-		c.ack = -1 // the acknowledged state was replaced
-	}
-	h := &c.hist[slot]
-	h.slsn, h.frame = slsn, frame
-	h.data = append(h.data[:0], data...)
-	var baseData []byte
-	var src int32
-	if c.ack >= 0 {
-		baseData, src = c.hist[c.ack].data, c.hist[c.ack].frame
-	}
+	h := c.bases.Add(frame)
+	*h = append((*h)[:0], data...)
+	src, base, _ := c.bases.Base() // src 0 and no base: zeros
 	c.st.Sent++
 	c.st.Round = round
 	c.st.SentSLSN, c.st.SentAt = slsn, frame
 	if src == 0 {
 		c.st.Keyframes++
 	}
-	if baseData == nil {
-		if len(sp.zero) != len(data) {
-			sp.zero = make([]byte, len(data))
-		}
-		baseData = sp.zero
-	}
-	if len(sp.dif) != len(data) {
-		sp.dif = make([]byte, len(data))
-	}
-	replay.Sub(sp.dif, baseData, data) // dif = base − new
 	c.mu.Unlock()
 
-	sp.z.Reset()
-	sp.zw.Reset(&sp.z)
-	sp.zw.Write(sp.dif)
-	sp.zw.Close()
-	z := sp.z.Bytes()
-	count := len(z)/PieceSize + 1
-	p := sp.p
-	p.Set("src", int64(src)).Set("dst", int64(frame)).Set("count", int64(count))
-	if c.s.rec.Era == decode.Modern {
-		p.Set("slsn", int64(slsn&0xff))
+	// The bases change only here: base stays valid outside the lock.
+	z, err := sp.dc.Compress(base, data)
+	if err != nil {
+		return 0
 	}
 	sent := 0
-	for seq := range count {
-		start := seq * PieceSize
-		end := min(start+PieceSize, len(z))
-		p.Set("seq", int64(seq)).Set("start", int64(start)).SetBytes("data", z[start:end])
+	statedif.EachPiece(sp.p, statedif.Dif{SLSN: uint8(slsn), Src: src, Dst: frame}, z, func(_ int, p *decode.Packet) error {
 		sp.pkt = decode.Encode(sp.pkt[:0], p)
 		sent += c.sendOwed(sp.pkt)
-	}
+		return nil
+	})
 	return sent
 }

@@ -14,14 +14,9 @@ import (
 	"github.com/pmdump/pmdump/decode"
 )
 
-// The game's constants for sending states.
+// Rules of the game's server (its rules for sending states are those of
+// package statedif).
 const (
-	// History is how many states the server keeps per client as bases.
-	History = 8
-	// PieceSize is the largest stdf piece (the protocol's, decode.PieceSize).
-	PieceSize = decode.PieceSize
-	// ZlibLevel is the game's default compression level for difs.
-	ZlibLevel = 7
 	// MaxClients is how many clients a game server takes.
 	MaxClients = 7
 	// Idle is how long a joined client may stay silent before it is dropped.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // Client behaviour.
@@ -71,7 +72,7 @@ type client struct {
 	caughtUp bool    // the last frame ended a stall
 
 	pend        []*pendDif
-	held        []heldState // the last HistoryLen states applied, oldest first
+	held        []heldState // the last statedif.History states applied, oldest first
 	applied     bool
 	lastApplied int32
 	changeAt    int32 // server frame at which the level ends, -1 if none known
@@ -381,7 +382,7 @@ func (c *client) apply() error {
 		c.chase(d.dst - 1)
 	}
 	c.held = append(c.held, heldState{d.dst, d.sha})
-	if len(c.held) > HistoryLen {
+	if len(c.held) > statedif.History {
 		c.held = append(c.held[:0], c.held[1:]...)
 	}
 	c.applied, c.lastApplied = true, d.dst

@@ -15,39 +15,8 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/statedif"
 )
-
-func TestMakeDif(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 7, 8, 9, 64, 1003, LegacyStateSize, ModernStateSize} {
-		base, cur := make([]byte, n), make([]byte, n)
-		for i := range base {
-			base[i], cur[i] = byte(r.Uint32()), byte(r.Uint32())
-		}
-		// Include the byte pairs that stress borrows.
-		for i := 0; i+1 < n && i < 512; i += 2 {
-			base[i], cur[i] = byte(i/2), byte(255-i/2)
-		}
-		dif := make([]byte, n)
-		MakeDif(dif, base, cur)
-		for i := range dif {
-			if dif[i] != base[i]-cur[i] {
-				t.Fatalf("n=%d: dif[%d] = %d, want %d - %d", n, i, dif[i], base[i], cur[i])
-			}
-		}
-		state := bytes.Clone(base)
-		ApplyDif(state, dif)
-		if !bytes.Equal(state, cur) {
-			t.Fatalf("n=%d: base - dif is not the new state", n)
-		}
-		MakeDif(dif, nil, cur)
-		zero := make([]byte, n)
-		ApplyDif(zero, dif)
-		if !bytes.Equal(zero, cur) {
-			t.Fatalf("n=%d: keyframe does not rebuild the state", n)
-		}
-	}
-}
 
 // TestWorldState checks that the state looks like the game's: the era's
 // size, players with plausible positions where the layout puts them, and
@@ -102,7 +71,7 @@ func TestWorldState(t *testing.T) {
 }
 
 // TestBoundedMemory runs a long lossy game and checks that the server holds
-// at most HistoryLen states per client and that the per-client and
+// at most statedif.History states per client and that the per-client and
 // game-move buffers stay small.
 func TestBoundedMemory(t *testing.T) {
 	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
@@ -120,26 +89,26 @@ func TestBoundedMemory(t *testing.T) {
 				maxInbox = max(maxInbox, len(g.srv.ib.q))
 				for _, c := range g.clients {
 					maxPend = max(maxPend, len(c.pend))
-					if len(c.held) > HistoryLen {
+					if len(c.held) > statedif.History {
 						t.Fatalf("client holds %d states", len(c.held))
 					}
 				}
 				for _, c := range g.srv.clients {
-					if len(c.hist) > HistoryLen {
-						t.Fatalf("server history of %d states", len(c.hist))
+					if c.bases.Len() > statedif.History {
+						t.Fatalf("server history of %d states", c.bases.Len())
 					}
 				}
 			}
 			if err := g.run(); err != nil {
 				t.Fatal(err)
 			}
-			if maxSnaps > HistoryLen*cfg.Players {
+			if maxSnaps > statedif.History*cfg.Players {
 				t.Errorf("server held %d states for %d clients", maxSnaps, cfg.Players)
 			}
 			if maxMoves > 2000 || maxPend > maxPending || maxInbox > 500 {
 				t.Errorf("buffers grew: %d game moves, %d pending difs, %d in the server's inbox", maxMoves, maxPend, maxInbox)
 			}
-			if len(g.srv.snaps.free) > HistoryLen*cfg.Players+1 {
+			if len(g.srv.snaps.free) > statedif.History*cfg.Players+1 {
 				t.Errorf("%d free state buffers", len(g.srv.snaps.free))
 			}
 		})

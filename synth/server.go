@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // Game settings of the simulated server.
@@ -28,15 +29,15 @@ type gameMove struct {
 
 // sclient is the server's view of one client.
 type sclient struct {
-	player      int
-	addr        netip.AddrPort // the client's endpoint
-	local       netip.AddrPort // the server's per-client endpoint
-	joined      bool
-	color       int32
-	acked       int32 // frame of the latest stak
-	hasAck      bool
-	hist        []*snapshot // the last HistoryLen states sent, oldest first
-	entryAck    int         // legacy: the next game-move entry the client needs
+	player int
+	addr   netip.AddrPort // the client's endpoint
+	local  netip.AddrPort // the server's per-client endpoint
+	joined bool
+	color  int32
+	// The last states sent, as bases of the next dif (those of the
+	// current level sequence).
+	bases       statedif.Bases[*snapshot]
+	entryAck    int // legacy: the next game-move entry the client needs
 	lastSdat    int32
 	clientFrame int32
 	late        int32
@@ -53,8 +54,8 @@ type server struct {
 	byAddr  map[netip.AddrPort]*sclient
 	ports   map[uint16]bool
 	snaps   *snapStore
-	comp    *compressor
-	comps   []*compressor // for prepareDifs, one per worker
+	comp    statedif.Compressor
+	comps   []*statedif.Compressor // for prepareDifs, one per worker
 	// per-frame cache of compressed difs by src: clients with the same base
 	// share one compression.
 	cacheKey uint64
@@ -73,10 +74,6 @@ type server struct {
 
 func newServer(g *gen) (*server, error) {
 	lay := layoutFor(g.era)
-	comp, err := newCompressor(lay.size)
-	if err != nil {
-		return nil, err
-	}
 	wrng := rng(g.cfg.Seed, 4)
 	level := int32(legacyLevel)
 	if g.era == decode.Modern {
@@ -89,7 +86,6 @@ func newServer(g *gen) (*server, error) {
 		byAddr: map[netip.AddrPort]*sclient{},
 		ports:  map[uint16]bool{},
 		snaps:  newSnapStore(lay.size),
-		comp:   comp,
 		cache:  map[int32][]byte{},
 		clock0: 3 + wrng.Float64()*4,
 	}
@@ -156,11 +152,11 @@ func (s *server) levelChange(now int64) {
 		s.world.slsn = s.slsn
 		s.world.startLevel(modernNextLevel)
 		for _, c := range s.clients {
-			c.hasAck = false
-			for _, h := range c.hist {
-				s.snaps.unref(h)
+			for i, h := range c.bases.Kept() {
+				s.snaps.unref(h.Value)
+				c.bases.Kept()[i].Value = nil
 			}
-			c.hist = c.hist[:0]
+			c.bases.Reset()
 		}
 		s.g.sum.LevelChanges++
 	}
@@ -205,7 +201,7 @@ func (s *server) handle(m *msg) error {
 		c.clientFrame = m.b
 		s.trimMoves()
 	case mStak:
-		c.acked, c.hasAck = m.b, true
+		c.bases.Ack(m.b)
 	case mPing:
 		p := g.packet("pong").SetFloat("t0", m.f0).SetFloat("t1", s.clock0+seconds(g.now))
 		return g.send(c.local, c.addr, p, msg{kind: mPong, f0: m.f0, f1: s.clock0 + seconds(g.now)}, false)
@@ -344,17 +340,15 @@ func (s *server) sendSdat(c *sclient) error {
 
 // difBase returns the state the next dif to c is built on: its last
 // acknowledged state if the server still has it, else nil (zeros, src 0).
+// Unlike the game (and serve), synth takes the base before it keeps the
+// new state, so the base may be any of the last statedif.History states
+// sent before it.
 func (s *server) difBase(c *sclient) (int32, *snapshot) {
-	if !c.hasAck {
+	src, b, ok := c.bases.Base()
+	if !ok {
 		return 0, nil
 	}
-	ak := snapKey(s.slsn, c.acked)
-	for _, h := range c.hist {
-		if h.key == ak {
-			return c.acked, h
-		}
-	}
-	return 0, nil
+	return src, b
 }
 
 // prepareDifs compresses, in parallel, the difs of this frame for every
@@ -389,11 +383,7 @@ func (s *server) prepareDifs() error {
 		return nil // sendDif compresses a single one itself
 	}
 	for len(s.comps) < min(len(jobs), runtime.GOMAXPROCS(0)) {
-		comp, err := newCompressor(s.world.lay.size)
-		if err != nil {
-			return err
-		}
-		s.comps = append(s.comps, comp)
+		s.comps = append(s.comps, &statedif.Compressor{})
 	}
 	var wg sync.WaitGroup
 	next := make(chan *job, len(jobs))
@@ -404,7 +394,7 @@ func (s *server) prepareDifs() error {
 	for _, comp := range s.comps[:min(len(jobs), len(s.comps))] {
 		wg.Go(func() {
 			for j := range next {
-				out, err := comp.compress(j.base, s.world.st)
+				out, err := comp.Compress(j.base, s.world.st)
 				j.out, j.err = bytes.Clone(out), err
 			}
 		})
@@ -442,7 +432,7 @@ func (s *server) sendDif(c *sclient) error {
 		if base != nil {
 			b = base.data
 		}
-		out, err := s.comp.compress(b, s.world.st)
+		out, err := s.comp.Compress(b, s.world.st)
 		if err != nil {
 			return err
 		}
@@ -455,14 +445,15 @@ func (s *server) sendDif(c *sclient) error {
 		s.cache[src] = z
 	}
 	snap := s.snaps.put(key, s.world.st)
-	snap.refs++
-	c.hist = append(c.hist, snap)
-	if len(c.hist) > HistoryLen {
-		s.snaps.unref(c.hist[0])
-		c.hist = append(c.hist[:0], c.hist[1:]...)
+	if h := c.bases.Add(dst); *h != snap {
+		if *h != nil {
+			s.snaps.unref(*h)
+		}
+		snap.refs++
+		*h = snap
 	}
-	count := Pieces(len(z))
-	if count > 255 {
+	count := decode.Pieces(len(z))
+	if count > decode.MaxPieces {
 		return fmt.Errorf("dif of %d bytes needs %d pieces, more than a byte can count", len(z), count)
 	}
 	info := &difInfo{src: src, dst: dst, count: count, slsn: s.slsn, level: s.world.level, sha: snap.sha, doneAt: -1}
@@ -480,15 +471,7 @@ func (s *server) sendDif(c *sclient) error {
 			return err
 		}
 	}
-	p := g.packet("stdf").Set("src", int64(src)).Set("dst", int64(dst)).Set("count", int64(count))
-	if g.era == decode.Modern {
-		p.Set("slsn", int64(s.slsn))
-	}
-	for seq := 0; seq < count; seq++ {
-		p.Set("seq", int64(seq)).Set("start", int64(seq*PieceSize)).SetBytes("data", Piece(z, seq))
-		if err := g.send(c.local, c.addr, p, msg{kind: mStdf, dif: info, seq: uint8(seq)}, false); err != nil {
-			return err
-		}
-	}
-	return nil
+	return statedif.EachPiece(g.packet("stdf"), statedif.Dif{SLSN: s.slsn, Src: src, Dst: dst}, z, func(seq int, p *decode.Packet) error {
+		return g.send(c.local, c.addr, p, msg{kind: mStdf, dif: info, seq: uint8(seq)}, false)
+	})
 }

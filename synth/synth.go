@@ -133,7 +133,7 @@ func (s *Summary) LossRate() float64 {
 
 // Generate simulates the game of cfg, writing every datagram that is not
 // lost to w in time order and the ground truth to truth (which may be nil).
-// It holds at most HistoryLen states per client plus the current one, so
+// It holds at most statedif.History (8) states per client plus the current one, so
 // memory does not grow with the duration.
 func Generate(cfg Config, w PacketWriter, truth TruthSink) (*Summary, error) {
 	if err := cfg.Validate(); err != nil {

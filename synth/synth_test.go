@@ -258,7 +258,7 @@ func rebuild(t *testing.T, pkts []packet, stateSize int) []rebuilt {
 		if int(p.ints["count"]) != s.count {
 			t.Fatalf("dif %+v: piece count changes from %d to %d", k, s.count, p.ints["count"])
 		}
-		if p.ints["start"] != p.ints["seq"]*synth.PieceSize || len(p.data) > synth.PieceSize {
+		if p.ints["start"] != p.ints["seq"]*decode.PieceSize || len(p.data) > decode.PieceSize {
 			t.Fatalf("dif %+v: piece %d starts at %d with %d bytes", k, p.ints["seq"], p.ints["start"], len(p.data))
 		}
 		s.pieces[p.ints["start"]] = p.data
@@ -268,9 +268,9 @@ func rebuild(t *testing.T, pkts []packet, stateSize int) []rebuilt {
 		s.done = true
 		var z []byte
 		for i := 0; i < s.count; i++ {
-			z = append(z, s.pieces[int64(i*synth.PieceSize)]...)
+			z = append(z, s.pieces[int64(i*decode.PieceSize)]...)
 		}
-		if synth.Pieces(len(z)) != s.count {
+		if decode.Pieces(len(z)) != s.count {
 			t.Fatalf("dif %+v: %d compressed bytes in %d pieces", k, len(z), s.count)
 		}
 		if len(z) < 2 || z[0] != 0x78 || z[1] != 0xda {
@@ -752,28 +752,6 @@ func TestFormatFor(t *testing.T) {
 	for name, want := range tests {
 		if got := synth.FormatFor(name); got != want {
 			t.Errorf("FormatFor(%q) = %v, want %v", name, got, want)
-		}
-	}
-}
-
-func TestPieces(t *testing.T) {
-	tests := []struct {
-		n, pieces, last int
-	}{
-		{0, 1, 0}, {1, 1, 1}, {999, 1, 999}, {1000, 2, 0}, {1001, 2, 1}, {2000, 3, 0}, {3606, 4, 606},
-	}
-	for _, tt := range tests {
-		z := bytes.Repeat([]byte{7}, tt.n)
-		if got := synth.Pieces(tt.n); got != tt.pieces {
-			t.Errorf("Pieces(%d) = %d, want %d", tt.n, got, tt.pieces)
-			continue
-		}
-		var all []byte
-		for i := 0; i < tt.pieces; i++ {
-			all = append(all, synth.Piece(z, i)...)
-		}
-		if !bytes.Equal(all, z) || len(synth.Piece(z, tt.pieces-1)) != tt.last {
-			t.Errorf("%d bytes: pieces do not add up or last piece is not %d bytes", tt.n, tt.last)
 		}
 	}
 }

@@ -2,39 +2,23 @@ package gameclient
 
 import (
 	"bytes"
-	"compress/zlib"
-	"encoding/binary"
 	"net"
 	"net/netip"
 	"testing"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/diftest"
 	"github.com/pmdump/pmdump/internal/fuzzcorpus"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // fuzzSeeds are datagrams a client may receive: whole one-piece difs of
 // both eras, a zero-length last piece, a pong, and damaged ones.
-func fuzzSeeds() map[string][]byte {
-	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, 7)
-	zw.Write(make([]byte, 300))
-	zw.Close()
-	modern := make([]byte, 23, 23+z.Len())
-	copy(modern, "stdf")
-	le := binary.LittleEndian
-	le.PutUint32(modern[8:], 5)
-	modern[13] = 1
-	le.PutUint32(modern[19:], uint32(z.Len()))
-	modern = append(modern, z.Bytes()...)
-	legacy := make([]byte, 22, 22+z.Len())
-	copy(legacy, "stdf")
-	be := binary.BigEndian
-	be.PutUint32(legacy[8:], 5)
-	legacy[13] = 1
-	be.PutUint32(legacy[18:], uint32(z.Len()))
-	legacy = append(legacy, z.Bytes()...)
-	empty := bytes.Clone(modern[:23])
-	le.PutUint32(empty[19:], 0)
+func fuzzSeeds(t testing.TB) map[string][]byte {
+	z := diftest.Deflate(t, make([]byte, 300), statedif.ZlibLevel)
+	modern := diftest.Stdf(decode.Modern, 0, 0, 5, z)[0]
+	legacy := diftest.Stdf(decode.Legacy, 0, 0, 5, z)[0]
+	empty := diftest.Stdf(decode.Modern, 0, 0, 5, nil)[0]
 	bad := bytes.Clone(modern)
 	bad[30] ^= 0xff
 	return map[string][]byte{
@@ -47,7 +31,7 @@ func fuzzSeeds() map[string][]byte {
 	}
 }
 
-func TestSeedCorpus(t *testing.T) { fuzzcorpus.Sync(t, "FuzzPacket", fuzzSeeds()) }
+func TestSeedCorpus(t *testing.T) { fuzzcorpus.Sync(t, "FuzzPacket", fuzzSeeds(t)) }
 
 // FuzzPacket feeds a client one datagram: the first byte picks the era.
 func FuzzPacket(f *testing.F) {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // history is how many applied states the client keeps as bases.
@@ -379,13 +380,7 @@ func (c *Client) apply(k difKey, z []byte) {
 	}
 	c.size = len(dif)
 	state := make([]byte, len(dif))
-	for i := range state {
-		var b byte
-		if base != nil {
-			b = base[i]
-		}
-		state[i] = b - dif[i]
-	}
+	statedif.Sub(state, base, dif) // a nil base: zeros
 	c.keep(k.dst, state)
 	c.last = k.dst
 	c.Applied = append(c.Applied, Applied{SLSN: c.SLSN, Level: c.level, Src: k.src, Dst: k.dst, Sum: sha256.Sum256(state)})

@@ -1,8 +1,6 @@
 package gameclient
 
 import (
-	"bytes"
-	"compress/zlib"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/diftest"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // fakeServer plays a modern game server by hand-made packets.
@@ -44,31 +44,9 @@ func (s *fakeServer) read(c *net.UDPConn) ([]byte, netip.AddrPort) {
 
 // stdf sends the dif base − state in modern stdf pieces of 1000 bytes.
 func (s *fakeServer) stdf(slsn int, src, dst int32, base, state []byte) {
-	dif := make([]byte, len(state))
-	for i := range dif {
-		var b byte
-		if base != nil {
-			b = base[i]
-		}
-		dif[i] = b - state[i]
-	}
-	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, 7)
-	zw.Write(dif)
-	zw.Close()
-	count := z.Len()/1000 + 1
-	for seq := range count {
-		start := seq * 1000
-		piece := z.Bytes()[start:min(start+1000, z.Len())]
-		p := make([]byte, 23, 23+len(piece))
-		copy(p, "stdf")
-		le := binary.LittleEndian
-		le.PutUint32(p[4:], uint32(src))
-		le.PutUint32(p[8:], uint32(dst))
-		p[12], p[13], p[14] = byte(seq), byte(count), byte(slsn)
-		le.PutUint32(p[15:], uint32(start))
-		le.PutUint32(p[19:], uint32(len(piece)))
-		s.conn.WriteToUDPAddrPort(append(p, piece...), s.client)
+	z := diftest.Deflate(s.t, diftest.Dif(base, state), statedif.ZlibLevel)
+	for _, p := range diftest.Stdf(decode.Modern, uint8(slsn), src, dst, z) {
+		s.conn.WriteToUDPAddrPort(p, s.client)
 	}
 }
 

@@ -19,11 +19,9 @@ import (
 	"compress/zlib"
 	"fmt"
 	"net/netip"
-	"slices"
-
-	kzlib "github.com/klauspost/compress/zlib"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/statedif"
 	"github.com/pmdump/pmdump/synth"
 )
 
@@ -74,11 +72,6 @@ type event struct {
 	move   byte
 }
 
-type sent struct {
-	frame int32
-	data  []byte
-}
-
 type transfer struct {
 	id      int32
 	pieces  [][]byte
@@ -92,9 +85,7 @@ type client struct {
 	rc     bool // a remote-control client: snfo, no player
 	player int  // 0 until joined
 	color  int32
-	hist   []sent // the last synth.HistoryLen states sent
-	acked  int32
-	hasAck bool
+	bases  statedif.Bases[[]byte] // the last states sent, as bases
 	files  []*transfer
 	last   int32 // frame of the last datagram received
 }
@@ -112,9 +103,7 @@ type Game struct {
 	order   []*client
 	slsn    uint8
 	nextID  int32
-	comp    bytes.Buffer
-	zw      *kzlib.Writer
-	difBuf  []byte
+	comp    statedif.Compressor
 	// level change: the frame the level-done phase starts in (0: none),
 	// and the frame the next level starts in once it has
 	doneAt, changeAt int32
@@ -143,7 +132,7 @@ func (g *Game) levelChange() {
 		clear(g.hist)
 		clear(g.events)
 		for _, c := range g.order {
-			c.hasAck, c.hist = false, nil
+			c.bases.Reset()
 		}
 	}
 }
@@ -152,7 +141,6 @@ func (g *Game) levelChange() {
 // picks the level (the level of synth.Generate's server for the same
 // seed), rule how inputs are entered.
 func NewGame(seed int64, rule Rule, send Sender) *Game {
-	zw, _ := kzlib.NewWriterLevel(nil, synth.ZlibLevel)
 	return &Game{
 		send:    send,
 		rule:    rule,
@@ -160,7 +148,6 @@ func NewGame(seed int64, rule Rule, send Sender) *Game {
 		hist:    map[int32]*synth.Sim{},
 		events:  map[int32][]event{},
 		clients: map[netip.AddrPort]*client{},
-		zw:      zw,
 		nextID:  0x1234,
 	}
 }
@@ -220,7 +207,7 @@ func (g *Game) Receive(from netip.AddrPort, payload []byte) {
 		}
 	case "stak":
 		if c.player > 0 {
-			c.acked, c.hasAck = int32(p.Int("ack_frame")), true
+			c.bases.Ack(int32(p.Int("ack_frame")))
 		}
 	case "ping":
 		if c.player > 0 || c.rc {
@@ -363,59 +350,31 @@ func (g *Game) Step() error {
 func (g *Game) sendState(c *client) error {
 	st := g.sim.State()
 	dst := g.Frame()
-	var src int32
-	var base []byte
-	if c.hasAck {
-		for _, h := range c.hist {
-			if h.frame == c.acked {
-				src, base = h.frame, h.data
-			}
-		}
-	}
-	if len(g.difBuf) != len(st) {
-		g.difBuf = make([]byte, len(st))
-	}
-	synth.MakeDif(g.difBuf, base, st)
-	z, err := g.compress(g.difBuf)
+	// As synth's server: the base is taken before the new state is kept.
+	src, base, _ := c.bases.Base() // src 0 and no base: zeros
+	z, err := g.comp.Compress(base, st)
 	if err != nil {
 		return err
 	}
-	c.hist = append(c.hist, sent{dst, slices.Clone(st)})
-	if len(c.hist) > synth.HistoryLen {
-		c.hist = slices.Delete(c.hist, 0, 1)
-	}
-	n := synth.Pieces(len(z))
-	p := packet("stdf").Set("src", int64(src)).Set("dst", int64(dst)).Set("count", int64(n)).Set("slsn", int64(g.slsn))
-	for seq := range n {
-		p.Set("seq", int64(seq)).Set("start", int64(seq*synth.PieceSize)).SetBytes("data", synth.Piece(z, seq))
+	h := c.bases.Add(dst)
+	*h = append((*h)[:0], st...)
+	return statedif.EachPiece(packet("stdf"), statedif.Dif{SLSN: g.slsn, Src: src, Dst: dst}, z, func(_ int, p *decode.Packet) error {
 		g.send(c.addr, encode(p))
-	}
-	return nil
-}
-
-func (g *Game) compress(b []byte) ([]byte, error) {
-	g.comp.Reset()
-	g.zw.Reset(&g.comp)
-	if _, err := g.zw.Write(b); err != nil {
-		return nil, fmt.Errorf("compress: %w", err)
-	}
-	if err := g.zw.Close(); err != nil {
-		return nil, fmt.Errorf("compress: %w", err)
-	}
-	return g.comp.Bytes(), nil
+		return nil
+	})
 }
 
 // sendInfo sends a remote-control client the frame just run and the
 // players' part of the state.
 func (g *Game) sendInfo(c *client, frame int32) error {
-	z, err := g.compress(g.sim.State()[:2304])
+	z, err := g.comp.Deflate(g.sim.State()[:2304])
 	if err != nil {
 		return err
 	}
-	n := synth.Pieces(len(z))
+	n := decode.Pieces(len(z))
 	p := packet("snfo").Set("frame", int64(frame)).Set("count", int64(n))
 	for seq := range n {
-		p.Set("seq", int64(seq)).Set("start", int64(seq*synth.PieceSize)).SetBytes("data", synth.Piece(z, seq))
+		p.Set("seq", int64(seq)).Set("start", int64(seq*decode.PieceSize)).SetBytes("data", decode.Piece(z, seq))
 		g.send(c.addr, encode(p))
 	}
 	return nil
@@ -441,10 +400,10 @@ func (g *Game) sendFile() {
 		}
 		g.nextID++
 		t := &transfer{id: g.nextID}
-		n := synth.Pieces(len(z))
+		n := decode.Pieces(len(z))
 		p := packet("sfil").Set("id", int64(t.id)).Set("count", int64(n)).Set("file_size", int64(body.Len()))
 		for seq := range n {
-			p.Set("seq", int64(seq)).Set("start", int64(seq*synth.PieceSize)).SetBytes("data", synth.Piece(z, seq))
+			p.Set("seq", int64(seq)).Set("start", int64(seq*decode.PieceSize)).SetBytes("data", decode.Piece(z, seq))
 			t.pieces = append(t.pieces, encode(p))
 		}
 		c.files = append(c.files, t)
