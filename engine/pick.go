@@ -91,8 +91,8 @@ func (e *Engine) LineOf(sel Selector) (reassemble.Line, error) {
 	return reassemble.Line{}, &AmbiguousError{sel, found}
 }
 
-// Pick is the state a client held at a frame, as Engine.Pick finds it.
-type Pick struct {
+// PickedState is the state a client held at a frame, as Engine.Pick finds it.
+type PickedState struct {
 	Line  reassemble.Line
 	SLSN  int
 	Frame int // the frame asked for
@@ -126,8 +126,8 @@ func (e *SLSNChoiceError) Error() string {
 // Pick finds the state line l held at frame n of level sequence slsn (-1:
 // the only one whose states span n): the newest state at or before n that
 // the client acknowledged, or with sent any the server sent.
-func (e *Engine) Pick(l reassemble.Line, n, slsn int, sent bool) (Pick, error) {
-	p := Pick{Line: l, SLSN: slsn, Frame: n, Sent: sent, Newer: -1}
+func (e *Engine) Pick(l reassemble.Line, n, slsn int, sent bool) (PickedState, error) {
+	p := PickedState{Line: l, SLSN: slsn, Frame: n, Sent: sent, Newer: -1}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timeline == nil {
@@ -172,7 +172,7 @@ func (e *Engine) Pick(l reassemble.Line, n, slsn int, sent bool) (Pick, error) {
 
 // Describe says which state a pick is, in one line (Summary), and on the
 // following lines what a user should know about it (NewerNote, PastNote).
-func (p Pick) Describe(size int) string {
+func (p PickedState) Describe(size int) string {
 	s := p.Summary(size)
 	if n := p.NewerNote(); n != "" {
 		s += "\nnote: " + n
@@ -184,7 +184,7 @@ func (p Pick) Describe(size int) string {
 }
 
 // Summary says which state a pick is, in one line.
-func (p Pick) Summary(size int) string {
+func (p PickedState) Summary(size int) string {
 	e := p.Entry
 	acked := "never acknowledged"
 	if e.Acked() {
@@ -197,7 +197,7 @@ func (p Pick) Summary(size int) string {
 // NewerNote says, when the server sent a newer state the client never
 // acknowledged, which one ("" otherwise): picking the states sent (Pick's
 // sent) gives it.
-func (p Pick) NewerNote() string {
+func (p PickedState) NewerNote() string {
 	if p.Newer < 0 {
 		return ""
 	}
@@ -206,7 +206,7 @@ func (p Pick) NewerNote() string {
 
 // PastNote says, when the frame is past the level sequence's last state,
 // so ("" otherwise).
-func (p Pick) PastNote() string {
+func (p PickedState) PastNote() string {
 	if !p.Past {
 		return ""
 	}

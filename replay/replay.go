@@ -6,6 +6,9 @@
 // goroutine of its own, as many at once as its Gate lets (GOMAXPROCS by
 // default), and hands the results back in the order the difs ended in the
 // capture.
+//
+// The package replays difs into states; it sends nothing. Sending a
+// recording again over the network (`pmdump replay`) is package sender.
 package replay
 
 import (

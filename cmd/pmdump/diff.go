@@ -106,10 +106,10 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 
 	type side struct {
 		label string
-		pick  engine.Pick
+		pick  engine.PickedState
 		data  []byte
 	}
-	open := func(p engine.Pick) (side, error) {
+	open := func(p engine.PickedState) (side, error) {
 		d, err := e.State(nil, p.Line, p.Index)
 		if err != nil {
 			return side{}, err
@@ -196,9 +196,9 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 			changes = kept
 		}
 		if o.json {
-			var pair *[2]engine.Pick
+			var pair *[2]engine.PickedState
 			if o.allPlayers {
-				pair = &[2]engine.Pick{a.pick, b.pick}
+				pair = &[2]engine.PickedState{a.pick, b.pick}
 			}
 			for i := range changes {
 				writeChangeJSON(out, &changes[i], pair)
@@ -212,7 +212,7 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 
 // writeChangeJSON prints one change as a JSON line; with pair (diff
 // --all-players), it names the two clients compared.
-func writeChangeJSON(w io.Writer, c *schema.Change, pair *[2]engine.Pick) {
+func writeChangeJSON(w io.Writer, c *schema.Change, pair *[2]engine.PickedState) {
 	b := []byte(`{`)
 	if pair != nil {
 		for i, k := range []string{"a", "b"} {

@@ -244,7 +244,7 @@ func (h flagHint) Unwrap() error { return h.err }
 
 // describePick says which state a pick is and what the user should know
 // about it, with the flags that give the others.
-func describePick(p engine.Pick, size int) string {
+func describePick(p engine.PickedState, size int) string {
 	s := p.Summary(size)
 	if n := p.NewerNote(); n != "" {
 		s += "\nnote: " + n + "; --sent gives that one"
