@@ -91,6 +91,20 @@ func (e *Engine) LineOf(sel Selector) (reassemble.Line, error) {
 	return reassemble.Line{}, &AmbiguousError{sel, found}
 }
 
+// PickSettle is how far past a frame (10 s of game frames) a level sequence
+// must have moved before nothing later in the capture changes which state
+// Engine.Pick finds at that frame: the acknowledgements that decide it
+// arrive well within it.
+const PickSettle = 10 * GameFPS
+
+// PastPick reports whether state s lies beyond what a pick of frame n in
+// level sequence slsn can need: it is of a later level sequence, or more
+// than PickSettle frames past n in the same one. Rebuilding the picked
+// conversation's states can stop at the first such state.
+func PastPick(s *replay.State, slsn, n int) bool {
+	return s.SLSN > slsn || s.SLSN == slsn && int(s.Dst) > n+PickSettle
+}
+
 // PickedState is the state a client held at a frame, as Engine.Pick finds it.
 type PickedState struct {
 	Line  reassemble.Line
