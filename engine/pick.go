@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 )
@@ -202,7 +203,7 @@ func (p PickedState) Summary(size int) string {
 	e := p.Entry
 	acked := "never acknowledged"
 	if e.Acked() {
-		acked = "acknowledged " + e.AckTime().UTC().Format("15:04:05.000000")
+		acked = "acknowledged " + string(timefmt.AppendTime(nil, e.AckTime(), 6))
 	}
 	return fmt.Sprintf("%s slsn %d frame %d: the state of frame %d (dif %d → %d, capture frame %d, %s), %d bytes, sha256 %s",
 		p.Line, p.SLSN, p.Frame, e.Frame.N, e.Src, e.Frame.N, e.CaptureN, acked, size, hex.EncodeToString(e.Sum[:]))

@@ -303,10 +303,6 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 	return err
 }
 
-// rfc3339Fixed is RFC 3339 with all nine digits of the nanoseconds, so
-// time stamps have one width and sort as text.
-const rfc3339Fixed = "2006-01-02T15:04:05.000000000Z07:00"
-
 // printer formats records as text lines, field trees or JSON.
 type printer struct {
 	o    *readOpts
@@ -342,7 +338,7 @@ func appendJSON(b []byte, r *session.Record, withRaw bool) []byte {
 	b = append(b, `{"num":`...)
 	b = strconv.AppendInt(b, int64(r.N), 10)
 	b = append(b, `,"ts":"`...)
-	b = r.TS.UTC().AppendFormat(b, rfc3339Fixed)
+	b = timefmt.AppendRFC3339(b, r.TS, 9)
 	b = append(b, `","src":"`...)
 	b = r.Src.AppendTo(b)
 	b = append(b, `","dst":"`...)

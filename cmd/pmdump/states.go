@@ -14,6 +14,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/packetfmt"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
@@ -237,7 +238,7 @@ type verifyError struct{ error }
 func appendStateLine(b []byte, s *replay.State) []byte {
 	b = packetfmt.AppendPad(b, int64(s.N), 6)
 	b = append(b, ' ')
-	b = s.TS.UTC().AppendFormat(b, "15:04:05.000000")
+	b = timefmt.AppendTime(b, s.TS, 6)
 	b = append(b, ' ')
 	b = s.Client.AppendTo(b)
 	if s.Player >= 0 {
@@ -286,7 +287,7 @@ func appendStateJSON(b []byte, s *replay.State) []byte {
 	b = append(b, `,"dst":`...)
 	b = strconv.AppendInt(b, int64(s.Dst), 10)
 	b = append(b, `,"ts":"`...)
-	b = s.TS.UTC().AppendFormat(b, rfc3339Fixed)
+	b = timefmt.AppendRFC3339(b, s.TS, 9)
 	b = append(b, `","num":`...)
 	b = strconv.AppendInt(b, int64(s.N), 10)
 	b = append(b, `,"size":`...)
