@@ -106,7 +106,7 @@ type Across struct {
 	Game Game
 	// Picks are the clients' states, the reference client's first; a
 	// client that holds no state at the frame is in Missing instead.
-	Picks   []Pick
+	Picks   []PickedState
 	Missing []error
 }
 
@@ -117,7 +117,7 @@ type Across struct {
 // game is its game.
 //
 // One rule for every front end: each client's state is the newest one at
-// or before the frame that it acknowledged (as Pick without sent), so
+// or before the frame that it acknowledged (as Engine.Pick without sent), so
 // acknowledgement lag never shows as desync; with sent, each client's
 // newest state the server sent at or before the frame. Never a sent state
 // against acknowledged ones.

@@ -930,13 +930,12 @@ func (e *Engine) Err() error {
 func (e *Engine) conversation(id int) *session.Conversation {
 	e.mu.Lock() // the tracker changes its conversations as packets come
 	defer e.mu.Unlock()
-	for _, c := range e.tracker.Conversations() {
-		if c.ID == id {
-			cp := *c
-			return &cp
-		}
+	c := e.tracker.Conversation(id)
+	if c == nil {
+		return nil
 	}
-	return nil
+	cp := *c
+	return &cp
 }
 
 // Conversations returns copies of every conversation seen so far, in order

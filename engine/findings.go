@@ -172,7 +172,7 @@ type convWatch struct {
 	haveT0           bool
 	pings, lostPings int
 	pingLoss         evidence
-	pongs            map[float64]time.Time
+	pongs            echoes
 	rtt              []float64
 	// ack latency
 	lat      []float64
@@ -456,14 +456,12 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		}
 		w.lastT0, w.haveT0 = t0, true
 	case "pong":
-		if len(w.pongs) > 64 {
-			clear(w.pongs)
-		}
-		w.pongs[floatField(pk, "t1")] = r.TS
+		w.pongs.sent(floatField(pk, "t1"), r.TS)
 	case "pang":
-		if t, ok := w.pongs[floatField(pk, "t1")]; ok && len(w.rtt) < 1<<16 {
-			w.rtt = append(w.rtt, float64(r.TS.Sub(t))/1e6)
-			delete(w.pongs, floatField(pk, "t1"))
+		if len(w.rtt) < 1<<16 {
+			if ms, ok := w.pongs.echoed(floatField(pk, "t1"), r.TS); ok {
+				w.rtt = append(w.rtt, ms)
+			}
 		}
 	}
 }

@@ -121,8 +121,8 @@ type lineHealth struct {
 	player       int
 	era          decode.Era
 	secs         map[int]*Second
-	pings        map[float64]time.Time
-	pongs        map[float64]time.Time
+	pings        echoes // the pings' t0, until a pong echoes it
+	pongs        echoes // the pongs' t1, until a pang echoes it
 	lastLate     float64
 	haveLate     bool
 	lastX, lastY float64
@@ -193,23 +193,15 @@ func (h *healthCollector) record(r *session.Record) {
 	case "serr":
 		s.LateInputs++
 	case "ping":
-		if len(x.pings) > 64 {
-			clear(x.pings)
-		}
-		x.pings[floatField(pk, "t0")] = r.TS
+		x.pings.sent(floatField(pk, "t0"), r.TS)
 	case "pong":
-		if t, ok := x.pings[floatField(pk, "t0")]; ok {
-			s.add(mPingPong, float64(r.TS.Sub(t))/1e6)
-			delete(x.pings, floatField(pk, "t0"))
+		if ms, ok := x.pings.echoed(floatField(pk, "t0"), r.TS); ok {
+			s.add(mPingPong, ms)
 		}
-		if len(x.pongs) > 64 {
-			clear(x.pongs)
-		}
-		x.pongs[floatField(pk, "t1")] = r.TS
+		x.pongs.sent(floatField(pk, "t1"), r.TS)
 	case "pang":
-		if t, ok := x.pongs[floatField(pk, "t1")]; ok {
-			s.add(mPongPang, float64(r.TS.Sub(t))/1e6)
-			delete(x.pongs, floatField(pk, "t1"))
+		if ms, ok := x.pongs.echoed(floatField(pk, "t1"), r.TS); ok {
+			s.add(mPongPang, ms)
 		}
 	case "sdak":
 		if pk.Has("fps_chase") {
@@ -258,6 +250,31 @@ func (h *healthCollector) ack(a Ack, ms float64) {
 }
 
 // floatField is the value of a packet's float field, NaN when it has none.
+// echoes pairs the time stamps the modern ping exchange carries with the
+// packets that echo them back (a pong echoes a ping's t0, a pang a pong's
+// t1), to measure each leg: the capture time each was sent, by value, at
+// most 64 waiting (an echo that never comes must not grow it).
+type echoes map[float64]time.Time
+
+// sent records that a packet carrying value v was captured at ts.
+func (e echoes) sent(v float64, ts time.Time) {
+	if len(e) > 64 {
+		clear(e)
+	}
+	e[v] = ts
+}
+
+// echoed returns the milliseconds from the packet that carried v to ts,
+// the packet echoing it, and forgets v; false when v was not waiting.
+func (e echoes) echoed(v float64, ts time.Time) (float64, bool) {
+	t, ok := e[v]
+	if !ok {
+		return 0, false
+	}
+	delete(e, v)
+	return float64(ts.Sub(t)) / 1e6, true
+}
+
 func floatField(p *decode.Packet, name string) float64 {
 	if p.Layout == nil {
 		return math.NaN()

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 )
@@ -91,8 +92,22 @@ func (e *Engine) LineOf(sel Selector) (reassemble.Line, error) {
 	return reassemble.Line{}, &AmbiguousError{sel, found}
 }
 
-// Pick is the state a client held at a frame, as Engine.Pick finds it.
-type Pick struct {
+// PickSettle is how far past a frame (10 s of game frames) a level sequence
+// must have moved before nothing later in the capture changes which state
+// Engine.Pick finds at that frame: the acknowledgements that decide it
+// arrive well within it.
+const PickSettle = 10 * GameFPS
+
+// PastPick reports whether state s lies beyond what a pick of frame n in
+// level sequence slsn can need: it is of a later level sequence, or more
+// than PickSettle frames past n in the same one. Rebuilding the picked
+// conversation's states can stop at the first such state.
+func PastPick(s *replay.State, slsn, n int) bool {
+	return s.SLSN > slsn || s.SLSN == slsn && int(s.Dst) > n+PickSettle
+}
+
+// PickedState is the state a client held at a frame, as Engine.Pick finds it.
+type PickedState struct {
 	Line  reassemble.Line
 	SLSN  int
 	Frame int // the frame asked for
@@ -126,8 +141,8 @@ func (e *SLSNChoiceError) Error() string {
 // Pick finds the state line l held at frame n of level sequence slsn (-1:
 // the only one whose states span n): the newest state at or before n that
 // the client acknowledged, or with sent any the server sent.
-func (e *Engine) Pick(l reassemble.Line, n, slsn int, sent bool) (Pick, error) {
-	p := Pick{Line: l, SLSN: slsn, Frame: n, Sent: sent, Newer: -1}
+func (e *Engine) Pick(l reassemble.Line, n, slsn int, sent bool) (PickedState, error) {
+	p := PickedState{Line: l, SLSN: slsn, Frame: n, Sent: sent, Newer: -1}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timeline == nil {
@@ -172,7 +187,7 @@ func (e *Engine) Pick(l reassemble.Line, n, slsn int, sent bool) (Pick, error) {
 
 // Describe says which state a pick is, in one line (Summary), and on the
 // following lines what a user should know about it (NewerNote, PastNote).
-func (p Pick) Describe(size int) string {
+func (p PickedState) Describe(size int) string {
 	s := p.Summary(size)
 	if n := p.NewerNote(); n != "" {
 		s += "\nnote: " + n
@@ -184,11 +199,11 @@ func (p Pick) Describe(size int) string {
 }
 
 // Summary says which state a pick is, in one line.
-func (p Pick) Summary(size int) string {
+func (p PickedState) Summary(size int) string {
 	e := p.Entry
 	acked := "never acknowledged"
 	if e.Acked() {
-		acked = "acknowledged " + e.AckTime().UTC().Format("15:04:05.000000")
+		acked = "acknowledged " + string(timefmt.AppendTime(nil, e.AckTime(), 6))
 	}
 	return fmt.Sprintf("%s slsn %d frame %d: the state of frame %d (dif %d → %d, capture frame %d, %s), %d bytes, sha256 %s",
 		p.Line, p.SLSN, p.Frame, e.Frame.N, e.Src, e.Frame.N, e.CaptureN, acked, size, hex.EncodeToString(e.Sum[:]))
@@ -197,7 +212,7 @@ func (p Pick) Summary(size int) string {
 // NewerNote says, when the server sent a newer state the client never
 // acknowledged, which one ("" otherwise): picking the states sent (Pick's
 // sent) gives it.
-func (p Pick) NewerNote() string {
+func (p PickedState) NewerNote() string {
 	if p.Newer < 0 {
 		return ""
 	}
@@ -206,7 +221,7 @@ func (p Pick) NewerNote() string {
 
 // PastNote says, when the frame is past the level sequence's last state,
 // so ("" otherwise).
-func (p Pick) PastNote() string {
+func (p PickedState) PastNote() string {
 	if !p.Past {
 		return ""
 	}

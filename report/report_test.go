@@ -69,7 +69,7 @@ var realCaptures = []string{
 // replay holds every state each client acknowledged, and that the players'
 // positions of 40 states spread over each replay (and the last) are those of the
 // state the client held at that frame, read as pmdump state --json reads
-// it (engine Pick and State, gameview.JSON).
+// it (engine PickedState and State, gameview.JSON).
 func TestReplayPositionsAreTheStates(t *testing.T) {
 	t.Parallel()
 	for _, rel := range realCaptures {

@@ -14,6 +14,10 @@
 // the rest. Errors the network reports (ICMP port unreachable, host or
 // network unreachable) are counted, in every mode, from each socket's error
 // queue; the run goes on.
+//
+// `pmdump replay` (sending a recording again over the network) is built on
+// this package. It is not package replay, which rebuilds the game states
+// from the recorded difs and sends nothing.
 package sender
 
 import (

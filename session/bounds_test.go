@@ -46,6 +46,14 @@ func TestManyClients(t *testing.T) {
 	if over.ID != 0 || over.Client.IsValid() || over.Packets != 2*500 {
 		t.Errorf("overflow conversation %+v", *over)
 	}
+	for _, id := range []int{0, 1, 500, session.MaxConversations} {
+		if c, want := f.tr.Conversation(id), convs[(id+len(convs)-1)%len(convs)]; c != want {
+			t.Errorf("Conversation(%d) = %p, want %p", id, c, want)
+		}
+	}
+	if c := f.tr.Conversation(session.MaxConversations + 1); c != nil {
+		t.Errorf("Conversation(%d) = %+v, want none", session.MaxConversations+1, *c)
+	}
 	if u := f.tr.Stats.Untracked; u.Conversations != 500 || u.AtLeast || !u.Any() {
 		t.Errorf("untracked %+v, want 500 conversations", u)
 	}

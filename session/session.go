@@ -146,6 +146,19 @@ func (t *Tracker) Conversations() []*Conversation {
 	return t.order
 }
 
+// Conversation returns conversation id (0: the overflow conversation), or
+// nil when there is none. Conversations are numbered in order of
+// appearance, so the lookup is an index, not a scan.
+func (t *Tracker) Conversation(id int) *Conversation {
+	if id == 0 {
+		return t.overflow
+	}
+	if id < 0 || id > len(t.order) {
+		return nil
+	}
+	return t.order[id-1]
+}
+
 func (t *Tracker) conv(client netip.AddrPort, ts time.Time, session int) *Conversation {
 	c := t.lookup(client)
 	if c == nil && len(t.order) >= MaxConversations {

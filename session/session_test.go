@@ -300,6 +300,11 @@ func TestConversations(t *testing.T) {
 		b.Player != 2 || b.Hostname != "bravo.example.o" || b.Color != 6 || b.Level != 1 || b.SLSN != 3 || b.Packets != 8 {
 		t.Errorf("modern conversation %+v", *b)
 	}
+	for id, want := range map[int]*session.Conversation{-1: nil, 0: nil, 1: a, 2: b, 3: nil} {
+		if c := f.tr.Conversation(id); c != want {
+			t.Errorf("Conversation(%d) = %p, want %p", id, c, want)
+		}
+	}
 	if !a.First.Equal(t0.Add(25*time.Millisecond)) || !a.Last.Equal(t0.Add(7*25*time.Millisecond)) {
 		t.Errorf("legacy conversation from %v to %v", a.First, a.Last)
 	}

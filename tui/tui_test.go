@@ -2,9 +2,7 @@ package tui
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,10 +13,9 @@ import (
 
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/filter"
+	goldenfile "github.com/pmdump/pmdump/internal/golden"
 	"github.com/pmdump/pmdump/reassemble"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden screens in testdata/")
 
 // newTest returns a model over a bundled sample whose engine has read it
 // all, at a fixed window size and without color.
@@ -111,20 +108,7 @@ func screen(m *Model) string { return ansi.Strip(m.Render()) }
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if string(want) != got {
+	if goldenfile.Want(t, path, got, "go test ./tui -update") != got {
 		t.Errorf("screen %s differs from %s:\n%s", name, path, got)
 	}
 }

@@ -106,10 +106,10 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 
 	type side struct {
 		label string
-		pick  engine.Pick
+		pick  engine.PickedState
 		data  []byte
 	}
-	open := func(p engine.Pick) (side, error) {
+	open := func(p engine.PickedState) (side, error) {
 		d, err := e.State(nil, p.Line, p.Index)
 		if err != nil {
 			return side{}, err
@@ -196,9 +196,9 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 			changes = kept
 		}
 		if o.json {
-			var pair *[2]engine.Pick
+			var pair *[2]engine.PickedState
 			if o.allPlayers {
-				pair = &[2]engine.Pick{a.pick, b.pick}
+				pair = &[2]engine.PickedState{a.pick, b.pick}
 			}
 			for i := range changes {
 				writeChangeJSON(out, &changes[i], pair)
@@ -212,46 +212,45 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 
 // writeChangeJSON prints one change as a JSON line; with pair (diff
 // --all-players), it names the two clients compared.
-func writeChangeJSON(w io.Writer, c *schema.Change, pair *[2]engine.Pick) {
-	b := []byte(`{`)
+func writeChangeJSON(w io.Writer, c *schema.Change, pair *[2]engine.PickedState) {
+	o := openJSON(nil)
 	if pair != nil {
 		for i, k := range []string{"a", "b"} {
 			p := pair[i]
-			b = fmt.Appendf(b, `"%s":{"client":"%s","conv":%d,"player":%d,"frame":%d},`, k, p.Line.Client, p.Line.Conv, p.Entry.Player, p.Entry.Frame.N)
+			o.key(k)
+			side := openJSON(o.b)
+			side.str("client", p.Line.Client.String())
+			side.int("conv", int64(p.Line.Conv))
+			side.int("player", int64(p.Entry.Player))
+			side.int("frame", int64(p.Entry.Frame.N))
+			o.b = side.close()
 		}
 	}
-	b = append(b, `"region":`...)
-	b = decode.AppendJSONString(b, c.Region)
-	b = append(b, `,"index":[`...)
+	o.str("region", c.Region)
+	o.key("index")
+	o.b = append(o.b, '[')
 	for i, x := range c.Index {
 		if i > 0 {
-			b = append(b, ',')
+			o.b = append(o.b, ',')
 		}
-		b = strconv.AppendInt(b, int64(x), 10)
+		o.b = strconv.AppendInt(o.b, int64(x), 10)
 	}
-	b = append(b, `],"field":`...)
+	o.b = append(o.b, ']')
 	if c.Field == "" {
-		b = append(b, "null"...)
+		o.raw("field", []byte("null"))
 	} else {
-		b = decode.AppendJSONString(b, c.Field)
+		o.str("field", c.Field)
 	}
 	if c.Type == schema.Chars {
-		b = append(b, `,"old":`...)
-		b = decode.AppendJSONString(b, c.OldText)
-		b = append(b, `,"new":`...)
-		b = decode.AppendJSONString(b, c.NewText)
+		o.str("old", c.OldText)
+		o.str("new", c.NewText)
 	} else {
-		b = append(b, `,"old":`...)
-		b = decode.AppendJSONFloat(b, c.Old)
-		b = append(b, `,"new":`...)
-		b = decode.AppendJSONFloat(b, c.New)
+		o.float("old", c.Old)
+		o.float("new", c.New)
 	}
-	b = append(b, `,"path":`...)
-	b = decode.AppendJSONString(b, c.Path())
+	o.str("path", c.Path())
 	if c.Note != "" {
-		b = append(b, `,"note":`...)
-		b = decode.AppendJSONString(b, c.Note)
+		o.str("note", c.Note)
 	}
-	b = append(b, "}\n"...)
-	w.Write(b)
+	w.Write(append(o.close(), '\n'))
 }

@@ -2,23 +2,21 @@ package main
 
 import (
 	"crypto/sha256"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-)
 
-// update rewrites the golden files instead of comparing with them:
-//
-//	go test ./cmd/pmdump -run TestGolden -update
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+	"github.com/pmdump/pmdump/internal/golden"
+)
 
 // goldenDir holds one file per golden case: the command line, its exit
 // status, its stderr and its stdout (whole, or the first lines and a sha256
-// of the whole).
+// of the whole). The -update flag (package golden) rewrites them:
+//
+//	go test ./cmd/pmdump -run TestGolden -update
 const goldenDir = "testdata/golden"
 
 // goldenCase is one pmdump invocation whose output is pinned.
@@ -186,20 +184,8 @@ func TestGolden(t *testing.T) {
 			stdout, stderr, code := pmdump(c.args...)
 			got := renderGolden(c, stdout, stderr, code)
 			path := filepath.Join(goldenDir, c.name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./cmd/pmdump -run TestGolden -update to create it)", err)
-			}
-			if d := lineDiff(string(want), got); d != "" {
+			want := golden.Want(t, path, got, "go test ./cmd/pmdump -run TestGolden -update")
+			if d := lineDiff(want, got); d != "" {
 				t.Errorf("pmdump %s: output differs from %s:\n%s", strings.Join(c.args, " "), path, d)
 			}
 		})

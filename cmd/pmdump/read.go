@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
@@ -303,10 +301,6 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 	return err
 }
 
-// rfc3339Fixed is RFC 3339 with all nine digits of the nanoseconds, so
-// time stamps have one width and sort as text.
-const rfc3339Fixed = "2006-01-02T15:04:05.000000000Z07:00"
-
 // printer formats records as text lines, field trees or JSON.
 type printer struct {
 	o    *readOpts
@@ -339,42 +333,28 @@ func (pr *printer) print(r *session.Record) error {
 
 // appendJSON appends one record as a JSON line with the documented keys.
 func appendJSON(b []byte, r *session.Record, withRaw bool) []byte {
-	b = append(b, `{"num":`...)
-	b = strconv.AppendInt(b, int64(r.N), 10)
-	b = append(b, `,"ts":"`...)
-	b = r.TS.UTC().AppendFormat(b, rfc3339Fixed)
-	b = append(b, `","src":"`...)
-	b = r.Src.AppendTo(b)
-	b = append(b, `","dst":"`...)
-	b = r.Dst.AppendTo(b)
-	b = append(b, `","dir":"`...)
-	b = append(b, r.Dir.String()...)
-	b = append(b, `","type":`...)
-	b = decode.AppendJSONString(b, string(r.Packet.Name[:]))
-	b = append(b, `,"era":"`...)
-	b = append(b, r.Era.String()...)
-	b = append(b, '"')
+	o := openJSON(b)
+	o.int("num", int64(r.N))
+	o.time("ts", r.TS)
+	o.addr("src", r.Src)
+	o.addr("dst", r.Dst)
+	o.name("dir", r.Dir.String())
+	o.str("type", string(r.Packet.Name[:]))
+	o.name("era", r.Era.String())
 	if r.Client.IsValid() {
-		b = append(b, `,"client":"`...)
-		b = r.Client.AppendTo(b)
-		b = append(b, '"')
+		o.addr("client", r.Client)
 	}
 	if r.Player >= 0 {
-		b = append(b, `,"player":`...)
-		b = strconv.AppendInt(b, int64(r.Player), 10)
+		o.int("player", int64(r.Player))
 	}
-	b = append(b, `,"len":`...)
-	b = strconv.AppendInt(b, int64(len(r.Packet.Raw)), 10)
-	b = append(b, `,"fields":`...)
-	b = r.Packet.AppendJSONFields(b)
+	o.int("len", int64(len(r.Packet.Raw)))
+	o.key("fields")
+	o.b = r.Packet.AppendJSONFields(o.b)
 	if r.Packet.Err != nil {
-		b = append(b, `,"error":`...)
-		b = decode.AppendJSONString(b, r.Packet.Err.Error())
+		o.str("error", r.Packet.Err.Error())
 	}
 	if withRaw || r.Kind != session.Game {
-		b = append(b, `,"raw":"`...)
-		b = hex.AppendEncode(b, r.Packet.Raw)
-		b = append(b, '"')
+		o.hex("raw", r.Packet.Raw)
 	}
-	return append(b, "}\n"...)
+	return append(o.close(), '\n')
 }

@@ -244,7 +244,7 @@ func (h flagHint) Unwrap() error { return h.err }
 
 // describePick says which state a pick is and what the user should know
 // about it, with the flags that give the others.
-func describePick(p engine.Pick, size int) string {
+func describePick(p engine.PickedState, size int) string {
 	s := p.Summary(size)
 	if n := p.NewerNote(); n != "" {
 		s += "\nnote: " + n + "; --sent gives that one"
@@ -257,8 +257,8 @@ func describePick(p engine.Pick, size int) string {
 
 // indexStates rebuilds every state of the inputs into the engine's
 // timeline. When the selector names one conversation and slsn one level
-// sequence, it stops once that level has moved 10 s past frame: nothing
-// later changes which state the client held then.
+// sequence, it stops once that level has moved past frame (engine.PastPick):
+// nothing later changes which state the client held then.
 func indexStates(cmd *cobra.Command, args []string, era decode.Era, sel engine.Selector, slsn, frame int) (*engine.Engine, error) {
 	// The index of a long capture is large: ask the garbage collector to
 	// keep the heap near what is live rather than let it double.
@@ -270,8 +270,7 @@ func indexStates(cmd *cobra.Command, args []string, era decode.Era, sel engine.S
 	}
 	if sel.Conv != 0 && slsn >= 0 && frame >= 0 {
 		cfg.OnEvent = func(ev engine.Event) {
-			if s, ok := ev.(engine.StateEvent); ok && s.State.Conv == sel.Conv &&
-				(s.State.SLSN > slsn || s.State.SLSN == slsn && int(s.State.Dst) > frame+400) {
+			if s, ok := ev.(engine.StateEvent); ok && s.State.Conv == sel.Conv && engine.PastPick(s.State, slsn, frame) {
 				stop.Stop()
 			}
 		}

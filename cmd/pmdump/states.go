@@ -14,6 +14,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/packetfmt"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
@@ -237,7 +238,7 @@ type verifyError struct{ error }
 func appendStateLine(b []byte, s *replay.State) []byte {
 	b = packetfmt.AppendPad(b, int64(s.N), 6)
 	b = append(b, ' ')
-	b = s.TS.UTC().AppendFormat(b, "15:04:05.000000")
+	b = timefmt.AppendTime(b, s.TS, 6)
 	b = append(b, ' ')
 	b = s.Client.AppendTo(b)
 	if s.Player >= 0 {
@@ -272,46 +273,29 @@ func appendStateLine(b []byte, s *replay.State) []byte {
 }
 
 func appendStateJSON(b []byte, s *replay.State) []byte {
-	b = append(b, `{"client":"`...)
-	b = s.Client.AppendTo(b)
-	b = append(b, '"')
+	o := openJSON(b)
+	o.addr("client", s.Client)
 	if s.Player >= 0 {
-		b = append(b, `,"player":`...)
-		b = strconv.AppendInt(b, int64(s.Player), 10)
+		o.int("player", int64(s.Player))
 	}
-	b = append(b, `,"slsn":`...)
-	b = strconv.AppendInt(b, int64(s.SLSN), 10)
-	b = append(b, `,"src":`...)
-	b = strconv.AppendInt(b, int64(s.Src), 10)
-	b = append(b, `,"dst":`...)
-	b = strconv.AppendInt(b, int64(s.Dst), 10)
-	b = append(b, `,"ts":"`...)
-	b = s.TS.UTC().AppendFormat(b, rfc3339Fixed)
-	b = append(b, `","num":`...)
-	b = strconv.AppendInt(b, int64(s.N), 10)
-	b = append(b, `,"size":`...)
-	b = strconv.AppendInt(b, int64(s.Size), 10)
-	b = append(b, `,"compressed":`...)
-	b = strconv.AppendInt(b, int64(s.Compressed), 10)
-	b = append(b, `,"pieces":`...)
-	b = strconv.AppendInt(b, int64(s.Pieces), 10)
-	b = append(b, `,"count":`...)
-	b = strconv.AppendInt(b, int64(s.Count), 10)
-	b = append(b, `,"status":"`...)
-	b = append(b, s.Status.String()...)
-	b = append(b, '"')
+	o.int("slsn", int64(s.SLSN))
+	o.int("src", int64(s.Src))
+	o.int("dst", int64(s.Dst))
+	o.time("ts", s.TS)
+	o.int("num", int64(s.N))
+	o.int("size", int64(s.Size))
+	o.int("compressed", int64(s.Compressed))
+	o.int("pieces", int64(s.Pieces))
+	o.int("count", int64(s.Count))
+	o.name("status", s.Status.String())
 	if s.Status == replay.OK {
-		b = append(b, `,"sha256":"`...)
-		b = hex.AppendEncode(b, s.Sum[:])
-		b = append(b, '"')
+		o.hex("sha256", s.Sum[:])
 		if an, ok := s.Extra.([]engine.RegionAnatomy); ok {
-			b = append(b, `,"anatomy":`...)
 			j, _ := json.Marshal(an)
-			b = append(b, j...)
+			o.raw("anatomy", j)
 		}
 	} else if s.Err != nil {
-		b = append(b, `,"error":`...)
-		b = decode.AppendJSONString(b, s.Err.Error())
+		o.str("error", s.Err.Error())
 	}
-	return append(b, "}\n"...)
+	return append(o.close(), '\n')
 }

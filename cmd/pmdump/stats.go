@@ -13,6 +13,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/schema"
 	"github.com/pmdump/pmdump/session"
 )
@@ -166,8 +167,8 @@ func writeReport(w io.Writer, r engine.Stats) {
 	}
 	fmt.Fprintf(tw, "  frames\t%d\n", r.Frames)
 	if r.First != nil {
-		fmt.Fprintf(tw, "  first\t%s\n", r.First.Format(rfc3339Fixed))
-		fmt.Fprintf(tw, "  last\t%s\n", r.Last.Format(rfc3339Fixed))
+		fmt.Fprintf(tw, "  first\t%s\n", timefmt.AppendRFC3339(nil, *r.First, 9))
+		fmt.Fprintf(tw, "  last\t%s\n", timefmt.AppendRFC3339(nil, *r.Last, 9))
 		fmt.Fprintf(tw, "  duration\t%.3f s\n", r.Duration)
 	}
 	lts := make([]string, 0, len(r.LinkTypes))

@@ -1,0 +1,385 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/zlib"
+
+	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/statedif"
+)
+
+type job struct {
+	seq    int
+	msg    *reassemble.Message
+	player int
+	// For a job parked until its base is rebuilt: its level sequence
+	// (already inferred), how many jobs came since, and whether it must
+	// now end as MissingBase.
+	parked bool
+	slsn   int
+	waited int
+	final  bool
+	// Not a message: an acknowledgement of frame ackN, or a flush of the
+	// parked jobs.
+	ack   bool
+	ackN  int32
+	flush bool
+}
+
+// maxWait is how many later difs of the same client a dif whose base is
+// not rebuilt yet waits for it: with reordering, the dif that makes the
+// base can complete after the dif that uses it.
+const maxWait = 64
+
+// scratchBytes is the most a build's scratch buffers hold.
+const scratchBytes = 2 * MaxStateSize
+
+// buffers are the scratch of one build: the inflated dif, the new state,
+// the inflater and the checkpoints' compressor. Only the builds under way
+// hold one, so idle chains cost none.
+type buffers struct {
+	dif, state []byte
+	inf        reassemble.Inflater
+	zw         *zlib.Writer
+	zbuf       bytes.Buffer
+}
+
+// kept is a state a chain keeps as a possible base.
+type kept struct {
+	f     Frame
+	seq   int
+	data  []byte
+	depth int // difs from the nearest keyframe or checkpoint
+}
+
+// chain rebuilds one client's states in order.
+type chain struct {
+	opt   Options
+	in    chan job
+	out   chan<- *State
+	mem   *atomic.Int64
+	size  int
+	level LevelInference
+	// ring of recent states, and their index by frame (the newest state of
+	// each frame)
+	ring   []kept
+	states map[Frame]int
+	next   int
+	// the newest acknowledged states, newest last, kept whatever their age
+	acked []kept
+	// jobs waiting for their base, in arrival order
+	waiting []job
+	// the base of the waiters being released (see releaseWaiting)
+	pinned *kept
+}
+
+// compress zlib-compresses a checkpoint, fast.
+func (b *buffers) compress(state []byte) []byte {
+	b.zbuf.Reset()
+	if b.zw == nil {
+		b.zw, _ = zlib.NewWriterLevel(&b.zbuf, zlib.BestSpeed)
+	} else {
+		b.zw.Reset(&b.zbuf)
+	}
+	b.zw.Write(state)
+	b.zw.Close()
+	return bytes.Clone(b.zbuf.Bytes())
+}
+
+func (c *chain) run() {
+	defer c.release()
+	for j := range c.in {
+		switch {
+		case j.ack:
+			c.keepAcked(j.ackN)
+			continue
+		case j.flush:
+			c.endWaiting()
+			continue
+		}
+		// Age the parked jobs; those that waited long enough end now.
+		kept := c.waiting[:0]
+		for _, w := range c.waiting {
+			if w.waited++; w.waited > maxWait {
+				w.final = true
+				c.out <- c.gated(w)
+				continue
+			}
+			kept = append(kept, w)
+		}
+		clear(c.waiting[len(kept):])
+		c.waiting = kept
+		if s := c.gated(j); s != nil {
+			c.out <- s
+		}
+	}
+	c.endWaiting()
+}
+
+// gated builds j once the gate lets the chain in.
+func (c *chain) gated(j job) *State {
+	bufs := c.opt.Gate.enter()
+	defer c.opt.Gate.leave(bufs)
+	return c.build(j, bufs)
+}
+
+// endWaiting ends every parked job as MissingBase.
+func (c *chain) endWaiting() {
+	w := c.waiting
+	c.waiting = nil
+	for _, j := range w {
+		j.final = true
+		c.out <- c.gated(j)
+	}
+}
+
+// release returns the chain's memory to the builder's budget.
+func (c *chain) release() {
+	for _, k := range c.ring {
+		c.mem.Add(-int64(cap(k.data)))
+	}
+	for _, k := range c.acked {
+		c.mem.Add(-int64(cap(k.data)))
+	}
+	c.ring, c.acked = nil, nil
+}
+
+// keepAcked keeps the newest rebuilt state of frame n as an acknowledged
+// base.
+func (c *chain) keepAcked(n int32) {
+	var src *kept
+	for i := range c.ring {
+		k := &c.ring[i]
+		if k.data != nil && k.f.N == n && (src == nil || k.seq > src.seq) {
+			src = k
+		}
+	}
+	if src == nil {
+		return
+	}
+	for _, a := range c.acked {
+		if a.seq == src.seq {
+			return
+		}
+	}
+	var buf []byte
+	if len(c.acked) >= keptAcked {
+		buf = c.acked[0].data
+		c.acked = append(c.acked[:0], c.acked[1:]...)
+	}
+	if len(buf) != len(src.data) {
+		if buf != nil {
+			c.mem.Add(-int64(cap(buf)))
+		}
+		if !c.reserve(len(src.data)) {
+			return
+		}
+		buf = make([]byte, len(src.data))
+	}
+	copy(buf, src.data)
+	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf, depth: src.depth})
+}
+
+// reserve takes n bytes from the builder's budget, if it has them.
+func (c *chain) reserve(n int) bool {
+	if c.mem.Add(int64(n)) > int64(c.opt.MaxMemory) {
+		c.mem.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// base finds the state of frame f: a recent one, or an acknowledged one.
+func (c *chain) base(f Frame) (kept, bool) {
+	if c.pinned != nil && c.pinned.f == f {
+		return *c.pinned, true
+	}
+	if i, ok := c.states[f]; ok {
+		return c.ring[i], true
+	}
+	for i := len(c.acked) - 1; i >= 0; i-- {
+		if c.acked[i].f == f {
+			return c.acked[i], true
+		}
+	}
+	return kept{}, false
+}
+
+// build rebuilds j's state in the scratch bufs.
+func (c *chain) build(j job, bufs *buffers) *State {
+	m := j.msg
+	s := &State{
+		Seq: j.seq, Client: m.Client, Conv: m.Conv, Player: j.player, SLSN: m.SLSN, Src: m.Src, Dst: m.Dst,
+		TS: m.Last, N: m.LastN, Compressed: received(m), Pieces: m.Pieces, Count: m.Count, BaseSeq: -1,
+	}
+	if j.parked {
+		s.SLSN = j.slsn
+	} else if m.SLSN < 0 {
+		s.SLSN = c.level.Infer(m)
+	}
+	switch m.Status {
+	case reassemble.Incomplete:
+		s.Status, s.Err = Incomplete, m.Err
+		return s
+	case reassemble.Corrupt:
+		s.Status, s.Err = Corrupt, m.Err
+		return s
+	case reassemble.Truncated:
+		s.Status, s.Err = Truncated, m.Err
+		return s
+	}
+	if m.Src == m.Dst && m.Src != 0 {
+		s.Status, s.Err = Corrupt, fmt.Errorf("dif from frame %d to itself", m.Src)
+		return s
+	}
+	size := c.size
+	if c.opt.StateSize > 0 {
+		size = c.opt.StateSize
+	}
+	dif, err := bufs.inf.Inflate(bufs.dif, m.Compressed, min(size, MaxStateSize))
+	bufs.dif = dif
+	if size == 0 && err == nil && len(dif) > MaxStateSize {
+		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
+	}
+	if err != nil {
+		s.Status, s.Err = Corrupt, err
+		return s
+	}
+	if len(dif) == 0 {
+		// Only possible while the size is unknown. An empty state must not
+		// become a base (a later dif of the real size would be applied
+		// to it) nor set the size.
+		s.Status, s.Err = Corrupt, fmt.Errorf("inflates to nothing: %w", reassemble.ErrSize)
+		return s
+	}
+	if c.size == 0 {
+		c.size = len(dif)
+	}
+	s.Size = len(dif)
+	var base kept
+	if m.Src != 0 {
+		var ok bool
+		base, ok = c.base(Frame{s.SLSN, m.Src})
+		if !ok {
+			if !j.final && len(c.waiting) < 4*maxWait {
+				j.parked, j.slsn = true, s.SLSN
+				c.waiting = append(c.waiting, j)
+				return nil
+			}
+			s.Status = MissingBase
+			s.Err = fmt.Errorf("base state %d (slsn %d) was never rebuilt", m.Src, s.SLSN)
+			return s
+		}
+		if len(base.data) != len(dif) { // cannot happen once the size is fixed; never index past a base
+			s.Status, s.Err = Corrupt, fmt.Errorf("inflates to %d bytes, its base has %d: %w", len(dif), len(base.data), reassemble.ErrSize)
+			return s
+		}
+		s.BaseSeq = base.seq
+	}
+	// The base's depth, which goes with it (an acknowledged base kept
+	// long after it left the recent states keeps its own).
+	depth := 0
+	if base.data != nil {
+		depth = base.depth + 1
+	}
+	f := Frame{s.SLSN, m.Dst}
+	// The new state goes to scratch first: the base may be the ring slot
+	// the new state takes.
+	if cap(bufs.state) < len(dif) {
+		bufs.state = make([]byte, len(dif))
+	}
+	dst := bufs.state[:len(dif)]
+	if base.data == nil {
+		clear(dst)
+		statedif.Sub(dst, dst, dif)
+	} else {
+		statedif.Sub(dst, base.data, dif)
+	}
+	s.Sum = sha256.Sum256(dst)
+	s.Dif = m.Compressed
+	if c.opt.CheckpointEvery > 0 && depth >= c.opt.CheckpointEvery {
+		s.Checkpoint = bufs.compress(dst)
+		depth = 0
+	}
+	if c.opt.Inspect != nil {
+		c.opt.Inspect(s, dif, dst)
+	}
+	if c.opt.Keep {
+		s.Data = append([]byte(nil), dst...)
+	}
+	if _, held := c.states[f]; !held {
+		// A frame already held keeps its state: a second dif to the same
+		// frame never overwrites a base.
+		c.keep(f, j.seq, dst, depth)
+	}
+	if len(c.waiting) > 0 {
+		c.releaseWaiting(f, bufs) // this build is done with bufs
+	}
+	return s
+}
+
+// releaseWaiting builds the parked jobs whose base is frame f, now rebuilt.
+// Each is built once: one whose base is gone again (evicted by the others)
+// ends as MissingBase rather than waiting again.
+func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
+	var ready []job
+	rest := c.waiting[:0]
+	for _, w := range c.waiting {
+		if w.slsn == f.SLSN && w.msg.Src == f.N {
+			ready = append(ready, w)
+			continue
+		}
+		rest = append(rest, w)
+	}
+	clear(c.waiting[len(rest):])
+	c.waiting = rest
+	if len(ready) == 0 {
+		return
+	}
+	// Building the waiters can evict their base from the ring: they build
+	// on a copy of it.
+	if b, ok := c.base(f); ok {
+		prev := c.pinned
+		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data), depth: b.depth}
+		defer func() { c.pinned = prev }()
+	}
+	for _, w := range ready {
+		w.final = true
+		if s := c.build(w, bufs); s != nil {
+			c.out <- s
+		}
+	}
+}
+
+// keep stores state as frame f's in the ring, reusing the oldest slot when
+// the ring is full or the memory budget is spent. It reports whether the
+// state was kept.
+func (c *chain) keep(f Frame, seq int, state []byte, depth int) bool {
+	if len(c.ring) < c.opt.History && c.reserve(len(state)) {
+		data := make([]byte, len(state))
+		copy(data, state)
+		c.ring = append(c.ring, kept{f: f, seq: seq, data: data, depth: depth})
+		c.states[f] = len(c.ring) - 1
+		return true
+	}
+	if len(c.ring) == 0 {
+		return false
+	}
+	i := c.next
+	c.next = (c.next + 1) % len(c.ring)
+	old := &c.ring[i]
+	if c.states[old.f] == i {
+		delete(c.states, old.f)
+	}
+	if len(old.data) != len(state) {
+		return false // the size never changes within a chain
+	}
+	copy(old.data, state)
+	old.f, old.seq, old.depth = f, seq, depth
+	c.states[f] = i
+	return true
+}
