@@ -64,6 +64,21 @@ func (l *liveFlags) check(cmd *cobra.Command) error {
 	return nil
 }
 
+// inputs checks the live flags against the capture files given (the
+// arguments and -r): one or the other, not both, and at least one.
+func (l *liveFlags) inputs(cmd *cobra.Command, files []string) ([]string, error) {
+	if err := l.check(cmd); err != nil {
+		return nil, err
+	}
+	if l.live() && len(files) > 0 {
+		return nil, usagef("give captures to read or -i IFACE to capture live, not both")
+	}
+	if len(files) == 0 && !l.live() {
+		return nil, usagef("no capture to read: give FILE (or -r FILE, or - for stdin, or -i IFACE to capture live)")
+	}
+	return files, nil
+}
+
 // open opens the live capture the flags describe; its errors are input
 // errors (exit status 2) that say what to do.
 func (l *liveFlags) open() (*source.LiveSource, error) {

@@ -69,15 +69,9 @@ was seen and the kernel's received and dropped counts.`,
   pmdump stats --json capture.pcapng | jq .packets
   pmdump stats -i eth0 --duration 1m`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			args = append(files, args...)
-			if err := lf.check(cmd); err != nil {
+			args, err := lf.inputs(cmd, append(files, args...))
+			if err != nil {
 				return err
-			}
-			if lf.live() && len(args) > 0 {
-				return usagef("give captures to read or -i IFACE to capture live, not both")
-			}
-			if len(args) == 0 && !lf.live() {
-				return usagef("no capture to read: give FILE (or -r FILE, or - for stdin, or -i IFACE to capture live)")
 			}
 			era, err := decode.ParseEra(eraFlag)
 			if err != nil {
