@@ -27,7 +27,7 @@ type Line struct {
 	// T0 is the zero of relative times (the capture's first packet).
 	T0 time.Time
 	// Digits is the number of fraction digits of the times (the capture's
-	// resolution, see timefmt.DigitsFor); 0 means 6, microseconds.
+	// resolution: 6 for microseconds, 9 for nanoseconds); 0 means 6, microseconds.
 	Digits int
 
 	tf    *timefmt.Formatter

@@ -6,7 +6,7 @@
 // Every format is computed with integer arithmetic on the time stamp's
 // seconds and nanoseconds (no floating point) and cut, never rounded, to
 // the number of fraction digits asked for: 6 for a capture with microsecond
-// time stamps, 9 for one with nanosecond time stamps (DigitsFor), as
+// time stamps, 9 for one with nanosecond time stamps, as
 // tshark shows them. A signed number of seconds (a relative or delta time
 // that is negative because packets are out of time order, an epoch time
 // before 1970) is written as a sign and the magnitude cut towards zero:
@@ -59,20 +59,6 @@ func ParseFormat(s string) (Format, error) {
 
 // FormatHelp describes the formats for a flag's help.
 const FormatHelp = "a (time of day, UTC), ad (date and time), r (seconds since the first packet), d (since the previous packet shown), e (epoch)"
-
-// DigitsFor is the number of fraction digits that shows time stamps of the
-// given resolution exactly: 6 for microseconds, 9 for nanoseconds (and 0
-// for whole seconds, 9 for anything finer than a nanosecond or unknown).
-func DigitsFor(resolution time.Duration) int {
-	if resolution <= 0 {
-		return 9
-	}
-	d := 9
-	for r := resolution; r%10 == 0 && d > 0; r /= 10 {
-		d--
-	}
-	return d
-}
 
 // clampDigits keeps a digit count within 0..9.
 func clampDigits(digits int) int {
@@ -179,11 +165,6 @@ func AppendEpoch(b []byte, ts time.Time, digits int) []byte {
 // before since: 12.345678, -0.000100.
 func AppendSince(b []byte, ts, since time.Time, digits int) []byte {
 	return appendSeconds(b, ts.Unix()-since.Unix(), int64(ts.Nanosecond()-since.Nanosecond()), clampDigits(digits))
-}
-
-// AppendDuration appends a duration as seconds: -1.500000.
-func AppendDuration(b []byte, d time.Duration, digits int) []byte {
-	return appendSeconds(b, int64(d/time.Second), int64(d%time.Second), clampDigits(digits))
 }
 
 // appendSeconds appends sec seconds and nsec nanoseconds (|nsec| < 2e9, of
