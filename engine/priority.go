@@ -20,6 +20,8 @@ import (
 // capture order, and the events and figures still come in that order: only
 // the timeline has the line's states sooner. A line is taken first once
 // its first state is in the timeline (so the lines keep their order there).
+// Config.Inspect, which runs as a state is built, sees the Seq of the order
+// the rebuild took the difs in; every other consumer sees capture order.
 // Without a rebuild behind, or once it has ended, it does nothing.
 func (e *Engine) Prioritize(l reassemble.Line, upTo int) {
 	if e.bh == nil {
