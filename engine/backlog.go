@@ -19,9 +19,15 @@ type rebuildOp struct {
 	kind  uint8
 	water int // the assembler's OldestPendingN when the op was queued
 	line  reassemble.Line
-	n     int32 // opAck: the frame acknowledged; opPlayer: the player
+	n     int32 // opAck: the frame acknowledged; opPlayer: the player; opTaken: the dif's LastN
 	ts    time.Time
 	msg   *reassemble.Message // opDif
+	// seq is, for a dif, its place among the difs pushed (its state's
+	// Seq); for any other op, the number of difs pushed before it.
+	seq int
+	// early marks an op taken ahead of its turn for the prioritized line
+	// (not stored).
+	early bool
 }
 
 const (
@@ -30,6 +36,10 @@ const (
 	opPlayer
 	opEndLine
 	opFlush
+	// opTaken and opSkip stand, in the queue's order, for a dif and for
+	// another op that were taken ahead of their turn (see prioritize).
+	opTaken
+	opSkip
 )
 
 // size is about what the op costs in memory.
@@ -70,6 +80,9 @@ type backlog struct {
 	closed  bool // no more pushes
 	aborted bool // pops end now
 	err     error
+
+	difs int // difs pushed so far
+	pri  priority
 }
 
 func newBacklog(budget int, dir string) *backlog {
@@ -84,6 +97,10 @@ func (q *backlog) push(o rebuildOp) {
 	defer q.mu.Unlock()
 	if q.closed || q.err != nil {
 		return
+	}
+	o.seq = q.difs
+	if o.kind == opDif {
+		q.difs++
 	}
 	sz := o.size()
 	// Ops go to memory only while nothing unread waits in the file: the
@@ -152,18 +169,29 @@ func (q *backlog) abort() {
 		q.file = nil
 	}
 	q.wOff, q.rOff = 0, 0
+	q.pri = priority{}
 	q.cond.Broadcast()
 	q.mu.Unlock()
 }
 
 // pop returns the oldest op, waiting for one; false when the queue is
 // closed and empty, or aborted.
-func (q *backlog) pop() (rebuildOp, bool) {
+func (q *backlog) pop() (rebuildOp, bool) { return q.next(false) }
+
+// next is pop; with first, an op of the prioritized line (see prioritize)
+// comes ahead of its turn, marked early, when one is waiting.
+func (q *backlog) next(first bool) (rebuildOp, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
 		if q.aborted {
 			return rebuildOp{}, false
+		}
+		if first {
+			if o, ok := q.nextPrioritized(); ok {
+				o.early = true
+				return o, true
+			}
 		}
 		if q.head < len(q.mem) {
 			o := q.mem[q.head]
@@ -172,22 +200,30 @@ func (q *backlog) pop() (rebuildOp, bool) {
 			q.memBytes -= o.size()
 			if q.head == len(q.mem) {
 				q.mem, q.head = q.mem[:0], 0
+				q.pri.mem = 0
 			} else if q.head > 4096 && q.head > len(q.mem)/2 {
+				q.pri.mem = max(q.pri.mem-q.head, 0)
 				q.mem = append(q.mem[:0], q.mem[q.head:]...)
 				q.head = 0
 			}
 			return o, true
 		}
 		if q.rOff < q.wOff {
+			at := q.rOff
 			o, err := q.readOp()
 			if err != nil {
 				q.err = err
 				q.aborted = true
 				continue
 			}
+			if m, ok := q.pri.taken[at]; ok {
+				delete(q.pri.taken, at)
+				o = m
+			}
 			if q.rOff == q.wOff {
 				// Everything spilled is read: the file starts over.
 				q.rOff, q.wOff, q.rbuf, q.rpos = 0, 0, q.rbuf[:0], 0
+				q.pri.off, q.pri.buf, q.pri.base = 0, q.pri.buf[:0], 0
 				q.file.Truncate(0)
 			}
 			return o, true
@@ -244,6 +280,7 @@ func appendOp(b []byte, o *rebuildOp) []byte {
 	rec = appendLine(rec, o.line)
 	rec = binary.AppendVarint(rec, int64(o.n))
 	rec = binary.AppendVarint(rec, o.ts.UnixNano())
+	rec = binary.AppendVarint(rec, int64(o.seq))
 	if o.kind == opDif {
 		m := o.msg
 		rec = appendLine(rec, m.Line())
@@ -333,6 +370,7 @@ func readOp(rec []byte) (rebuildOp, error) {
 	o.line = r.line()
 	o.n = int32(r.int())
 	o.ts = time.Unix(0, r.int())
+	o.seq = int(r.int())
 	if o.kind == opDif {
 		l := r.line()
 		m := &reassemble.Message{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/internal/realcap"
+	"github.com/pmdump/pmdump/reassemble"
 )
 
 var (
@@ -137,8 +138,10 @@ func bigIndex(b *testing.B) *engine.PacketIndex {
 // PMDUMP_BENCH_CAPTURE (the one-hour game, say), and reports when the fast
 // pass ended (the whole packet list, filters and G work from then on:
 // read-s), when the first client's states were all rebuilt (line1-s), when
-// every state was (rebuilt-s). PMDUMP_BENCH_FAST_ONLY=1 measures the fast
-// pass alone.
+// every state was (rebuilt-s), and when every state of the client of the
+// last packet, asked for first as G in the TUI does, was (cursor-s; not
+// asked for first with PMDUMP_BENCH_NO_FIRST=1; PMDUMP_BENCH_CURSOR_ONLY=1
+// stops there). PMDUMP_BENCH_FAST_ONLY=1 measures the fast pass alone.
 func BenchmarkTwoSpeeds(b *testing.B) {
 	path := os.Getenv("PMDUMP_BENCH_CAPTURE")
 	if path == "" {
@@ -156,10 +159,31 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 			b.ReportMetric(read.Seconds(), "read-s")
 			continue
 		}
-		var line1 time.Duration
+		// G: the last packet's client first.
+		x := e.Index()
+		last := x.Entry(x.Len() - 1)
+		var cursor reassemble.Line
+		for _, l := range e.Progress().Lines {
+			if l.Line.Conv == int(last.Conv) {
+				cursor = l.Line
+			}
+		}
+		if os.Getenv("PMDUMP_BENCH_NO_FIRST") == "" {
+			e.Prioritize(cursor, int(last.N))
+		}
+		var line1, cur time.Duration
 		for e.Rebuilding() {
-			if p := e.Progress(); line1 == 0 && len(p.Lines) > 0 && p.Lines[0].Rebuilt == p.Lines[0].Difs {
+			p := e.Progress()
+			if line1 == 0 && len(p.Lines) > 0 && p.Lines[0].Rebuilt == p.Lines[0].Difs {
 				line1 = time.Since(t0)
+			}
+			for _, l := range p.Lines {
+				if cur == 0 && l.Line == cursor && l.Rebuilt == l.Difs {
+					cur = time.Since(t0)
+				}
+			}
+			if cur > 0 && os.Getenv("PMDUMP_BENCH_CURSOR_ONLY") != "" {
+				break
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -167,6 +191,10 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 		if line1 == 0 {
 			line1 = all
 		}
+		if cur == 0 {
+			cur = all
+		}
+		b.ReportMetric(cur.Seconds(), "cursor-s")
 		p := e.Progress()
 		e.Close()
 		b.ReportMetric(read.Seconds(), "read-s")

@@ -90,12 +90,20 @@ func FuzzEngine(f *testing.F) {
 				}
 			}})
 		defer e.Close()
+		fed := 0
 		fuzzDatagrams(data, func(d *source.Datagram, tick bool) {
 			if tick {
 				e.Tick(d.TS)
 				return
 			}
 			e.Feed(d)
+			// Behind, a line is asked for first now and then, as the
+			// TUI's cursor moves.
+			if fed++; behind && fed%8 == 0 {
+				if ls := e.Progress().Lines; len(ls) > 0 {
+					e.Prioritize(ls[fed/8%len(ls)].Line, fed/16*16-1)
+				}
+			}
 		})
 		e.Finish()
 		e.Wait()

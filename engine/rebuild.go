@@ -20,9 +20,20 @@ type behind struct {
 	// The rebuild goroutine's own.
 	water   int             // the assembler's OldestPendingN as of the last op taken
 	batch   []*replay.State // states rebuilt, not yet in the timeline
+	out     []*replay.State // states to emit, in capture order
 	added   int             // states in the timeline: Seq 0 to added-1
 	rebuilt atomic.Int64
 	aborted atomic.Bool
+	// Prioritize's: the line wished first, not yet handed to the backlog
+	// (under the engine's lock).
+	wish     reassemble.Line
+	wishUpTo int
+	wished   bool
+	// The rebuild goroutine's, for the difs taken ahead of their turn
+	// (under the engine's lock where the states go in).
+	runs     []seqRun        // the Builder's numbers to capture order
+	deferred []*replay.State // states in the timeline early, waiting for their turn, by Seq
+	early    int             // difs handed early whose states are not out yet
 }
 
 // queue hands an op to the rebuild.
@@ -38,20 +49,36 @@ func (e *Engine) rebuildBehind() {
 		if len(b.batch) > 0 && !b.q.ready() {
 			e.addStates() // nothing else to do: show what is rebuilt
 		}
-		o, ok := b.q.pop()
+		o, ok := b.q.next(b.early < maxEarly)
 		if !ok {
 			break
 		}
-		b.water = o.water
+		if !o.early {
+			b.water = o.water
+		}
 		switch o.kind {
+		case opTaken:
+			// The dif was handed early: it is in flight, as far as the
+			// order of the events goes, from its turn on.
+			e.order.added(o.seq, int(o.n))
 		case opDif:
-			e.order.added(e.builder.Added(), o.msg.LastN)
+			b.handed(e.builder.Added(), o.seq, o.early)
+			if o.early {
+				b.early++
+			} else {
+				e.order.added(o.seq, o.msg.LastN)
+			}
 			e.builder.Add(o.msg)
 		case opAck:
 			e.builder.Ack(o.line, o.n)
 			if e.timeline != nil {
 				e.mu.Lock()
-				e.held = append(e.held, heldAck{Ack{Line: o.line, Frame: o.n, TS: o.ts}, e.builder.Added()})
+				a := heldAck{Ack{Line: o.line, Frame: o.n, TS: o.ts}, o.seq}
+				if o.early {
+					e.heldEarly(a)
+				} else {
+					e.held = append(e.held, a)
+				}
 				e.applyAcks(b.added)
 				e.mu.Unlock()
 			}
@@ -75,6 +102,12 @@ func (e *Engine) rebuildBehind() {
 	e.builder.Close()
 	e.addStates()
 	e.mu.Lock()
+	rest := e.addDeferred(int(^uint(0)>>1), nil)
+	e.mu.Unlock()
+	for _, s := range rest {
+		e.stateAdded(s)
+	}
+	e.mu.Lock()
 	if e.timeline != nil {
 		e.applyAcks(int(^uint(0) >> 1))
 	}
@@ -93,23 +126,41 @@ func (e *Engine) rebuildBehind() {
 const stateBatch = 256
 
 // addStates adds the batched states to the timeline and the figures, and
-// emits them.
+// emits them: in capture order, a state rebuilt ahead of its turn (see
+// Prioritize) going to the timeline at once and to the figures and events
+// at its turn.
 func (e *Engine) addStates() {
 	b := e.bh
 	if len(b.batch) == 0 {
 		return
 	}
+	out := b.out[:0]
 	e.mu.Lock()
 	for _, s := range b.batch {
-		e.addState(s)
+		seq, early := b.global(s.Seq)
+		s.Seq = seq
+		if s.BaseSeq >= 0 {
+			s.BaseSeq, _ = b.global(s.BaseSeq)
+		}
+		if early {
+			e.addEarly(s)
+		} else {
+			out = e.addDeferred(s.Seq, out)
+			e.addState(s)
+			b.added = s.Seq + 1
+			out = append(out, s)
+		}
+		out = e.addDeferred(0, out)
 	}
-	b.added = b.batch[len(b.batch)-1].Seq + 1
 	b.rebuilt.Add(int64(len(b.batch)))
+	e.startWish()
 	e.mu.Unlock()
-	for i, s := range b.batch {
+	for i, s := range out {
 		e.stateAdded(s)
-		b.batch[i] = nil
+		out[i] = nil
 	}
+	b.out = out[:0]
+	clear(b.batch)
 	b.batch = b.batch[:0]
 }
 

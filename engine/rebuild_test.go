@@ -24,6 +24,13 @@ type rebuilt struct {
 
 func rebuildAll(t *testing.T, cfg engine.Config, inputs ...string) rebuilt {
 	t.Helper()
+	return rebuildWith(t, cfg, nil, nil, inputs...)
+}
+
+// rebuildWith is rebuildAll calling read once the engine has read the
+// inputs, before it waits for the rebuild, and done once it has ended.
+func rebuildWith(t *testing.T, cfg engine.Config, read, done func(*engine.Engine), inputs ...string) rebuilt {
+	t.Helper()
 	var r rebuilt
 	cfg.Work |= engine.Index | engine.Timeline | engine.Health
 	cfg.OnEvent = func(ev engine.Event) {
@@ -36,6 +43,9 @@ func rebuildAll(t *testing.T, cfg engine.Config, inputs ...string) rebuilt {
 	defer e.Close()
 	if err := e.Run(context.Background(), inputs...); err != nil {
 		t.Fatal(err)
+	}
+	if read != nil {
+		read(e)
 	}
 	e.Wait()
 	if err := e.Err(); err != nil {
@@ -52,6 +62,9 @@ func rebuildAll(t *testing.T, cfg engine.Config, inputs ...string) rebuilt {
 	}
 	st := e.Stats()
 	r.difs, r.health = st.Difs, st.Health
+	if done != nil {
+		done(e)
+	}
 	return r
 }
 

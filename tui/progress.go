@@ -92,3 +92,55 @@ func (m *Model) lineProgress(l reassemble.Line) string {
 	}
 	return ""
 }
+
+// wanted is what the state rebuild was last asked to take first.
+type wanted struct {
+	line reassemble.Line
+	upTo int
+}
+
+// wantFirst asks the engine to rebuild first the states under the cursor:
+// in the timeline, state and diff views, every state of the client shown
+// (a client reached with c may not be rebuilt as far as the frame asked
+// for), in the packet list, the client of the packet under the cursor up
+// to that packet.
+func (m *Model) wantFirst() {
+	if m.done {
+		return
+	}
+	w := wanted{upTo: -1}
+	switch m.view {
+	case viewTimeline, viewState, viewDiff:
+		if w.line = m.scrub.line(); w.line == (reassemble.Line{}) {
+			return
+		}
+	case viewPackets:
+		x, p := m.e.Index(), &m.packets
+		if x == nil || p.cur < 0 || p.cur >= p.n(m) {
+			return
+		}
+		ie := x.Entry(p.pos(p.cur))
+		if ie.Conv == 0 {
+			return
+		}
+		w.upTo = int(ie.N)
+		if m.wanted.line.Conv == int(ie.Conv) {
+			w.line = m.wanted.line
+			break
+		}
+		for _, lp := range m.e.Progress().Lines {
+			if lp.Line.Conv == int(ie.Conv) {
+				w.line = lp.Line
+			}
+		}
+		if w.line == (reassemble.Line{}) {
+			return // no dif of the conversation yet
+		}
+	default:
+		return
+	}
+	if w != m.wanted {
+		m.wanted = w
+		m.e.Prioritize(w.line, w.upTo)
+	}
+}

@@ -102,6 +102,7 @@ type Model struct {
 	feed   *feed
 	read   bool      // the engine's fast pass has read everything (packets, index)
 	done   bool      // and every state is rebuilt
+	wanted wanted    // what the rebuild was asked to take first
 	first  time.Time // the capture's first time stamp, the zero of times shown
 	ticks  int
 	runErr error
@@ -249,6 +250,7 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 			cmd = nil
 		}
 	}()
+	defer m.wantFirst()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height

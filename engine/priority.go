@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
+)
+
+// Prioritize asks the state rebuild running behind the fast pass
+// (Config.RebuildBehind) to rebuild line l's states first: its difs that
+// ended by capture packet upTo (every one queued so far, and every one to
+// come, when upTo < 0) are rebuilt ahead of the other lines', which go on
+// once they are done. A front end calls it with the line and packet under
+// its cursor; each call replaces the last. The states are the same as in
+// capture order, and the events and figures still come in that order: only
+// the timeline has the line's states sooner. A line is taken first once
+// its first state is in the timeline (so the lines keep their order there).
+// Config.Inspect, which runs as a state is built, sees the Seq of the order
+// the rebuild took the difs in; every other consumer sees capture order.
+// Without a rebuild behind, or once it has ended, it does nothing.
+func (e *Engine) Prioritize(l reassemble.Line, upTo int) {
+	if e.bh == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b := e.bh
+	b.wish, b.wishUpTo, b.wished = l, upTo, true
+	e.startWish()
+}
+
+// startWish hands the wished line to the backlog once it may go first
+// (under the engine's lock).
+func (e *Engine) startWish() {
+	b := e.bh
+	if !b.wished || (e.timeline != nil && e.timeline.Entries(b.wish) == nil) {
+		return
+	}
+	b.wished = false
+	b.q.prioritize(b.wish, b.wishUpTo)
+}
+
+// maxEarly is the most states rebuilt ahead of their turn that wait for
+// their turn in the figures and events (each a State without its bytes,
+// about 300 bytes): past it, the rebuild goes on in capture order until
+// they are out.
+const maxEarly = 1 << 16
+
+// seqRun maps the Builder's own sequence numbers (the order in which the
+// rebuild hands it the difs) to the states' places in capture order: local
+// numbers from local on are capture numbers from global on.
+type seqRun struct {
+	local, global int
+	early         bool
+}
+
+// handed records that the dif handed to the Builder as local is dif global
+// of the capture.
+func (b *behind) handed(local, global int, early bool) {
+	if n := len(b.runs); n > 0 && !early {
+		r := b.runs[n-1]
+		if !r.early && global-r.global == local-r.local {
+			return
+		}
+	}
+	b.runs = append(b.runs, seqRun{local, global, early})
+}
+
+// global returns the capture place of the Builder's local, and whether it
+// was handed ahead of its turn.
+func (b *behind) global(local int) (int, bool) {
+	i := sort.Search(len(b.runs), func(i int) bool { return b.runs[i].local > local }) - 1
+	if i < 0 {
+		return local, false
+	}
+	r := b.runs[i]
+	return r.global + local - r.local, r.early && local == r.local
+}
+
+// addEarly puts a state rebuilt ahead of its turn in the timeline (with
+// its line's acknowledgements that came before its dif), and keeps it
+// without its bytes for the figures and events at its turn (under the
+// engine's lock).
+func (e *Engine) addEarly(s *replay.State) {
+	b := e.bh
+	if e.timeline != nil {
+		l, k := s.Line(), 0
+		for _, a := range e.held {
+			if a.Line == l && a.after <= s.Seq {
+				e.timeline.Ack(a.Line, a.Frame, a.TS)
+				continue
+			}
+			e.held[k] = a
+			k++
+		}
+		clear(e.held[k:])
+		e.held = e.held[:k]
+		if err := e.timeline.Add(s); err != nil && e.cap.timelineErr == nil {
+			e.cap.timelineErr = err
+			e.warnf("state timeline: %v", err)
+		}
+	}
+	s.Dif, s.Checkpoint, s.Data = nil, nil, nil
+	i, _ := slices.BinarySearchFunc(b.deferred, s.Seq, func(d *replay.State, seq int) int { return d.Seq - seq })
+	b.deferred = slices.Insert(b.deferred, i, s)
+}
+
+// addDeferred gives the states rebuilt ahead of their turn whose turn has
+// come (Seq below upTo, or the next in order) to the figures, and appends
+// them to out for their events (under the engine's lock).
+func (e *Engine) addDeferred(upTo int, out []*replay.State) []*replay.State {
+	b := e.bh
+	for len(b.deferred) > 0 && (b.deferred[0].Seq < upTo || b.deferred[0].Seq == b.added) {
+		s := b.deferred[0]
+		b.deferred[0] = nil
+		b.deferred = b.deferred[1:]
+		b.early--
+		e.difs.state(s)
+		if e.health != nil {
+			e.health.state(s)
+		}
+		if e.finds != nil {
+			e.finds.state(s)
+		}
+		if e.timeline != nil {
+			e.applyAcks(s.Seq + 1)
+		}
+		b.added = max(b.added, s.Seq+1)
+		out = append(out, s)
+	}
+	if len(b.deferred) == 0 {
+		b.deferred = nil
+	}
+	return out
+}
+
+// heldEarly holds an acknowledgement taken ahead of its turn among the
+// held ones, in the order of their turns (under the engine's lock).
+func (e *Engine) heldEarly(a heldAck) {
+	i := sort.Search(len(e.held), func(i int) bool { return e.held[i].after > a.after })
+	e.held = slices.Insert(e.held, i, a)
+}
+
+// priority is the backlog's side of Prioritize: where the search for the
+// line's next op stands, in memory and in the file, and the ops taken
+// from the file ahead of their turn.
+type priority struct {
+	on    bool
+	line  reassemble.Line
+	upTo  int                 // the last capture packet of the difs wanted; < 0 for all
+	mem   int                 // the next op in memory to look at
+	off   int64               // the next record in the file to look at
+	taken map[int64]rebuildOp // file offset → what stands for the op taken there
+	buf   []byte              // read-ahead of the file from base
+	base  int64
+}
+
+// prioritize makes next take line l's ops first, up to its dif that ends
+// past capture packet upTo (upTo < 0: all of them).
+func (q *backlog) prioritize(l reassemble.Line, upTo int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := &q.pri
+	if !p.on || p.line != l {
+		p.mem, p.off = q.head, q.rOff
+	}
+	p.on, p.line, p.upTo = true, l, upTo
+}
+
+// opLine is the line an op is about.
+func opLine(o *rebuildOp) reassemble.Line {
+	if o.kind == opDif {
+		return o.msg.Line()
+	}
+	return o.line
+}
+
+// stand is what stays in the queue's order for an op taken ahead of it.
+func stand(o *rebuildOp) rebuildOp {
+	if o.kind == opDif {
+		return rebuildOp{kind: opTaken, water: o.water, seq: o.seq, n: int32(o.msg.LastN)}
+	}
+	return rebuildOp{kind: opSkip, water: o.water, seq: o.seq}
+}
+
+// wanted says whether op o is the prioritized line's next: take it, look
+// past it, or stop at it (a flush, which all lines see in its place, or a
+// dif past the packet wanted).
+func (p *priority) wanted(o *rebuildOp) (take, stop bool) {
+	switch o.kind {
+	case opTaken, opSkip:
+		return false, false
+	case opFlush:
+		return false, true
+	}
+	if opLine(o) != p.line {
+		return false, false
+	}
+	if o.kind == opDif && p.upTo >= 0 && o.msg.LastN > p.upTo {
+		return false, true
+	}
+	return true, false
+}
+
+// nextPrioritized takes the prioritized line's next op out of its turn,
+// if one is waiting (under the backlog's lock).
+func (q *backlog) nextPrioritized() (rebuildOp, bool) {
+	p := &q.pri
+	if !p.on {
+		return rebuildOp{}, false
+	}
+	p.mem = max(p.mem, q.head)
+	for ; p.mem < len(q.mem); p.mem++ {
+		o := &q.mem[p.mem]
+		take, stop := p.wanted(o)
+		if stop {
+			return rebuildOp{}, false
+		}
+		if take {
+			got := *o
+			q.memBytes -= o.size()
+			*o = stand(o)
+			q.memBytes += o.size()
+			p.mem++
+			return got, true
+		}
+	}
+	p.off = max(p.off, q.rOff)
+	for p.off < q.wOff {
+		rec, next, err := q.recordAt(p.off)
+		if err != nil {
+			p.on = false // the rebuild goes on in order; the pop finds the error
+			return rebuildOp{}, false
+		}
+		o, err := readOp(rec)
+		if err != nil {
+			p.on = false
+			return rebuildOp{}, false
+		}
+		take, stop := p.wanted(&o)
+		if stop {
+			return rebuildOp{}, false
+		}
+		if take {
+			if p.taken == nil {
+				p.taken = map[int64]rebuildOp{}
+			}
+			p.taken[p.off] = stand(&o)
+			p.off = next
+			return o, true
+		}
+		p.off = next
+	}
+	return rebuildOp{}, false
+}
+
+// recordAt returns the record at offset off of the file (off < wOff) and
+// the offset of the next, reading ahead of the pop's own reads.
+func (q *backlog) recordAt(off int64) ([]byte, int64, error) {
+	p := &q.pri
+	for try := 0; ; try++ {
+		if off >= p.base && off < p.base+int64(len(p.buf)) {
+			b := p.buf[off-p.base:]
+			if n, k := binary.Uvarint(b); k > 0 && len(b)-k >= int(n) {
+				return b[k : k+int(n)], off + int64(k) + int64(n), nil
+			}
+		}
+		if try == 2 {
+			return nil, 0, errors.New("rebuild backlog: record runs past the end of the file")
+		}
+		if err := q.flushWrites(); err != nil {
+			return nil, 0, err
+		}
+		want := int64(1 << 20)
+		if off >= p.base && off < p.base+int64(len(p.buf)) {
+			// The record is longer than what was read of it.
+			if n, k := binary.Uvarint(p.buf[off-p.base:]); k > 0 {
+				want = max(want, int64(k)+int64(n))
+			}
+		}
+		want = min(want, q.wOff-off)
+		if int64(cap(p.buf)) < want {
+			p.buf = make([]byte, want)
+		}
+		got, err := q.file.ReadAt(p.buf[:want], off)
+		p.buf, p.base = p.buf[:got], off
+		if got == 0 && err != nil {
+			return nil, 0, fmt.Errorf("rebuild backlog: %w", err)
+		}
+	}
+}

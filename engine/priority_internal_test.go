@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/pmdump/pmdump/reassemble"
+)
+
+// The backlog hands the prioritized line's ops first, in their order, up
+// to its dif that ends past the packet wanted and not past a flush; the
+// other ops come after in their order, with what stands for each op taken
+// in its place; in memory, through the file, and half in each.
+func TestBacklogPriority(t *testing.T) {
+	client := netip.MustParseAddrPort("10.0.0.2:24785")
+	line := func(i int) reassemble.Line { return reassemble.Line{Conv: i % 3, Client: client} }
+	op := func(i int) rebuildOp {
+		switch {
+		case i == 500:
+			return rebuildOp{kind: opFlush, water: i}
+		case i%4 == 3:
+			return rebuildOp{kind: opAck, water: i, line: line(i), n: int32(i)}
+		}
+		m := &reassemble.Message{Key: reassemble.Key{Client: client, Conv: i % 3, Dst: int32(i)}, LastN: i, Compressed: make([]byte, 100)}
+		return rebuildOp{kind: opDif, water: i, msg: m}
+	}
+	difsBefore := make([]int, 800)
+	for i := 1; i < len(difsBefore); i++ {
+		difsBefore[i] = difsBefore[i-1]
+		if op(i-1).kind == opDif {
+			difsBefore[i]++
+		}
+	}
+	// which is the op's place, by its water (the test's own numbering).
+	which := func(o rebuildOp) int { return o.water }
+	for _, c := range []struct {
+		name   string
+		budget int
+		upTo   int
+		want   int // the ops taken first: those of line 2 before this one
+	}{
+		{"memory, all", 1 << 30, -1, 500},        // the flush
+		{"memory, up to 200", 1 << 30, 200, 206}, // 203 is an ack
+		{"file, all", 1000, -1, 500},
+		{"both, up to 300", 40 << 10, 300, 302},
+		{"file, up to 700", 1000, 700, 500},
+	} {
+		q := newBacklog(c.budget, t.TempDir())
+		const n = 800
+		for i := range n {
+			q.push(op(i))
+		}
+		q.close()
+		q.prioritize(line(2), c.upTo)
+		var got []int
+		for {
+			o, ok := q.next(true)
+			if !ok || !o.early {
+				if ok {
+					got = append(got, -1)
+					q.pri.on = false
+					if o.kind == opTaken || o.kind == opSkip {
+						t.Fatalf("%s: an op taken comes first", c.name)
+					}
+					got = append(got, which(o))
+				}
+				break
+			}
+			got = append(got, which(o))
+		}
+		for {
+			o, ok := q.next(false)
+			if !ok {
+				break
+			}
+			switch o.kind {
+			case opTaken, opSkip:
+				if o.seq != difsBefore[which(o)] || o.kind == opTaken && int(o.n) != which(o) {
+					t.Fatalf("%s: op %d stands with %+v", c.name, which(o), o)
+				}
+				got = append(got, -2-which(o))
+			default:
+				got = append(got, which(o))
+			}
+		}
+		var want []int
+		for i := range c.want {
+			if line(i) == line(2) && i != 500 {
+				want = append(want, i)
+			}
+		}
+		want = append(want, -1)
+		for i := range n {
+			if line(i) == line(2) && i < c.want && i != 500 {
+				want = append(want, -2-i)
+			} else {
+				want = append(want, i)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d ops, want %d", c.name, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s: op %d is %d, want %d", c.name, i, got[i], want[i])
+			}
+		}
+		q.abort()
+	}
+}
