@@ -262,8 +262,6 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 		luaString(l.Dir.String()), luaString(l.Doc), l.MinLen(), l.MaxLen())
 	if seq, count, start, ok := l.PieceFields(); ok {
 		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d}", seq+1, count+1, start+1)
-	} else if l.Check != nil {
-		return fmt.Errorf("%s %s: a check the dissector does not know", l.Era, l.Name)
 	}
 	b.WriteString(", fields = {\n")
 	for i := range l.Fields {
