@@ -111,6 +111,13 @@ func (r Ref) Value(p *Packet) (Value, bool) {
 	return p.Values[i], true
 }
 
+// Has reports whether p is of one of the Ref's layouts and the field was
+// decoded (an optional field is absent from a packet too short for it).
+func (r Ref) Has(p *Packet) bool {
+	_, ok := r.Value(p)
+	return ok
+}
+
 // Int returns the field's raw integer value in p; see Value.
 func (r Ref) Int(p *Packet) (int64, bool) {
 	v, ok := r.Value(p)

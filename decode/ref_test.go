@@ -161,3 +161,26 @@ func TestProtocolConstants(t *testing.T) {
 		}
 	}
 }
+
+// Has follows the optional field: present in the 25-byte sdak, absent in
+// the 21-byte one, and never in a packet of another layout.
+func TestRefHas(t *testing.T) {
+	r := decode.MustRef(decode.Legacy, "fps_chase", "sdak")
+	for _, tt := range []struct {
+		name string
+		p    *decode.Packet
+		want bool
+	}{
+		{"sdak 25 bytes", decode.MustNew(decode.Legacy, "sdak").Set("fps_chase", 42), true},
+		{"sdak 21 bytes", decode.MustNew(decode.Legacy, "sdak").Drop("fps_chase"), false},
+		{"stak", decode.MustNew(decode.Legacy, "stak"), false},
+	} {
+		var p decode.Packet
+		if err := decode.Decode(&p, decode.Encode(nil, tt.p), decode.Legacy); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := r.Has(&p); got != tt.want {
+			t.Errorf("%s: Has = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
