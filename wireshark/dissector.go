@@ -194,6 +194,16 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 	fmt.Fprintf(&b, "}\n\n-- Reassembly limits (reassemble.DefaultLimits).\nlocal MAX_COMPRESSED = %d\nlocal PENDING_PER_CLIENT = %d\nlocal PENDING_TOTAL = %d\nlocal ABANDON_AFTER = %s -- seconds\n",
 		lim.MaxCompressed, lim.PendingPerClient, lim.PendingTotal, strconv.FormatFloat(lim.AbandonAfter.Seconds(), 'g', -1, 64))
 	fmt.Fprintf(&b, "-- The largest state pmdump rebuilds (replay.MaxStateSize): no dif is inflated past it.\nlocal MAX_STATE = %d\n", replay.MaxStateSize)
+	fmt.Fprintf(&b, "-- The late pieces of a client's newest FINISHED_KEEP finished difs are ignored (reassemble.FinishedKeep).\nlocal FINISHED_KEEP = %d\n", reassemble.FinishedKeep)
+	fmt.Fprintf(&b, "\n-- Protocol constants (package decode).\nlocal MAX_PIECES = %d\nlocal SERVER_PLAYER = %d\nlocal MAX_PLAYER = %d\nlocal PLAYER_SERVER_FULL = %d\nlocal MENU_MOVE = %d\n",
+		decode.MaxPieces, decode.ServerPlayer, decode.MaxPlayer, decode.PlayerServerFull, decode.MenuMove)
+	b.WriteString("\n-- What each kind of decode error ends with (decode.ErrShort and the others).\n")
+	for _, e := range []struct {
+		name string
+		err  error
+	}{{"ERR_SHORT", decode.ErrShort}, {"ERR_LONG", decode.ErrLong}, {"ERR_OVERRUN", decode.ErrOverrun}, {"ERR_INVALID", decode.ErrInvalid}, {"ERR_UNKNOWN", decode.ErrUnknown}} {
+		fmt.Fprintf(&b, "local %s = %s\n", e.name, luaString(e.err.Error()))
+	}
 	b.WriteString("\n-- Fields: pmnet.<packet name in lower case>.<field>, as pmdump's JSON names them.\nlocal PF = {}\nlocal PF_LIST = {}\nlocal INT64 = {} -- fields whose values are given as Int64\n")
 	for _, f := range fields {
 		fmt.Fprintf(&b, "PF[%s] = %s\n", luaString(f.Abbrev), protoField(f))

@@ -15,12 +15,6 @@ pmnet.experts = {EX_MALFORMED, EX_UNKNOWN}
 pmnet.prefs.inflate = Pref.bool("Inflate reassembled difs", true,
 	"Inflate each reassembled stdf dif to show its inflated size (costs time on long captures)")
 
-local ERR_SHORT = "packet shorter than its layout"
-local ERR_LONG = "packet longer than its layout"
-local ERR_OVERRUN = "field overruns the payload"
-local ERR_INVALID = "invalid field value"
-local ERR_UNKNOWN = "unknown packet name"
-
 local floor = math.floor
 
 -- text of an integer value. (math.floor gives an integer in Lua 5.4, whose
@@ -319,7 +313,7 @@ end
 
 -- Text of a value, as pmdump's summary shows it.
 local function bits_text(names, v)
-	if v == 127 then
+	if v == MENU_MOVE then
 		return "menu/esc"
 	end
 	local out = {}
@@ -550,12 +544,12 @@ local function learn(c, res, kind, server, dir)
 	end
 	if name == "SJON" or name == "sjon" then
 		local pl = field_value(res, "player")
-		if pl ~= 99 then
+		if pl ~= PLAYER_SERVER_FULL then
 			c.player = pl
 		end
 	elseif dir == "c2s" then
 		local pl = role_player(res)
-		if pl and pl >= 1 and pl <= 7 then
+		if pl and pl > SERVER_PLAYER and pl <= MAX_PLAYER then
 			c.player = pl
 		end
 	end
@@ -569,7 +563,6 @@ end
 -- the last FINISHED_KEEP finished difs of a client ignore late pieces. On
 -- the frame that completes a dif, its compressed size, piece count and
 -- (where Wireshark can inflate) inflated size are shown.
-local FINISHED_KEEP = 64
 local asm = {msgs = {}, clients = {}, total = 0, order = {}}
 
 local function remove_value(list, x)
@@ -644,7 +637,7 @@ local function asm_add(client, cid, key, p)
 			return nil
 		end
 		m = {key = key, count = p.count, pieces = {}, n = 0}
-		if p.count < 1 or p.count > 255 then
+		if p.count < 1 or p.count > MAX_PIECES then
 			asm_finish(c, m)
 			return nil
 		end
