@@ -271,7 +271,11 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 		luaString(l.Era.String()), luaString(l.Name), luaString(l.Name), luaString(l.Era.String()),
 		luaString(l.Dir.String()), luaString(l.Doc), l.MinLen(), l.MaxLen())
 	if seq, count, start, ok := l.PieceFields(); ok {
-		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d}", seq+1, count+1, start+1)
+		size, data := pieceData(l)
+		if data < 0 {
+			return fmt.Errorf("%s %s: pieces without a size field and the data it measures", l.Era, l.Name)
+		}
+		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d, size = %d, data = %d}", seq+1, count+1, start+1, size+1, data+1)
 	}
 	b.WriteString(", fields = {\n")
 	for i := range l.Fields {
@@ -282,6 +286,23 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 	b.WriteString("}}\n")
 	fmt.Fprintf(b, "DIR_OF[%s] = %s\n", luaString(l.Name), luaString(l.Dir.String()))
 	return nil
+}
+
+// pieceData returns the indexes of a layout's RoleSize field and of the
+// Data field it measures, or -1.
+func pieceData(l *decode.Layout) (size, data int) {
+	size, data = -1, -1
+	for i, f := range l.Fields {
+		if f.Role == decode.RoleSize {
+			size = i
+		}
+	}
+	for i, f := range l.Fields {
+		if size >= 0 && f.Type == decode.Data && f.SizeOf == l.Fields[size].Name {
+			data = i
+		}
+	}
+	return size, data
 }
 
 var typeNames = map[decode.Type]string{}

@@ -507,14 +507,6 @@ local function field_index(l)
 	return ix
 end
 
-local function field_value(res, name)
-	if not res.layout then
-		return nil
-	end
-	local i = field_index(res.layout)[name]
-	return i and res.v[i]
-end
-
 -- the player number the packet carries (its field with the player role).
 local function role_player(res)
 	local l = res.layout
@@ -543,7 +535,7 @@ local function learn(c, res, kind, server, dir)
 		return
 	end
 	if name == "SJON" or name == "sjon" then
-		local pl = field_value(res, "player")
+		local pl = role_player(res)
 		if pl ~= PLAYER_SERVER_FULL then
 			c.player = pl
 		end
@@ -712,8 +704,9 @@ local function reassemble(raw, res, client, conv, st, ts, measure)
 	local ix, rv = field_index(res.layout), res.v
 	local slsn = ix.slsn and rv[ix.slsn]
 	local key = client .. "|" .. (slsn and int(slsn) or "-1") .. "|" .. int(rv[ix.src]) .. "|" .. int(rv[ix.dst])
-	local dp, dn = res.p[ix.data], res.n[ix.data]
-	local z, count = asm_add(client, conv.id, key, {seq = rv[ix.seq], count = rv[ix.count], start = rv[ix.start],
+	local pc = res.layout.piece
+	local dp, dn = res.p[pc.data], res.n[pc.data]
+	local z, count = asm_add(client, conv.id, key, {seq = rv[pc.seq], count = rv[pc.count], start = rv[pc.start],
 		data = raw:sub(dp + 1, dp + dn), ts = ts})
 	if not z then
 		return
