@@ -60,7 +60,7 @@ func resolve(era Era, what string, find func(*Layout) int, packets []string) (Re
 	if len(packets) == 0 {
 		return Ref{}, fmt.Errorf("decode: ref to %s names no packet", what)
 	}
-	r := Ref{&ref{ index: make([]int, len(allLayouts)), offset: make([]int, len(allLayouts)), typ: make([]Type, len(allLayouts))}}
+	r := Ref{&ref{index: make([]int, len(allLayouts)), offset: make([]int, len(allLayouts)), typ: make([]Type, len(allLayouts))}}
 	for i := range r.index {
 		r.index[i], r.offset[i] = -1, -1
 	}
