@@ -144,6 +144,11 @@ const (
 	RolePieceCount
 	// RolePieceStart is the byte of the payload a piece starts at.
 	RolePieceStart
+	// RoleDifBase is the frame of the state a dif applies to (0: the
+	// all-zero base); the frame it produces is the layout's RoleFrame.
+	RoleDifBase
+	// RoleLevelSeq is the server's level-sequence number.
+	RoleLevelSeq
 )
 
 // Recover names how the value the game meant is recovered from a raw value.

@@ -197,6 +197,8 @@ func TestRoleRef(t *testing.T) {
 		{decode.RolePieceCount, []string{"stdf", "snfo", "sfil"}, "count"},
 		{decode.RolePieceStart, []string{"stdf", "snfo", "sfil"}, "start"},
 		{decode.RoleSize, []string{"stdf"}, "size"},
+		{decode.RoleDifBase, []string{"stdf"}, "src"},
+		{decode.RoleFrame, []string{"stdf"}, "dst"},
 		{decode.RolePlayer, []string{"cdat", "stak"}, "player"},
 		{decode.RolePieceSeq, []string{"stdf", "cdat"}, ""},
 		{decode.RoleNone, []string{"cdat"}, ""},

@@ -79,7 +79,7 @@ var legacyLayouts = []*Layout{
 		{Name: "late_total", Type: I32, Key: true, Doc: "total late cdats of this client"},
 	}},
 	{Name: "stdf", Dir: S2C, Doc: "state dif piece", Fields: []Field{
-		{Name: "src", Type: I32, Key: true, Doc: "base frame (0: all-zero base)"},
+		{Name: "src", Type: I32, Key: true, Role: RoleDifBase, Doc: "base frame (0: all-zero base)"},
 		{Name: "dst", Type: I32, Key: true, Role: RoleFrame, Doc: "frame whose state the dif produces"},
 		{Name: "seq", Type: U8, Key: true, Role: RolePieceSeq, Doc: "piece index, 0-based"},
 		{Name: "count", Type: U8, Key: true, Role: RolePieceCount, Doc: "number of pieces"},
@@ -107,7 +107,7 @@ var modernLayouts = []*Layout{
 		{Name: "frame", Type: I32, Key: true, Role: RoleFrame, Doc: "server frame at join"},
 		{Name: "player", Type: U8, Key: true, Role: RolePlayer, Doc: "player number given to the client (99: server full)"},
 		{Name: "color", Type: U8, Key: true, Doc: "player color given"},
-		{Name: "slsn", Type: U8, Key: true, Doc: "server level-sequence number"},
+		{Name: "slsn", Type: U8, Key: true, Role: RoleLevelSeq, Doc: "server level-sequence number"},
 	}},
 	{Name: "cjrc", Dir: C2S, Doc: "remote-control join request"},
 	{Name: "sjrc", Dir: S2C, Doc: "remote-control join reply", Fields: []Field{
@@ -119,11 +119,11 @@ var modernLayouts = []*Layout{
 		{Name: "move", Type: U8, Key: true, Bits: controlBits, Doc: "control bits"},
 	}},
 	{Name: "stdf", Dir: S2C, Doc: "state dif piece", Fields: []Field{
-		{Name: "src", Type: I32, Key: true, Doc: "base frame (0: all-zero base)"},
+		{Name: "src", Type: I32, Key: true, Role: RoleDifBase, Doc: "base frame (0: all-zero base)"},
 		{Name: "dst", Type: I32, Key: true, Role: RoleFrame, Doc: "frame whose state the dif produces"},
 		{Name: "seq", Type: U8, Key: true, Role: RolePieceSeq, Doc: "piece index, 0-based"},
 		{Name: "count", Type: U8, Key: true, Role: RolePieceCount, Doc: "number of pieces"},
-		{Name: "slsn", Type: U8, Key: true, Doc: "server level-sequence number"},
+		{Name: "slsn", Type: U8, Key: true, Role: RoleLevelSeq, Doc: "server level-sequence number"},
 		{Name: "start", Type: I32, Key: true, Role: RolePieceStart, Doc: "start byte of the piece in the compressed dif"},
 		{Name: "size", Type: I32, Key: true, Role: RoleSize, Doc: "piece size"},
 		{Name: "data", Type: Data, SizeOf: "size", Doc: "piece of the zlib-compressed dif"},

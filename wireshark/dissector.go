@@ -277,6 +277,13 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 		}
 		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d, size = %d, data = %d}", seq+1, count+1, start+1, size+1, data+1)
 	}
+	if src := roleField(l, decode.RoleDifBase); src >= 0 {
+		dst := roleField(l, decode.RoleFrame)
+		if dst < 0 {
+			return fmt.Errorf("%s %s: a dif base without the frame it produces", l.Era, l.Name)
+		}
+		fmt.Fprintf(b, ", dif = {src = %d, dst = %d, slsn = %d}", src+1, dst+1, roleField(l, decode.RoleLevelSeq)+1)
+	}
 	b.WriteString(", fields = {\n")
 	for i := range l.Fields {
 		if err := writeField(b, l, prefix, &l.Fields[i], "  "); err != nil {
@@ -286,6 +293,16 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 	b.WriteString("}}\n")
 	fmt.Fprintf(b, "DIR_OF[%s] = %s\n", luaString(l.Name), luaString(l.Dir.String()))
 	return nil
+}
+
+// roleField returns the index of a layout's first field of the role, or -1.
+func roleField(l *decode.Layout, role decode.Role) int {
+	for i, f := range l.Fields {
+		if f.Role == role {
+			return i
+		}
+	}
+	return -1
 }
 
 // pieceData returns the indexes of a layout's RoleSize field and of the

@@ -701,9 +701,9 @@ local function inflated_size(z)
 end
 
 local function reassemble(raw, res, client, conv, st, ts, measure)
-	local ix, rv = field_index(res.layout), res.v
-	local slsn = ix.slsn and rv[ix.slsn]
-	local key = client .. "|" .. (slsn and int(slsn) or "-1") .. "|" .. int(rv[ix.src]) .. "|" .. int(rv[ix.dst])
+	local rv, d = res.v, res.layout.dif
+	local slsn = d.slsn > 0 and rv[d.slsn]
+	local key = client .. "|" .. (slsn and int(slsn) or "-1") .. "|" .. int(rv[d.src]) .. "|" .. int(rv[d.dst])
 	local pc = res.layout.piece
 	local dp, dn = res.p[pc.data], res.n[pc.data]
 	local z, count = asm_add(client, conv.id, key, {seq = rv[pc.seq], count = rv[pc.count], start = rv[pc.start],
@@ -799,7 +799,7 @@ local function first_pass(buf, pinfo, measure)
 	if pl and st.kind == "game" then
 		st.player = pl
 	end
-	if st.kind == "game" and res.layout.name == "stdf" then
+	if st.kind == "game" and res.layout.dif and res.layout.piece then
 		reassemble(raw, res, client, c, st, pinfo.abs_ts, measure)
 	end
 	return st, res
