@@ -31,3 +31,31 @@ func TestPieceFields(t *testing.T) {
 
 // AppendInt is appendInt, for its test.
 var AppendInt = appendInt
+
+func TestPieceRolesAllOrNone(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		fields []Field
+		panics bool
+	}{
+		{"none", []Field{{Name: "seq", Type: U8}, {Name: "count", Type: U8}}, false},
+		{"all", []Field{{Name: "a", Type: U8, Role: RolePieceSeq}, {Name: "b", Type: U8, Role: RolePieceCount}, {Name: "c", Type: I32, Role: RolePieceStart}}, false},
+		{"seq only", []Field{{Name: "seq", Type: U8, Role: RolePieceSeq}}, true},
+		{"no start", []Field{{Name: "a", Type: U8, Role: RolePieceSeq}, {Name: "b", Type: U8, Role: RolePieceCount}}, true},
+	} {
+		l := &Layout{Name: "test", Fields: tt.fields}
+		panicked := func() (p bool) {
+			defer func() { p = recover() != nil }()
+			l.finish()
+			return false
+		}()
+		if panicked != tt.panics {
+			t.Errorf("%s: finish panicked %v, want %v", tt.name, panicked, tt.panics)
+		}
+		if !tt.panics {
+			if _, _, _, ok := l.PieceFields(); ok != (tt.name == "all") {
+				t.Errorf("%s: PieceFields ok = %v", tt.name, ok)
+			}
+		}
+	}
+}

@@ -71,7 +71,7 @@ func appendValue(b []byte, f *Field, v *Value) []byte {
 }
 
 func appendBits(b []byte, names []string, v int64) []byte {
-	if v == 127 {
+	if v == MenuMove {
 		return append(b, "menu/esc"...)
 	}
 	sep := false

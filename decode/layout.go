@@ -137,6 +137,18 @@ const (
 	RoleSize
 	// RoleCount is the number of entries of the packet's Group field.
 	RoleCount
+	// RolePieceSeq is a piece's index, 0-based, in a payload sent in pieces
+	// (stdf, snfo, sfil); the piece's size is its RoleSize field.
+	RolePieceSeq
+	// RolePieceCount is the number of pieces of that payload.
+	RolePieceCount
+	// RolePieceStart is the byte of the payload a piece starts at.
+	RolePieceStart
+	// RoleDifBase is the frame of the state a dif applies to (0: the
+	// all-zero base); the frame it produces is the layout's RoleFrame.
+	RoleDifBase
+	// RoleLevelSeq is the server's level-sequence number.
+	RoleLevelSeq
 )
 
 // Recover names how the value the game meant is recovered from a raw value.
@@ -177,15 +189,12 @@ type Layout struct {
 	Dir    Dir
 	Doc    string
 	Fields []Field
-	// Check, when set, validates decoded values beyond their lengths.
-	Check func(p *Packet) error
-
 	// ID numbers the layouts of every era from 0 to NumLayouts()-1, so
 	// callers can keep per-layout tables in slices.
 	ID int
 
 	minLen, maxLen    int // payload lengths that fit (maxLen < 0: unbounded)
-	seq, count, start int // indexes of the piece header fields, or -1
+	seq, count, start int // indexes of the RolePieceSeq, RolePieceCount and RolePieceStart fields, or -1
 	index             map[string]int
 	player, frame     int   // index of the RolePlayer and RoleFrame fields, or -1
 	offsets           []int // byte offset of each field in the payload, -1 after a variable-size one
@@ -231,15 +240,13 @@ func (l *Layout) finish() {
 			}
 			l.Fields[i].ref = j
 		}
-		switch f.Name {
-		case "seq":
-			l.seq = i
-		case "count":
-			l.count = i
-		case "start":
-			l.start = i
-		}
 		switch f.Role {
+		case RolePieceSeq:
+			l.seq = i
+		case RolePieceCount:
+			l.count = i
+		case RolePieceStart:
+			l.start = i
 		case RolePlayer:
 			l.player = i
 		case RoleFrame:
@@ -257,6 +264,16 @@ func (l *Layout) finish() {
 			}
 		}
 	}
+	if n := btoi(l.seq >= 0) + btoi(l.count >= 0) + btoi(l.start >= 0); n != 0 && n != 3 {
+		panic("decode: " + l.Name + " marks some piece roles but not all of seq, count and start")
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // NameKey packs a 4-byte name into an integer map key.

@@ -213,8 +213,8 @@ func decodeFields(p *Packet, l *Layout, b []byte) error {
 	if pos != len(b) {
 		return fmt.Errorf("%s: %d bytes left after the last field: %w", l.Name, len(b)-pos, ErrLong)
 	}
-	if l.Check != nil {
-		if err := l.Check(p); err != nil {
+	if l.pieces() {
+		if err := pieceCheck(p); err != nil {
 			return fmt.Errorf("%s: %v: %w", l.Name, err, ErrInvalid)
 		}
 	}

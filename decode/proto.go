@@ -2,8 +2,7 @@ package decode
 
 // Protocol constants of the game, the same in both eras. Go code takes them
 // from here (serve's and synth's own names for some are these values); the
-// Lua runtime of the Wireshark dissector (wireshark/runtime.lua) states the
-// piece count's bound again, as Lua.
+// Wireshark dissector's generated header gives them to its Lua runtime.
 const (
 	// ListenPort is the UDP port a game server listens on by default (a
 	// client's first packet, 1234, goes there; on a LAN the clients bind it
@@ -32,6 +31,10 @@ const (
 	// PlayerServerFull is the player number of a join reply that refuses
 	// the client because the game is full.
 	PlayerServerFull = 99
+
+	// MenuMove is the control byte (cdat move, sdat type 5) of a player in
+	// the game's menu (ESC), shown as menu/esc rather than as control bits.
+	MenuMove = 127
 )
 
 // ClientPlayer reports whether n is a client's player number (1..MaxPlayer).

@@ -27,10 +27,40 @@ type ref struct {
 // any era) must have the field; with Legacy or Modern, the layouts of that
 // era. It fails when a name has no layout there or a layout lacks the field.
 func NewRef(era Era, field string, packets ...string) (Ref, error) {
-	if len(packets) == 0 {
-		return Ref{}, fmt.Errorf("decode: ref to field %q names no packet", field)
+	return resolve(era, fmt.Sprintf("field %q", field), func(l *Layout) int { return l.Field(field) }, packets)
+}
+
+// NewRoleRef resolves, in the layouts of the named packets as NewRef does,
+// the field each marks with role (the first one, for a role several fields
+// of a layout share). Its Name is the field's name in the first layout.
+func NewRoleRef(era Era, role Role, packets ...string) (Ref, error) {
+	return resolve(era, fmt.Sprintf("role %d", role), func(l *Layout) int {
+		for i, f := range l.Fields {
+			if f.Role == role && role != RoleNone {
+				return i
+			}
+		}
+		return -1
+	}, packets)
+}
+
+// MustRoleRef is NewRoleRef for roles known to be marked; it panics
+// otherwise.
+func MustRoleRef(era Era, role Role, packets ...string) Ref {
+	r, err := NewRoleRef(era, role, packets...)
+	if err != nil {
+		panic(err)
 	}
-	r := Ref{&ref{field: field, index: make([]int, len(allLayouts)), offset: make([]int, len(allLayouts)), typ: make([]Type, len(allLayouts))}}
+	return r
+}
+
+// resolve makes a Ref of the field find picks in each layout of the named
+// packets; what names the field in errors.
+func resolve(era Era, what string, find func(*Layout) int, packets []string) (Ref, error) {
+	if len(packets) == 0 {
+		return Ref{}, fmt.Errorf("decode: ref to %s names no packet", what)
+	}
+	r := Ref{&ref{index: make([]int, len(allLayouts)), offset: make([]int, len(allLayouts)), typ: make([]Type, len(allLayouts))}}
 	for i := range r.index {
 		r.index[i], r.offset[i] = -1, -1
 	}
@@ -41,9 +71,12 @@ func NewRef(era Era, field string, packets ...string) (Ref, error) {
 				continue
 			}
 			found = true
-			i := l.Field(field)
+			i := find(l)
 			if i < 0 {
-				return Ref{}, fmt.Errorf("decode: %s %s has no field %q (it has %s)", l.Era, l.Name, field, fieldNames(l))
+				return Ref{}, fmt.Errorf("decode: %s %s has no %s (it has %s)", l.Era, l.Name, what, fieldNames(l))
+			}
+			if r.field == "" {
+				r.field = l.Fields[i].Name
 			}
 			r.index[l.ID] = i
 			r.offset[l.ID] = l.offsets[i]
@@ -109,6 +142,13 @@ func (r Ref) Value(p *Packet) (Value, bool) {
 		return Value{}, false
 	}
 	return p.Values[i], true
+}
+
+// Has reports whether p is of one of the Ref's layouts and the field was
+// decoded (an optional field is absent from a packet too short for it).
+func (r Ref) Has(p *Packet) bool {
+	_, ok := r.Value(p)
+	return ok
 }
 
 // Int returns the field's raw integer value in p; see Value.

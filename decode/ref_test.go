@@ -161,3 +161,74 @@ func TestProtocolConstants(t *testing.T) {
 		}
 	}
 }
+
+// Has follows the optional field: present in the 25-byte sdak, absent in
+// the 21-byte one, and never in a packet of another layout.
+func TestRefHas(t *testing.T) {
+	r := decode.MustRef(decode.Legacy, "fps_chase", "sdak")
+	for _, tt := range []struct {
+		name string
+		p    *decode.Packet
+		want bool
+	}{
+		{"sdak 25 bytes", decode.MustNew(decode.Legacy, "sdak").Set("fps_chase", 42), true},
+		{"sdak 21 bytes", decode.MustNew(decode.Legacy, "sdak").Drop("fps_chase"), false},
+		{"stak", decode.MustNew(decode.Legacy, "stak"), false},
+	} {
+		var p decode.Packet
+		if err := decode.Decode(&p, decode.Encode(nil, tt.p), decode.Legacy); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := r.Has(&p); got != tt.want {
+			t.Errorf("%s: Has = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A Ref by role finds the field the tables mark, whatever its name and
+// position in each layout.
+func TestRoleRef(t *testing.T) {
+	for _, tt := range []struct {
+		role    decode.Role
+		packets []string
+		name    string // the field's name, "" when it must fail
+	}{
+		{decode.RolePieceSeq, []string{"stdf", "snfo", "sfil"}, "seq"},
+		{decode.RolePieceCount, []string{"stdf", "snfo", "sfil"}, "count"},
+		{decode.RolePieceStart, []string{"stdf", "snfo", "sfil"}, "start"},
+		{decode.RoleSize, []string{"stdf"}, "size"},
+		{decode.RoleDifBase, []string{"stdf"}, "src"},
+		{decode.RoleFrame, []string{"stdf"}, "dst"},
+		{decode.RolePlayer, []string{"cdat", "stak"}, "player"},
+		{decode.RolePieceSeq, []string{"stdf", "cdat"}, ""},
+		{decode.RoleNone, []string{"cdat"}, ""},
+	} {
+		r, err := decode.NewRoleRef(decode.EraUnknown, tt.role, tt.packets...)
+		if tt.name == "" {
+			if err == nil {
+				t.Errorf("role %d in %v resolved to %s", tt.role, tt.packets, r.Name())
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("role %d in %v: %v", tt.role, tt.packets, err)
+			continue
+		}
+		if r.Name() != tt.name {
+			t.Errorf("role %d in %v: field %s, want %s", tt.role, tt.packets, r.Name(), tt.name)
+		}
+		for _, l := range r.Layouts() {
+			if l.Fields[l.Field(tt.name)].Role != tt.role {
+				t.Errorf("%s %s: %s is not the field of role %d", l.Era, l.Name, tt.name, tt.role)
+			}
+		}
+	}
+	p := decode.MustNew(decode.Modern, "stdf").Set("seq", 2).Set("count", 5).Set("start", 2000)
+	var got decode.Packet
+	if err := decode.Decode(&got, decode.Encode(nil, p), decode.Modern); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := decode.MustRoleRef(decode.Modern, decode.RolePieceStart, "stdf").Int(&got); !ok || n != 2000 {
+		t.Errorf("start of a decoded stdf: %d %v", n, ok)
+	}
+}

@@ -9,6 +9,8 @@ func hostname() Field {
 	return Field{Name: "hostname", Type: Str16, Key: true, Doc: "the first 15 bytes of the client's host name, NUL-terminated"}
 }
 
+// pieceCheck validates the piece header of a layout with piece roles
+// (Layout.PieceFields).
 func pieceCheck(p *Packet) error {
 	l := p.Layout
 	seq, count := p.Values[l.seq].Int, p.Values[l.count].Int
@@ -76,12 +78,12 @@ var legacyLayouts = []*Layout{
 		{Name: "c_sync", Type: I32, Key: true, Recover: Negative, Doc: "how many frames late (always negative, not sent in two's complement)"},
 		{Name: "late_total", Type: I32, Key: true, Doc: "total late cdats of this client"},
 	}},
-	{Name: "stdf", Dir: S2C, Doc: "state dif piece", Check: pieceCheck, Fields: []Field{
-		{Name: "src", Type: I32, Key: true, Doc: "base frame (0: all-zero base)"},
+	{Name: "stdf", Dir: S2C, Doc: "state dif piece", Fields: []Field{
+		{Name: "src", Type: I32, Key: true, Role: RoleDifBase, Doc: "base frame (0: all-zero base)"},
 		{Name: "dst", Type: I32, Key: true, Role: RoleFrame, Doc: "frame whose state the dif produces"},
-		{Name: "seq", Type: U8, Key: true, Doc: "piece index, 0-based"},
-		{Name: "count", Type: U8, Key: true, Doc: "number of pieces"},
-		{Name: "start", Type: I32, Key: true, Doc: "start byte of the piece in the compressed dif"},
+		{Name: "seq", Type: U8, Key: true, Role: RolePieceSeq, Doc: "piece index, 0-based"},
+		{Name: "count", Type: U8, Key: true, Role: RolePieceCount, Doc: "number of pieces"},
+		{Name: "start", Type: I32, Key: true, Role: RolePieceStart, Doc: "start byte of the piece in the compressed dif"},
 		{Name: "size", Type: I32, Key: true, Role: RoleSize, Doc: "piece size"},
 		{Name: "data", Type: Data, SizeOf: "size", Doc: "piece of the zlib-compressed dif"},
 	}},
@@ -105,7 +107,7 @@ var modernLayouts = []*Layout{
 		{Name: "frame", Type: I32, Key: true, Role: RoleFrame, Doc: "server frame at join"},
 		{Name: "player", Type: U8, Key: true, Role: RolePlayer, Doc: "player number given to the client (99: server full)"},
 		{Name: "color", Type: U8, Key: true, Doc: "player color given"},
-		{Name: "slsn", Type: U8, Key: true, Doc: "server level-sequence number"},
+		{Name: "slsn", Type: U8, Key: true, Role: RoleLevelSeq, Doc: "server level-sequence number"},
 	}},
 	{Name: "cjrc", Dir: C2S, Doc: "remote-control join request"},
 	{Name: "sjrc", Dir: S2C, Doc: "remote-control join reply", Fields: []Field{
@@ -116,13 +118,13 @@ var modernLayouts = []*Layout{
 		{Name: "frame", Type: I32, Key: true, Role: RoleFrame, Doc: "client frame of the change"},
 		{Name: "move", Type: U8, Key: true, Bits: controlBits, Doc: "control bits"},
 	}},
-	{Name: "stdf", Dir: S2C, Doc: "state dif piece", Check: pieceCheck, Fields: []Field{
-		{Name: "src", Type: I32, Key: true, Doc: "base frame (0: all-zero base)"},
+	{Name: "stdf", Dir: S2C, Doc: "state dif piece", Fields: []Field{
+		{Name: "src", Type: I32, Key: true, Role: RoleDifBase, Doc: "base frame (0: all-zero base)"},
 		{Name: "dst", Type: I32, Key: true, Role: RoleFrame, Doc: "frame whose state the dif produces"},
-		{Name: "seq", Type: U8, Key: true, Doc: "piece index, 0-based"},
-		{Name: "count", Type: U8, Key: true, Doc: "number of pieces"},
-		{Name: "slsn", Type: U8, Key: true, Doc: "server level-sequence number"},
-		{Name: "start", Type: I32, Key: true, Doc: "start byte of the piece in the compressed dif"},
+		{Name: "seq", Type: U8, Key: true, Role: RolePieceSeq, Doc: "piece index, 0-based"},
+		{Name: "count", Type: U8, Key: true, Role: RolePieceCount, Doc: "number of pieces"},
+		{Name: "slsn", Type: U8, Key: true, Role: RoleLevelSeq, Doc: "server level-sequence number"},
+		{Name: "start", Type: I32, Key: true, Role: RolePieceStart, Doc: "start byte of the piece in the compressed dif"},
 		{Name: "size", Type: I32, Key: true, Role: RoleSize, Doc: "piece size"},
 		{Name: "data", Type: Data, SizeOf: "size", Doc: "piece of the zlib-compressed dif"},
 	}},
@@ -151,20 +153,20 @@ var modernLayouts = []*Layout{
 		{Name: "command", Type: I32, Key: true, Doc: "0 keep-alive, 1 force client offset, 2 client offset adj, 3 zlib level adj, 4 extra packet count, 5 extra packet size, 6 pvp damage, 10 pvp toggle, 11 pvs toggle, 12 fake-key toggle, 20 reload"},
 		{Name: "value", Type: F64, Key: true, Doc: "argument"},
 	}},
-	{Name: "snfo", Dir: S2C, Doc: "server info piece for remote control", Check: pieceCheck, Fields: []Field{
+	{Name: "snfo", Dir: S2C, Doc: "server info piece for remote control", Fields: []Field{
 		{Name: "frame", Type: I32, Key: true, Role: RoleFrame, Doc: "server frame"},
-		{Name: "seq", Type: U8, Key: true, Doc: "piece index"},
-		{Name: "count", Type: U8, Key: true, Doc: "number of pieces"},
-		{Name: "start", Type: I32, Key: true, Doc: "start byte"},
+		{Name: "seq", Type: U8, Key: true, Role: RolePieceSeq, Doc: "piece index"},
+		{Name: "count", Type: U8, Key: true, Role: RolePieceCount, Doc: "number of pieces"},
+		{Name: "start", Type: I32, Key: true, Role: RolePieceStart, Doc: "start byte"},
 		{Name: "size", Type: I32, Key: true, Role: RoleSize, Doc: "piece size"},
 		{Name: "data", Type: Data, SizeOf: "size", Doc: "piece of the compressed server info"},
 	}},
 	{Name: "crfl", Dir: C2S, Doc: "request: save and send me the game-moves file"},
-	{Name: "sfil", Dir: S2C, Doc: "file piece", Check: pieceCheck, Fields: []Field{
+	{Name: "sfil", Dir: S2C, Doc: "file piece", Fields: []Field{
 		{Name: "id", Type: I32, Key: true, Doc: "transfer id"},
-		{Name: "seq", Type: U8, Key: true, Doc: "piece index"},
-		{Name: "count", Type: U8, Key: true, Doc: "number of pieces"},
-		{Name: "start", Type: I32, Key: true, Doc: "start byte"},
+		{Name: "seq", Type: U8, Key: true, Role: RolePieceSeq, Doc: "piece index"},
+		{Name: "count", Type: U8, Key: true, Role: RolePieceCount, Doc: "number of pieces"},
+		{Name: "start", Type: I32, Key: true, Role: RolePieceStart, Doc: "start byte"},
 		{Name: "size", Type: I32, Key: true, Role: RoleSize, Doc: "piece size"},
 		{Name: "file_size", Type: I32, Key: true, Doc: "uncompressed file size"},
 		{Name: "data", Type: Data, SizeOf: "size", Doc: "piece of the zlib-compressed file"},

@@ -193,38 +193,38 @@ func (h *healthCollector) record(r *session.Record) {
 	case "serr":
 		s.LateInputs++
 	case "ping":
-		x.pings.sent(floatField(pk, "t0"), r.TS)
+		x.pings.sent(refFloat(pingT0, pk), r.TS)
 	case "pong":
-		if ms, ok := x.pings.echoed(floatField(pk, "t0"), r.TS); ok {
+		if ms, ok := x.pings.echoed(refFloat(pingT0, pk), r.TS); ok {
 			s.add(mPingPong, ms)
 		}
-		x.pongs.sent(floatField(pk, "t1"), r.TS)
+		x.pongs.sent(refFloat(pongT1, pk), r.TS)
 	case "pang":
-		if ms, ok := x.pongs.echoed(floatField(pk, "t1"), r.TS); ok {
+		if ms, ok := x.pongs.echoed(refFloat(pongT1, pk), r.TS); ok {
 			s.add(mPongPang, ms)
 		}
 	case "sdak":
-		if pk.Has("fps_chase") {
-			s.add(mChase, float64(pk.Int("fps_chase")))
+		if sdakChase.Has(pk) {
+			s.add(mChase, float64(refInt(sdakChase, pk)))
 		}
-		late, skipped := int(pk.Int("stdf_late")), int(pk.Int("frames_skipped"))
+		late, skipped := int(refInt(sdakStdfLate, pk)), int(refInt(sdakSkipped, pk))
 		s.StdfLate, s.FramesSkipped = &late, &skipped
 	case "stak":
 		s.Acks++
-		if pk.Has("corr") {
+		if stakCorr.Has(pk) {
 			if s.DifCorrections == nil {
 				s.DifCorrections = new(int)
 			}
-			if pk.Int("corr") != 0 {
+			if refInt(stakCorr, pk) != 0 {
 				*s.DifCorrections++
 			}
 		}
-		if pk.Has("chase_fps") {
-			s.add(mChase, floatField(pk, "chase_fps"))
-			s.add(mDsync, floatField(pk, "dsync")*1000)
-			s.add(mCPU, floatField(pk, "cpu"))
-			maxOf(&s.LocalCorrection, floatField(pk, "local_correction"))
-			maxOf(&s.RemoteCorrection, floatField(pk, "remote_correction"))
+		if stakChase.Has(pk) {
+			s.add(mChase, refFloat(stakChase, pk))
+			s.add(mDsync, refFloat(stakDsync, pk)*1000)
+			s.add(mCPU, refFloat(stakCPU, pk))
+			maxOf(&s.LocalCorrection, refFloat(stakLocal, pk))
+			maxOf(&s.RemoteCorrection, refFloat(stakRemote, pk))
 		}
 	}
 }
@@ -249,7 +249,6 @@ func (h *healthCollector) ack(a Ack, ms float64) {
 	h.at(h.line(a.Line), a.TS).add(mAck, ms)
 }
 
-// floatField is the value of a packet's float field, NaN when it has none.
 // echoes pairs the time stamps the modern ping exchange carries with the
 // packets that echo them back (a pong echoes a ping's t0, a pang a pong's
 // t1), to measure each leg: the capture time each was sent, by value, at
@@ -275,15 +274,35 @@ func (e echoes) echoed(v float64, ts time.Time) (float64, bool) {
 	return float64(ts.Sub(t)) / 1e6, true
 }
 
-func floatField(p *decode.Packet, name string) float64 {
-	if p.Layout == nil {
+// The packet fields the health report reads, resolved once: a name a
+// table does not have stops the program at start-up.
+var (
+	pingT0       = decode.MustRef(decode.Modern, "t0", "ping", "pong")
+	pongT1       = decode.MustRef(decode.Modern, "t1", "pong", "pang")
+	sdakChase    = decode.MustRef(decode.Legacy, "fps_chase", "sdak")
+	sdakStdfLate = decode.MustRef(decode.Legacy, "stdf_late", "sdak")
+	sdakSkipped  = decode.MustRef(decode.Legacy, "frames_skipped", "sdak")
+	stakCorr     = decode.MustRef(decode.Legacy, "corr", "stak")
+	stakChase    = decode.MustRef(decode.Modern, "chase_fps", "stak")
+	stakDsync    = decode.MustRef(decode.Modern, "dsync", "stak")
+	stakCPU      = decode.MustRef(decode.Modern, "cpu", "stak")
+	stakLocal    = decode.MustRef(decode.Modern, "local_correction", "stak")
+	stakRemote   = decode.MustRef(decode.Modern, "remote_correction", "stak")
+)
+
+// refFloat is a packet's float field, NaN when it does not have it.
+func refFloat(r decode.Ref, p *decode.Packet) float64 {
+	v, ok := r.Value(p)
+	if !ok {
 		return math.NaN()
 	}
-	i := p.Layout.Field(name)
-	if i < 0 || i >= len(p.Values) {
-		return math.NaN()
-	}
-	return p.Values[i].Float
+	return v.Float
+}
+
+// refInt is a packet's integer field, 0 when it does not have it.
+func refInt(r decode.Ref, p *decode.Packet) int64 {
+	v, _ := r.Int(p)
+	return v
 }
 
 // sample is what inspect reads from a state for the health report: the
@@ -438,4 +457,16 @@ func (h *healthCollector) report() []*ClientHealth {
 		out = append(out, ch)
 	}
 	return out
+}
+
+// floatField is the value of a packet's float field, NaN when it has none.
+func floatField(p *decode.Packet, name string) float64 {
+	if p.Layout == nil {
+		return math.NaN()
+	}
+	i := p.Layout.Field(name)
+	if i < 0 || i >= len(p.Values) {
+		return math.NaN()
+	}
+	return p.Values[i].Float
 }

@@ -246,11 +246,14 @@ func (c *client) finished(k Key) (done, complete bool) {
 	return false, false
 }
 
+// FinishedKeep is how many of a client's newest finished messages an
+// Assembler remembers, to ignore the late pieces of each.
+const FinishedKeep = 64
+
 func (c *client) remember(k Key, complete bool) {
-	const keep = 64
-	if len(c.done) >= keep {
+	if len(c.done) >= FinishedKeep {
 		copy(c.done, c.done[1:])
-		c.done = c.done[:keep-1]
+		c.done = c.done[:FinishedKeep-1]
 	}
 	c.done = append(c.done, doneKey{k, complete})
 }

@@ -1,6 +1,11 @@
 package synth
 
-import "github.com/pmdump/pmdump/decode"
+import (
+	"fmt"
+
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/schema"
+)
 
 // State sizes the generator uses: the legacy size of December 2022 and the
 // modern size of late 2023 to early 2024.
@@ -56,36 +61,99 @@ type playerFields struct {
 }
 
 // The legacy state (106144 bytes): players[8] of 52 fields, Ei, Efi (16.16
-// fixed), item, itemf (fixed), lifts of 132 bytes, the tile map.
-var legacyLayout = stateLayout{
-	size: LegacyStateSize, fixed: true,
-	players: 0, playerSize: 208,
-	ei: 1664, ef: 14464, item: 20864, itemf: 52864,
-	lifts: 60864, liftSize: 132, liftFloats: 8, liftInts: 15,
-	tiles: 66144, pshot: -1, eshot: -1, events: -1,
-	pf: playerFields{
-		active: 0, spawn: 5, x: 6, y: 7, xinc: 8, yinc: 9, health: 12, oldHealth: 13, lives: 14,
-		shape: 16, color: 17, drawRot: 21, drawScale: 22, leftRight: 28, up: 31,
-		shotWait: 39, control: 45, respawns: 46, shotsFired: 47, coins: 51,
+// fixed), item, itemf (fixed), lifts of 132 bytes, the tile map. Offsets
+// come from the built-in schema of that size.
+var legacyLayout = func() stateLayout {
+	l, f := newStateLayout(LegacyStateSize, regionNames{
+		players: "players", ei: "Ei", ef: "Efi", item: "item", itemf: "itemf", lifts: "lifts", tiles: "l",
+	})
+	l.pf = playerFields{
+		active: f("active"), control: f("control_method"), x: f("PX"), y: f("PY"), xinc: f("xinc"), yinc: f("yinc"),
+		health: f("LIFE"), oldHealth: f("old_LIFE"), lives: f("LIVES"),
+		shape: f("shape"), color: f("color"), leftRight: f("left_right"), drawRot: f("draw_rot"), drawScale: f("draw_scale"),
+		spawn: f("spawn_point_index"), up: f("up"),
+		shotWait: f("bullet_wait_counter"), shotsFired: f("stat_bullets_fired"), coins: f("stat_purple_coins"), respawns: f("stat_respawns"),
 		lateCdats: -1, ldMode: -1, ldTimer: -1, ldFrame: -1, ldNext: -1, slsn: -1,
-	},
-}
+	}
+	return l
+}()
 
 // The modern state (112384 bytes): psyn[8] of 72 fields, Ei, Ef, item,
 // itemf, lifts of 112 bytes, the tile map, player and enemy shots, events.
-var modernLayout = stateLayout{
-	size: ModernStateSize, fixed: false,
-	players: 0, playerSize: 288,
-	ei: 2304, ef: 15104, item: 21504, itemf: 53504,
-	lifts: 61504, liftSize: 112, liftFloats: 8, liftInts: 10,
-	tiles: 65984, pshot: 105984, eshot: 107184, events: 108384,
-	pf: playerFields{
-		active: 0, control: 1, ldMode: 6, ldTimer: 7, ldFrame: 12, ldNext: 13,
-		x: 15, y: 16, xinc: 17, yinc: 18, health: 21, oldHealth: 22,
-		shape: 27, color: 28, leftRight: 29, drawRot: 30, drawScale: 31, spawn: 41,
-		up: 42, shotWait: 50, respawns: 53, shotsFired: 54, coins: 58, lateCdats: 62, slsn: 70,
+// Offsets come from the built-in schema of that size.
+var modernLayout = func() stateLayout {
+	l, f := newStateLayout(ModernStateSize, regionNames{
+		players: "psyn", ei: "Ei", ef: "Ef", item: "item", itemf: "itemf", lifts: "lifts", tiles: "l",
+		pshot: "pshot", eshot: "eshot", events: "event",
+	})
+	l.pf = playerFields{
+		active: f("active"), control: f("control_method"), x: f("x"), y: f("y"), xinc: f("xinc"), yinc: f("yinc"),
+		health: f("health"), oldHealth: f("old_health"),
+		shape: f("shape"), color: f("color"), leftRight: f("left_right"), drawRot: f("draw_rot"), drawScale: f("draw_scale"),
+		spawn: f("spawn_point_index"), up: f("up"),
+		shotWait: f("shot_wait_counter"), shotsFired: f("stat_shots_fired"), coins: f("stat_purple_coins"), respawns: f("stat_respawns"),
+		lateCdats: f("late_cdats"), ldMode: f("level_done_mode"), ldTimer: f("level_done_timer"),
+		ldFrame: f("level_done_frame"), ldNext: f("level_done_next_level"), slsn: f("server_lev_seq_num"),
 		lives: -1,
-	},
+	}
+	return l
+}()
+
+// regionNames are the schema's names of the regions the generator writes;
+// "" for a region the era does not have.
+type regionNames struct {
+	players, ei, ef, item, itemf, lifts, tiles, pshot, eshot, events string
+}
+
+// newStateLayout takes the regions of a state layout from the built-in
+// schema of that size, and returns with it the lookup of a player field's
+// index (offset / 4). A name the schema does not have stops the program at
+// start-up: the generator and the schema cannot drift apart.
+func newStateLayout(size int, rn regionNames) (stateLayout, func(name string) int) {
+	sch := schema.For(size)
+	if sch.Size != size || sch.View == nil {
+		panic(fmt.Sprintf("synth: no built-in schema of a %d-byte state", size))
+	}
+	region := func(name string) *schema.Region {
+		r := sch.Region(name)
+		if r == nil {
+			panic(fmt.Sprintf("synth: the %s schema has no region %q", sch.Name, name))
+		}
+		return r
+	}
+	offset := func(name string) int {
+		if name == "" {
+			return -1
+		}
+		return region(name).Offset
+	}
+	players, lifts := region(rn.players), region(rn.lifts)
+	l := stateLayout{
+		size: size, players: players.Offset, playerSize: players.Elem,
+		ei: offset(rn.ei), ef: offset(rn.ef), item: offset(rn.item), itemf: offset(rn.itemf),
+		lifts: lifts.Offset, liftSize: lifts.Elem, tiles: offset(rn.tiles),
+		pshot: offset(rn.pshot), eshot: offset(rn.eshot), events: offset(rn.events),
+	}
+	// A lift record: its positions (float32 or fixed), then ints, then the name.
+	for _, f := range lifts.Fields {
+		switch {
+		case f.Type == schema.Fixed16 && l.liftInts == 0:
+			l.fixed = true
+			l.liftFloats++
+		case f.Type == schema.Float32 && l.liftInts == 0:
+			l.liftFloats++
+		case f.Type == schema.Int32:
+			l.liftInts++
+		}
+	}
+	field := func(name string) int {
+		f := players.Field(name)
+		if f == nil || f.Offset%4 != 0 {
+			panic(fmt.Sprintf("synth: the %s schema has no 4-byte player field %q", sch.Name, name))
+		}
+		return f.Offset / 4
+	}
+	return l, field
 }
 
 func layoutFor(era decode.Era) *stateLayout {

@@ -61,3 +61,35 @@ func TestLayoutAgreesWithSchema(t *testing.T) {
 		}
 	}
 }
+
+// The layouts taken from the schemas are the ones the game's states have:
+// the offsets of the regions and records documented for each era.
+func TestLayoutOffsets(t *testing.T) {
+	for _, tt := range []struct {
+		era  decode.Era
+		want stateLayout
+	}{
+		{decode.Legacy, stateLayout{size: 106144, fixed: true, players: 0, playerSize: 208, ei: 1664, ef: 14464, item: 20864, itemf: 52864,
+			lifts: 60864, liftSize: 132, liftFloats: 8, liftInts: 15, tiles: 66144, pshot: -1, eshot: -1, events: -1}},
+		{decode.Modern, stateLayout{size: 112384, fixed: false, players: 0, playerSize: 288, ei: 2304, ef: 15104, item: 21504, itemf: 53504,
+			lifts: 61504, liftSize: 112, liftFloats: 8, liftInts: 10, tiles: 65984, pshot: 105984, eshot: 107184, events: 108384}},
+	} {
+		got := *layoutFor(tt.era)
+		got.pf = playerFields{}
+		if got != tt.want {
+			t.Errorf("%v: layout\n%+v, want\n%+v", tt.era, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		era                          decode.Era
+		x, health, up, coins, lateIn int
+	}{
+		{decode.Legacy, 6, 12, 31, 51, -1},
+		{decode.Modern, 15, 21, 42, 58, 62},
+	} {
+		pf := layoutFor(tt.era).pf
+		if pf.x != tt.x || pf.health != tt.health || pf.up != tt.up || pf.coins != tt.coins || pf.lateCdats != tt.lateIn {
+			t.Errorf("%v: player fields %+v", tt.era, pf)
+		}
+	}
+}

@@ -194,6 +194,16 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 	fmt.Fprintf(&b, "}\n\n-- Reassembly limits (reassemble.DefaultLimits).\nlocal MAX_COMPRESSED = %d\nlocal PENDING_PER_CLIENT = %d\nlocal PENDING_TOTAL = %d\nlocal ABANDON_AFTER = %s -- seconds\n",
 		lim.MaxCompressed, lim.PendingPerClient, lim.PendingTotal, strconv.FormatFloat(lim.AbandonAfter.Seconds(), 'g', -1, 64))
 	fmt.Fprintf(&b, "-- The largest state pmdump rebuilds (replay.MaxStateSize): no dif is inflated past it.\nlocal MAX_STATE = %d\n", replay.MaxStateSize)
+	fmt.Fprintf(&b, "-- The late pieces of a client's newest FINISHED_KEEP finished difs are ignored (reassemble.FinishedKeep).\nlocal FINISHED_KEEP = %d\n", reassemble.FinishedKeep)
+	fmt.Fprintf(&b, "\n-- Protocol constants (package decode).\nlocal MAX_PIECES = %d\nlocal SERVER_PLAYER = %d\nlocal MAX_PLAYER = %d\nlocal PLAYER_SERVER_FULL = %d\nlocal MENU_MOVE = %d\n",
+		decode.MaxPieces, decode.ServerPlayer, decode.MaxPlayer, decode.PlayerServerFull, decode.MenuMove)
+	b.WriteString("\n-- What each kind of decode error ends with (decode.ErrShort and the others).\n")
+	for _, e := range []struct {
+		name string
+		err  error
+	}{{"ERR_SHORT", decode.ErrShort}, {"ERR_LONG", decode.ErrLong}, {"ERR_OVERRUN", decode.ErrOverrun}, {"ERR_INVALID", decode.ErrInvalid}, {"ERR_UNKNOWN", decode.ErrUnknown}} {
+		fmt.Fprintf(&b, "local %s = %s\n", e.name, luaString(e.err.Error()))
+	}
 	b.WriteString("\n-- Fields: pmnet.<packet name in lower case>.<field>, as pmdump's JSON names them.\nlocal PF = {}\nlocal PF_LIST = {}\nlocal INT64 = {} -- fields whose values are given as Int64\n")
 	for _, f := range fields {
 		fmt.Fprintf(&b, "PF[%s] = %s\n", luaString(f.Abbrev), protoField(f))
@@ -261,9 +271,18 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 		luaString(l.Era.String()), luaString(l.Name), luaString(l.Name), luaString(l.Era.String()),
 		luaString(l.Dir.String()), luaString(l.Doc), l.MinLen(), l.MaxLen())
 	if seq, count, start, ok := l.PieceFields(); ok {
-		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d}", seq+1, count+1, start+1)
-	} else if l.Check != nil {
-		return fmt.Errorf("%s %s: a check the dissector does not know", l.Era, l.Name)
+		size, data := pieceData(l)
+		if data < 0 {
+			return fmt.Errorf("%s %s: pieces without a size field and the data it measures", l.Era, l.Name)
+		}
+		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d, size = %d, data = %d}", seq+1, count+1, start+1, size+1, data+1)
+	}
+	if src := roleField(l, decode.RoleDifBase); src >= 0 {
+		dst := roleField(l, decode.RoleFrame)
+		if dst < 0 {
+			return fmt.Errorf("%s %s: a dif base without the frame it produces", l.Era, l.Name)
+		}
+		fmt.Fprintf(b, ", dif = {src = %d, dst = %d, slsn = %d}", src+1, dst+1, roleField(l, decode.RoleLevelSeq)+1)
 	}
 	b.WriteString(", fields = {\n")
 	for i := range l.Fields {
@@ -274,6 +293,33 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 	b.WriteString("}}\n")
 	fmt.Fprintf(b, "DIR_OF[%s] = %s\n", luaString(l.Name), luaString(l.Dir.String()))
 	return nil
+}
+
+// roleField returns the index of a layout's first field of the role, or -1.
+func roleField(l *decode.Layout, role decode.Role) int {
+	for i, f := range l.Fields {
+		if f.Role == role {
+			return i
+		}
+	}
+	return -1
+}
+
+// pieceData returns the indexes of a layout's RoleSize field and of the
+// Data field it measures, or -1.
+func pieceData(l *decode.Layout) (size, data int) {
+	size, data = -1, -1
+	for i, f := range l.Fields {
+		if f.Role == decode.RoleSize {
+			size = i
+		}
+	}
+	for i, f := range l.Fields {
+		if size >= 0 && f.Type == decode.Data && f.SizeOf == l.Fields[size].Name {
+			data = i
+		}
+	}
+	return size, data
 }
 
 var typeNames = map[decode.Type]string{}

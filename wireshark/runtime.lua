@@ -15,12 +15,6 @@ pmnet.experts = {EX_MALFORMED, EX_UNKNOWN}
 pmnet.prefs.inflate = Pref.bool("Inflate reassembled difs", true,
 	"Inflate each reassembled stdf dif to show its inflated size (costs time on long captures)")
 
-local ERR_SHORT = "packet shorter than its layout"
-local ERR_LONG = "packet longer than its layout"
-local ERR_OVERRUN = "field overruns the payload"
-local ERR_INVALID = "invalid field value"
-local ERR_UNKNOWN = "unknown packet name"
-
 local floor = math.floor
 
 -- text of an integer value. (math.floor gives an integer in Lua 5.4, whose
@@ -319,7 +313,7 @@ end
 
 -- Text of a value, as pmdump's summary shows it.
 local function bits_text(names, v)
-	if v == 127 then
+	if v == MENU_MOVE then
 		return "menu/esc"
 	end
 	local out = {}
@@ -513,14 +507,6 @@ local function field_index(l)
 	return ix
 end
 
-local function field_value(res, name)
-	if not res.layout then
-		return nil
-	end
-	local i = field_index(res.layout)[name]
-	return i and res.v[i]
-end
-
 -- the player number the packet carries (its field with the player role).
 local function role_player(res)
 	local l = res.layout
@@ -549,13 +535,13 @@ local function learn(c, res, kind, server, dir)
 		return
 	end
 	if name == "SJON" or name == "sjon" then
-		local pl = field_value(res, "player")
-		if pl ~= 99 then
+		local pl = role_player(res)
+		if pl ~= PLAYER_SERVER_FULL then
 			c.player = pl
 		end
 	elseif dir == "c2s" then
 		local pl = role_player(res)
-		if pl and pl >= 1 and pl <= 7 then
+		if pl and pl > SERVER_PLAYER and pl <= MAX_PLAYER then
 			c.player = pl
 		end
 	end
@@ -569,7 +555,6 @@ end
 -- the last FINISHED_KEEP finished difs of a client ignore late pieces. On
 -- the frame that completes a dif, its compressed size, piece count and
 -- (where Wireshark can inflate) inflated size are shown.
-local FINISHED_KEEP = 64
 local asm = {msgs = {}, clients = {}, total = 0, order = {}}
 
 local function remove_value(list, x)
@@ -644,7 +629,7 @@ local function asm_add(client, cid, key, p)
 			return nil
 		end
 		m = {key = key, count = p.count, pieces = {}, n = 0}
-		if p.count < 1 or p.count > 255 then
+		if p.count < 1 or p.count > MAX_PIECES then
 			asm_finish(c, m)
 			return nil
 		end
@@ -716,11 +701,12 @@ local function inflated_size(z)
 end
 
 local function reassemble(raw, res, client, conv, st, ts, measure)
-	local ix, rv = field_index(res.layout), res.v
-	local slsn = ix.slsn and rv[ix.slsn]
-	local key = client .. "|" .. (slsn and int(slsn) or "-1") .. "|" .. int(rv[ix.src]) .. "|" .. int(rv[ix.dst])
-	local dp, dn = res.p[ix.data], res.n[ix.data]
-	local z, count = asm_add(client, conv.id, key, {seq = rv[ix.seq], count = rv[ix.count], start = rv[ix.start],
+	local rv, d = res.v, res.layout.dif
+	local slsn = d.slsn > 0 and rv[d.slsn]
+	local key = client .. "|" .. (slsn and int(slsn) or "-1") .. "|" .. int(rv[d.src]) .. "|" .. int(rv[d.dst])
+	local pc = res.layout.piece
+	local dp, dn = res.p[pc.data], res.n[pc.data]
+	local z, count = asm_add(client, conv.id, key, {seq = rv[pc.seq], count = rv[pc.count], start = rv[pc.start],
 		data = raw:sub(dp + 1, dp + dn), ts = ts})
 	if not z then
 		return
@@ -813,7 +799,7 @@ local function first_pass(buf, pinfo, measure)
 	if pl and st.kind == "game" then
 		st.player = pl
 	end
-	if st.kind == "game" and res.layout.name == "stdf" then
+	if st.kind == "game" and res.layout.dif and res.layout.piece then
 		reassemble(raw, res, client, c, st, pinfo.abs_ts, measure)
 	end
 	return st, res
