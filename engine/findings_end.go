@@ -26,6 +26,8 @@ func (fc *findingCollector) finish(e *Engine) {
 		fc.endStorm(w)
 		if !w.lastC2S.IsZero() && w.s2c.packets > 0 && w.last.Sub(w.lastC2S) >= SilentAfter {
 			fc.silence(w, KindSilentClient, w.lastC2S, w.last, w.lastC2SN, w.lastN, w.s2c, true)
+		} else if !w.lastS2C.IsZero() && w.c2s.packets > 0 && w.last.Sub(w.lastS2C) >= SilentAfter {
+			fc.silence(w, KindSilentServer, w.lastS2C, w.last, w.lastS2CN, w.lastN, w.c2s, true)
 		} else if d := end.Sub(w.last); d >= DropAfter && !w.reported["quit"] {
 			v := evidence{first: w.lastN, worst: w.lastN, last: w.lastN, start: w.last, end: w.last}
 			f := fc.finding(w, KindLeave, SeverityInfo, v, "%s sent and got nothing in the last %.1f s of the capture: it left", w.who(), d.Seconds())

@@ -479,3 +479,40 @@ func TestFindingsLegacyQuit(t *testing.T) {
 		}
 	}
 }
+
+// The server that stops sending to one client is found as silent-server for
+// that client, from the stop to the capture's end, in both eras.
+func TestFindingsSilentServer(t *testing.T) {
+	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+		t.Run(era.String(), func(t *testing.T) {
+			cfg := synth.Config{Era: era, Players: 2, Duration: 14 * time.Second, Seed: 11, LevelChange: -1,
+				Faults: synth.Faults{Mutes: []synth.Mute{{Client: 2, At: 6 * time.Second}}}}
+			path, _, sum := synthGame(t, cfg)
+			if sum.FaultDrops["mute 2"] == 0 {
+				t.Fatalf("the mute dropped nothing: %v", sum.FaultDrops)
+			}
+			_, fs := findingsOf(t, engine.Difs, path)
+			epoch := synth.Epoch(cfg.Seed)
+			got := ofKind(fs, engine.KindSilentServer, 2)
+			if len(got) != 1 {
+				t.Fatalf("silent-server of client 2: %d findings, want 1: %v", len(got), fs)
+			}
+			f := got[0]
+			frame := synth.FrameTime
+			if f.Severity != engine.SeverityError || !near(f.Start, epoch.Add(6*time.Second), 2*frame) ||
+				!near(f.End, epoch.Add(cfg.Duration), 8*frame) || f.Figures["packets"] < 40 {
+				t.Errorf("silent-server: %v %s–%s %v, want an error from 6 s to 14 s after %s", f.Severity, f.Start, f.End, f.Figures, epoch)
+			}
+			// The client itself kept sending: no silent-client, and client 1
+			// was not touched.
+			if n := len(ofKind(fs, engine.KindSilentClient, 2)); n != 0 {
+				t.Errorf("%d silent-client findings for the muted client", n)
+			}
+			for _, f := range fs {
+				if f.Conv == 1 && f.Severity > engine.SeverityInfo {
+					t.Errorf("client 1: %s", f.Summary)
+				}
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 type Faults struct {
 	Outages []Outage // nothing to or from the client gets through
 	Stops   []Stop   // the client sends nothing any more (it still receives)
+	Mutes   []Mute   // the server sends the client nothing any more (it still receives)
 	Bursts  []Burst  // short outages, again and again
 	Delays  []Delay  // every datagram to and from the client arrives late
 	Slow    []Slow   // the client runs below the server's 40 frames a second
@@ -32,6 +33,13 @@ type Outage struct {
 
 // Stop drops every datagram Client sends from At on.
 type Stop struct {
+	Client int
+	At     time.Duration
+}
+
+// Mute drops every datagram the server sends to Client from At on: the
+// server stops sending to it while the client keeps sending.
+type Mute struct {
 	Client int
 	At     time.Duration
 }
@@ -78,6 +86,14 @@ func (f *Faults) Validate(players int) error {
 			return err
 		}
 	}
+	for _, m := range f.Mutes {
+		if err := check("mute", m.Client); err != nil {
+			return err
+		}
+		if m.At < 0 {
+			return fmt.Errorf("mute of client %d: %v is before the start", m.Client, m.At)
+		}
+	}
 	for _, b := range f.Bursts {
 		if err := check("burst", b.Client); err != nil {
 			return err
@@ -107,7 +123,7 @@ func (f *Faults) Validate(players int) error {
 
 // empty reports whether no fault is injected.
 func (f *Faults) empty() bool {
-	return len(f.Outages)+len(f.Stops)+len(f.Bursts)+len(f.Delays)+len(f.Slow) == 0
+	return len(f.Outages)+len(f.Stops)+len(f.Mutes)+len(f.Bursts)+len(f.Delays)+len(f.Slow) == 0
 }
 
 // clientOf returns the client number of an endpoint, 0 for the server.
@@ -132,6 +148,11 @@ func (f *Faults) drop(from, to netip.AddrPort, now int64) (bool, string) {
 	for _, s := range f.Stops {
 		if s.Client == src && t >= s.At {
 			return true, "stop"
+		}
+	}
+	for _, m := range f.Mutes {
+		if src == 0 && m.Client == dst && t >= m.At {
+			return true, "mute"
 		}
 	}
 	for _, b := range f.Bursts {
@@ -166,7 +187,7 @@ func (f *Faults) slowFPS(n int, now int64) float64 {
 
 // FaultTruth is what a fault did, as written beside the capture.
 type FaultTruth struct {
-	Kind    string  `json:"kind"` // outage, stop, burst, delay, slow
+	Kind    string  `json:"kind"` // outage, stop, mute, burst, delay, slow
 	Client  int     `json:"client"`
 	Player  int     `json:"player"`
 	Addr    string  `json:"addr"`
@@ -205,6 +226,9 @@ func FaultTruths(cfg Config, sum *Summary) []FaultTruth {
 	}
 	for _, s := range f.Stops {
 		out = append(out, mk("stop", s.Client, s.At, end))
+	}
+	for _, m := range f.Mutes {
+		out = append(out, mk("mute", m.Client, m.At, end))
 	}
 	for _, b := range f.Bursts {
 		t := mk("burst", b.Client, b.From, end)

@@ -13,12 +13,13 @@ import (
 
 // faultFlags are pmdump synth's fault-injection flags, each repeatable.
 type faultFlags struct {
-	outages, stops, bursts, delays, slow []string
+	outages, stops, mutes, bursts, delays, slow []string
 }
 
 func (f *faultFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.outages, "outage", nil, "drop everything to and from client `N:FROM-TO` (e.g. 2:10s-15s)")
 	fs.StringArrayVar(&f.stops, "stop", nil, "client `N:AT` sends nothing from AT on (e.g. 1:20s)")
+	fs.StringArrayVar(&f.mutes, "mute", nil, "the server sends client `N:AT` nothing from AT on (e.g. 2:20s)")
 	fs.StringArrayVar(&f.bursts, "burst", nil, "drop everything to and from client `N:LENGTH/EVERY[@FROM]` (e.g. 2:300ms/5s)")
 	fs.StringArrayVar(&f.delays, "delay", nil, "every datagram to and from client `N:D` arrives D later (e.g. 1:80ms)")
 	fs.StringArrayVar(&f.slow, "slow", nil, "client `N:FPS[@FROM]` runs at FPS frames a second (e.g. 3:20@5s)")
@@ -80,6 +81,17 @@ func (f *faultFlags) parse() (synth.Faults, error) {
 		}
 		out.Stops = append(out.Stops, synth.Stop{Client: c, At: t})
 	}
+	for _, v := range f.mutes {
+		c, rest, err := split("mute", v)
+		if err != nil {
+			return out, err
+		}
+		t, err := dur("mute", v, rest)
+		if err != nil {
+			return out, err
+		}
+		out.Mutes = append(out.Mutes, synth.Mute{Client: c, At: t})
+	}
 	for _, v := range f.bursts {
 		c, rest, err := split("burst", v)
 		if err != nil {
@@ -134,7 +146,7 @@ func (f *faultFlags) parse() (synth.Faults, error) {
 
 // describeFaults says what was injected, for the summary line.
 func describeFaults(f synth.Faults) string {
-	n := len(f.Outages) + len(f.Stops) + len(f.Bursts) + len(f.Delays) + len(f.Slow)
+	n := len(f.Outages) + len(f.Stops) + len(f.Mutes) + len(f.Bursts) + len(f.Delays) + len(f.Slow)
 	if n == 0 {
 		return ""
 	}
