@@ -25,6 +25,7 @@ import (
 // prints the same packet lines as read prints from the capture live wrote
 // with -w, and the kernel dropped nothing; stats -i reports the game.
 func TestLiveCommand(t *testing.T) {
+	t.Parallel() // mostly waiting on the live captures' durations
 	ns := netnstest.New(t)
 	dgs := netnstest.Game(t, synth.Config{Era: decode.Modern, Players: 2, Duration: 3 * time.Second, Seed: 5})
 	dir := t.TempDir()
