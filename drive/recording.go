@@ -61,7 +61,7 @@ type Client struct {
 	Hostname string         `json:"hostname"`
 	Join     Key            `json:"join"` // the frame the server read its join in (the join reply's)
 	Last     Key            `json:"last"` // the frame the server read its last packet in
-	line     reassemble.Line
+	line     reassemble.Chain
 	states   map[Key][32]byte // the states the server sent it, by key
 }
 
@@ -193,7 +193,7 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 		sjon    = map[int]Key{}
 		sjonN   = map[int]int{}
 		states  = map[int]map[Key][32]byte{}
-		lines   = map[int]reassemble.Line{}
+		lines   = map[int]reassemble.Chain{}
 		era     decode.Era
 	)
 	cfg := engine.Config{Work: engine.Timeline, Schema: opt.Schema}

@@ -11,17 +11,17 @@ func (e *Engine) Index() *PacketIndex { return e.index }
 
 // Lines returns the lines (a client in one conversation) that have states
 // in the timeline, in order of their first state.
-func (e *Engine) Lines() []reassemble.Line {
+func (e *Engine) Lines() []reassemble.Chain {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timeline == nil {
 		return nil
 	}
-	return append([]reassemble.Line(nil), e.timeline.Lines()...)
+	return append([]reassemble.Chain(nil), e.timeline.Lines()...)
 }
 
 // EntryCount is the number of states of a line in the timeline so far.
-func (e *Engine) EntryCount(l reassemble.Line) int {
+func (e *Engine) EntryCount(l reassemble.Chain) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timeline == nil {
@@ -32,7 +32,7 @@ func (e *Engine) EntryCount(l reassemble.Line) int {
 
 // Entries copies a line's timeline entries of positions [from, to) into
 // dst. to < 0 means all.
-func (e *Engine) Entries(dst []replay.Entry, l reassemble.Line, from, to int) []replay.Entry {
+func (e *Engine) Entries(dst []replay.Entry, l reassemble.Chain, from, to int) []replay.Entry {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timeline == nil {
@@ -53,7 +53,7 @@ func (e *Engine) Entries(dst []replay.Entry, l reassemble.Line, from, to int) []
 
 // State rebuilds the state of entry i of line l from the timeline into dst
 // (reusing its capacity).
-func (e *Engine) State(dst []byte, l reassemble.Line, i int) ([]byte, error) {
+func (e *Engine) State(dst []byte, l reassemble.Chain, i int) ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timeline == nil {
@@ -65,7 +65,7 @@ func (e *Engine) State(dst []byte, l reassemble.Line, i int) ([]byte, error) {
 // Find returns the index of the newest OK state of line l at or before
 // frame n of level sequence slsn, or -1; with held, only states the client
 // acknowledged count (see replay.Timeline.Find).
-func (e *Engine) Find(l reassemble.Line, slsn int, n int32, held bool) int {
+func (e *Engine) Find(l reassemble.Chain, slsn int, n int32, held bool) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timeline == nil {
@@ -76,7 +76,7 @@ func (e *Engine) Find(l reassemble.Line, slsn int, n int32, held bool) int {
 
 // SLSNs returns the level sequences of line l whose states span frame n
 // (see replay.Timeline.SLSNs).
-func (e *Engine) SLSNs(l reassemble.Line, n int32) []int {
+func (e *Engine) SLSNs(l reassemble.Chain, n int32) []int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timeline == nil {

@@ -15,8 +15,8 @@ import (
 // that joined late or left early is in the game of the clients whose
 // states its own overlap.
 type Game struct {
-	ID    int               // 1-based, in order of the game's first state
-	Lines []reassemble.Line // its clients, in order of their first state
+	ID    int                // 1-based, in order of the game's first state
+	Lines []reassemble.Chain // its clients, in order of their first state
 }
 
 func (g Game) String() string {
@@ -39,7 +39,7 @@ func (e *Engine) Games() []Game {
 		hosts[c.ID] = c.Server.Addr()
 	}
 	type span struct {
-		l           reassemble.Line
+		l           reassemble.Chain
 		order       int
 		host        netip.Addr
 		first, last int32
@@ -127,7 +127,7 @@ func (e *Engine) AcrossClients(sel Selector, n, slsn int, sent bool) (Across, er
 	if len(games) == 0 {
 		return out, &NotFoundError{sel}
 	}
-	var ref reassemble.Line
+	var ref reassemble.Chain
 	if sel.Any() {
 		if len(games) > 1 {
 			return out, &GameChoiceError{games}

@@ -18,7 +18,7 @@ import (
 type rebuildOp struct {
 	kind  uint8
 	water int // the assembler's OldestPendingN when the op was queued
-	line  reassemble.Line
+	line  reassemble.Chain
 	n     int32 // opAck: the frame acknowledged; opPlayer: the player; opTaken: the dif's LastN
 	ts    time.Time
 	msg   *reassemble.Message // opDif
@@ -283,7 +283,7 @@ func appendOp(b []byte, o *rebuildOp) []byte {
 	rec = binary.AppendVarint(rec, int64(o.seq))
 	if o.kind == opDif {
 		m := o.msg
-		rec = appendLine(rec, m.Line())
+		rec = appendLine(rec, m.Chain())
 		for _, v := range []int64{int64(m.SLSN), int64(m.Src), int64(m.Dst), int64(m.Status), int64(m.Count), int64(m.Pieces),
 			int64(m.Bytes), int64(m.LastN), m.Last.UnixNano()} {
 			rec = binary.AppendVarint(rec, v)
@@ -301,7 +301,7 @@ func appendOp(b []byte, o *rebuildOp) []byte {
 	return append(b, rec...)
 }
 
-func appendLine(b []byte, l reassemble.Line) []byte {
+func appendLine(b []byte, l reassemble.Chain) []byte {
 	b = binary.AppendVarint(b, int64(l.Conv))
 	a, _ := l.Client.MarshalBinary()
 	b = append(b, byte(len(a)))
@@ -344,11 +344,11 @@ func (r *opReader) bytes(n int) []byte {
 	return v
 }
 
-func (r *opReader) line() reassemble.Line {
+func (r *opReader) line() reassemble.Chain {
 	conv := int(r.int())
 	if len(r.b) == 0 {
 		r.err = errors.New("rebuild backlog: bad record")
-		return reassemble.Line{}
+		return reassemble.Chain{}
 	}
 	n := int(r.b[0])
 	r.b = r.b[1:]
@@ -356,7 +356,7 @@ func (r *opReader) line() reassemble.Line {
 	if err := a.UnmarshalBinary(r.bytes(n)); err != nil && r.err == nil {
 		r.err = fmt.Errorf("rebuild backlog: %w", err)
 	}
-	return reassemble.Line{Conv: conv, Client: a}
+	return reassemble.Chain{Conv: conv, Client: a}
 }
 
 // readOp decodes a record; its bytes are copied.

@@ -18,7 +18,7 @@ func TestBacklogOrder(t *testing.T) {
 	client := netip.MustParseAddrPort("10.0.0.2:24785")
 	at := time.Unix(1700000000, 123456789)
 	op := func(i int) rebuildOp {
-		l := reassemble.Line{Conv: i % 7, Client: client}
+		l := reassemble.Chain{Conv: i % 7, Client: client}
 		switch i % 3 {
 		case 0:
 			m := &reassemble.Message{Key: reassemble.Key{Client: client, Conv: i % 7, SLSN: i % 5, Src: int32(i), Dst: int32(i + 1)},

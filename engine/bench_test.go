@@ -162,7 +162,7 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 		// G: the last packet's client first.
 		x := e.Index()
 		last := x.Entry(x.Len() - 1)
-		var cursor reassemble.Line
+		var cursor reassemble.Chain
 		for _, l := range e.Progress().Lines {
 			if l.Line.Conv == int(last.Conv) {
 				cursor = l.Line

@@ -77,7 +77,7 @@ type sentKey struct {
 
 type lineDifs struct {
 	DifStats
-	line                            reassemble.Line
+	line                            reassemble.Chain
 	ok, missingBase, rebuiltCorrupt int
 	stateBytes, okCompressed        int64
 	acks                            []float64
@@ -92,16 +92,16 @@ const maxAckSamples = 1 << 16
 
 // difFigures gathers the per-conversation dif figures.
 type difFigures struct {
-	lines      map[reassemble.Line]*lineDifs
-	order      []reassemble.Line
+	lines      map[reassemble.Chain]*lineDifs
+	order      []reassemble.Chain
 	headerless int
-	byConv     []*lineDifs             // the same lines by conversation id, when they have one
-	players    map[reassemble.Line]int // players of lines with no dif yet
+	byConv     []*lineDifs              // the same lines by conversation id, when they have one
+	players    map[reassemble.Chain]int // players of lines with no dif yet
 }
 
-func newDifFigures() *difFigures { return &difFigures{lines: map[reassemble.Line]*lineDifs{}} }
+func newDifFigures() *difFigures { return &difFigures{lines: map[reassemble.Chain]*lineDifs{}} }
 
-func (d *difFigures) of(l reassemble.Line) *lineDifs {
+func (d *difFigures) of(l reassemble.Chain) *lineDifs {
 	if l.Conv > 0 && l.Conv < len(d.byConv) {
 		if x := d.byConv[l.Conv]; x != nil && x.line == l {
 			return x
@@ -127,7 +127,7 @@ func (d *difFigures) of(l reassemble.Line) *lineDifs {
 	return x
 }
 
-func (d *difFigures) setPlayer(l reassemble.Line, p int) {
+func (d *difFigures) setPlayer(l reassemble.Chain, p int) {
 	if p < 0 {
 		return
 	}
@@ -136,13 +136,13 @@ func (d *difFigures) setPlayer(l reassemble.Line, p int) {
 		return
 	}
 	if d.players == nil {
-		d.players = map[reassemble.Line]int{}
+		d.players = map[reassemble.Chain]int{}
 	}
 	d.players[l] = p // for when its first dif comes
 }
 
 // piece counts what became of one piece.
-func (d *difFigures) piece(l reassemble.Line, o reassemble.Outcome) {
+func (d *difFigures) piece(l reassemble.Chain, o reassemble.Outcome) {
 	switch o {
 	case reassemble.LateDuplicate:
 		d.of(l).DuplicatePieces++
@@ -156,7 +156,7 @@ func (d *difFigures) piece(l reassemble.Line, o reassemble.Outcome) {
 // whatever became of it. This is the one definition of a base reset the
 // dif table, the health series and the findings use.
 func (d *difFigures) dif(m *Dif) (baseReset bool) {
-	x := d.of(m.Line())
+	x := d.of(m.Chain())
 	x.Difs++
 	x.DuplicatePieces += m.Duplicates
 	x.TruncatedPieces += m.Truncated

@@ -415,7 +415,7 @@ func TestLineOfAmbiguous(t *testing.T) {
 		t.Errorf("error %q: want the conversations and no flag", msg)
 	}
 	l, err := e.LineOf(engine.Selector{Player: -1, Conv: 2})
-	if err != nil || l != (reassemble.Line{Conv: 2, Client: client1}) {
+	if err != nil || l != (reassemble.Chain{Conv: 2, Client: client1}) {
 		t.Fatalf("conversation 2: %v %v", l, err)
 	}
 	got, err := e.State(nil, l, 0)

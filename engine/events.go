@@ -104,7 +104,7 @@ type StateEvent struct{ State *replay.State }
 
 // Ack is one stak: a client acknowledging the state of a frame.
 type Ack struct {
-	Line  reassemble.Line
+	Line  reassemble.Chain
 	SLSN  int // the level sequence the client was in (as the engine knows it)
 	Frame int32
 	N     int // capture frame number of the stak

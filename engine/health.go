@@ -139,16 +139,16 @@ const maxSeconds = 86400
 // conversation.
 type healthCollector struct {
 	t0    time.Time
-	lines map[reassemble.Line]*lineHealth
-	order []reassemble.Line
+	lines map[reassemble.Chain]*lineHealth
+	order []reassemble.Chain
 	user  *schema.Schema
 }
 
 func newHealthCollector(user *schema.Schema) *healthCollector {
-	return &healthCollector{lines: map[reassemble.Line]*lineHealth{}, user: user}
+	return &healthCollector{lines: map[reassemble.Chain]*lineHealth{}, user: user}
 }
 
-func (h *healthCollector) line(l reassemble.Line) *lineHealth {
+func (h *healthCollector) line(l reassemble.Chain) *lineHealth {
 	x := h.lines[l]
 	if x == nil {
 		x = &lineHealth{conv: l.Conv, client: l.Client.String(), player: -1, secs: map[int]*Second{}, pings: map[float64]time.Time{},
@@ -183,7 +183,7 @@ func (h *healthCollector) record(r *session.Record) {
 	if r.Kind != session.Game || r.Conv == nil || r.Conv.ID == 0 {
 		return
 	}
-	x := h.line(reassemble.Line{Conv: r.Conv.ID, Client: r.Conv.Client})
+	x := h.line(reassemble.Chain{Conv: r.Conv.ID, Client: r.Conv.Client})
 	x.player, x.era = r.Conv.Player, r.Conv.Era
 	pk := &r.Packet
 	s := h.at(x, r.TS)
@@ -232,7 +232,7 @@ func (h *healthCollector) record(r *session.Record) {
 // dif counts a dif in the second of its last piece, from its headers;
 // baseReset is the dif figures' verdict (one definition for both).
 func (h *healthCollector) dif(d *Dif, baseReset bool) {
-	x := h.line(d.Line())
+	x := h.line(d.Chain())
 	sec := h.at(x, d.Last)
 	sec.Difs++
 	sec.DifBytes += d.Bytes

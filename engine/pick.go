@@ -23,7 +23,7 @@ type Selector struct {
 func (s Selector) Any() bool { return s.Conv == 0 && !s.Client.IsValid() && s.Player < 0 }
 
 // Match reports whether a state's line and player are selected.
-func (s Selector) Match(l reassemble.Line, player int) bool {
+func (s Selector) Match(l reassemble.Chain, player int) bool {
 	return (s.Conv == 0 || l.Conv == s.Conv) && (!s.Client.IsValid() || l.Client == s.Client) && (s.Player < 0 || player == s.Player)
 }
 
@@ -47,7 +47,7 @@ func (s Selector) String() string {
 // AmbiguousError is a selector that matches several conversations.
 type AmbiguousError struct {
 	Sel        Selector
-	Candidates []reassemble.Line
+	Candidates []reassemble.Chain
 }
 
 func (e *AmbiguousError) Error() string {
@@ -66,13 +66,13 @@ func (e *NotFoundError) Error() string { return fmt.Sprintf("no states of %s in 
 // LineOf returns the one line with states that the selector picks: an
 // *AmbiguousError lists the candidates when it picks several, a
 // *NotFoundError says when it picks none.
-func (e *Engine) LineOf(sel Selector) (reassemble.Line, error) {
+func (e *Engine) LineOf(sel Selector) (reassemble.Chain, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timeline == nil {
-		return reassemble.Line{}, errNoTimeline
+		return reassemble.Chain{}, errNoTimeline
 	}
-	var found []reassemble.Line
+	var found []reassemble.Chain
 	for _, l := range e.timeline.Lines() {
 		es := e.timeline.Entries(l)
 		player := -1
@@ -85,11 +85,11 @@ func (e *Engine) LineOf(sel Selector) (reassemble.Line, error) {
 	}
 	switch len(found) {
 	case 0:
-		return reassemble.Line{}, &NotFoundError{sel}
+		return reassemble.Chain{}, &NotFoundError{sel}
 	case 1:
 		return found[0], nil
 	}
-	return reassemble.Line{}, &AmbiguousError{sel, found}
+	return reassemble.Chain{}, &AmbiguousError{sel, found}
 }
 
 // PickSettle is how far past a frame (10 s of game frames) a level sequence
@@ -108,7 +108,7 @@ func PastPick(s *replay.State, slsn, n int) bool {
 
 // PickedState is the state a client held at a frame, as Engine.Pick finds it.
 type PickedState struct {
-	Line  reassemble.Line
+	Line  reassemble.Chain
 	SLSN  int
 	Frame int // the frame asked for
 	Index int // the entry in the line's timeline
@@ -141,7 +141,7 @@ func (e *SLSNChoiceError) Error() string {
 // Pick finds the state line l held at frame n of level sequence slsn (-1:
 // the only one whose states span n): the newest state at or before n that
 // the client acknowledged, or with sent any the server sent.
-func (e *Engine) Pick(l reassemble.Line, n, slsn int, sent bool) (PickedState, error) {
+func (e *Engine) Pick(l reassemble.Chain, n, slsn int, sent bool) (PickedState, error) {
 	p := PickedState{Line: l, SLSN: slsn, Frame: n, Sent: sent, Newer: -1}
 	e.mu.Lock()
 	defer e.mu.Unlock()

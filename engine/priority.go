@@ -23,7 +23,7 @@ import (
 // Config.Inspect, which runs as a state is built, sees the Seq of the order
 // the rebuild took the difs in; every other consumer sees capture order.
 // Without a rebuild behind, or once it has ended, it does nothing.
-func (e *Engine) Prioritize(l reassemble.Line, upTo int) {
+func (e *Engine) Prioritize(l reassemble.Chain, upTo int) {
 	if e.bh == nil {
 		return
 	}
@@ -151,7 +151,7 @@ func (e *Engine) heldEarly(a heldAck) {
 // from the file ahead of their turn.
 type priority struct {
 	on    bool
-	line  reassemble.Line
+	line  reassemble.Chain
 	upTo  int                 // the last capture packet of the difs wanted; < 0 for all
 	mem   int                 // the next op in memory to look at
 	off   int64               // the next record in the file to look at
@@ -162,7 +162,7 @@ type priority struct {
 
 // prioritize makes next take line l's ops first, up to its dif that ends
 // past capture packet upTo (upTo < 0: all of them).
-func (q *backlog) prioritize(l reassemble.Line, upTo int) {
+func (q *backlog) prioritize(l reassemble.Chain, upTo int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	p := &q.pri
@@ -173,9 +173,9 @@ func (q *backlog) prioritize(l reassemble.Line, upTo int) {
 }
 
 // opLine is the line an op is about.
-func opLine(o *rebuildOp) reassemble.Line {
+func opLine(o *rebuildOp) reassemble.Chain {
 	if o.kind == opDif {
-		return o.msg.Line()
+		return o.msg.Chain()
 	}
 	return o.line
 }

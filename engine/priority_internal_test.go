@@ -13,7 +13,7 @@ import (
 // in its place; in memory, through the file, and half in each.
 func TestBacklogPriority(t *testing.T) {
 	client := netip.MustParseAddrPort("10.0.0.2:24785")
-	line := func(i int) reassemble.Line { return reassemble.Line{Conv: i % 3, Client: client} }
+	line := func(i int) reassemble.Chain { return reassemble.Chain{Conv: i % 3, Client: client} }
 	op := func(i int) rebuildOp {
 		switch {
 		case i == 500:

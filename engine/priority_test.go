@@ -62,10 +62,10 @@ func TestPrioritizeFirst(t *testing.T) {
 		for _, first := range tc.firsts {
 			var (
 				mu      sync.Mutex
-				built   []reassemble.Line // the line of each state built, in order
+				built   []reassemble.Chain // the line of each state built, in order
 				release = make(chan struct{})
 				once    sync.Once
-				line    reassemble.Line
+				line    reassemble.Chain
 			)
 			cfg := engine.Config{RebuildBehind: true, MemoryBudget: tc.budget,
 				Inspect: func(s *replay.State, _, _ []byte) {
@@ -143,7 +143,7 @@ func TestPrioritizeFirst(t *testing.T) {
 				}
 			}
 			t.Logf("%s, budget %d, first %v: %d of %d states of the other lines built after the last of %v", tc.in, tc.budget, first, after, others, line)
-			if line == (reassemble.Line{}) || others == 0 {
+			if line == (reassemble.Chain{}) || others == 0 {
 				t.Fatalf("%s: no line to prioritize among several", tc.in)
 			}
 			if !tc.order {

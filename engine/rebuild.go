@@ -15,7 +15,7 @@ type behind struct {
 	q    *backlog
 	done chan struct{} // closed when the rebuild has ended
 	// Under the engine's lock: the difs queued per line, in all.
-	queued map[reassemble.Line]int
+	queued map[reassemble.Chain]int
 	total  int
 	// The rebuild goroutine's own.
 	water   int             // the assembler's OldestPendingN as of the last op taken
@@ -26,7 +26,7 @@ type behind struct {
 	aborted atomic.Bool
 	// Prioritize's: the line wished first, not yet handed to the backlog
 	// (under the engine's lock).
-	wish     reassemble.Line
+	wish     reassemble.Chain
 	wishUpTo int
 	wished   bool
 	// The rebuild goroutine's, for the difs taken ahead of their turn
@@ -193,7 +193,7 @@ type Progress struct {
 
 // LineProgress is how far the rebuild of one line's states has come.
 type LineProgress struct {
-	Line    reassemble.Line
+	Line    reassemble.Chain
 	Difs    int // difs of the line handed to the rebuild
 	Rebuilt int // and its states in the timeline
 }

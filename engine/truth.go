@@ -127,8 +127,8 @@ type Verifier struct {
 	to     int32
 	ranged bool
 	// the states added, by line, then by frame
-	lines   map[reassemble.Line]map[int32][]got
-	players map[reassemble.Line]int
+	lines   map[reassemble.Chain]map[int32][]got
+	players map[reassemble.Chain]int
 }
 
 type got struct {
@@ -140,7 +140,7 @@ type got struct {
 // NewVerifier returns a verifier of t. With ranged, only rows whose dst
 // frame is in [from, to] count.
 func NewVerifier(t *Truth, ranged bool, from, to int32) *Verifier {
-	return &Verifier{truth: t, ranged: ranged, from: from, to: to, lines: map[reassemble.Line]map[int32][]got{}, players: map[reassemble.Line]int{}}
+	return &Verifier{truth: t, ranged: ranged, from: from, to: to, lines: map[reassemble.Chain]map[int32][]got{}, players: map[reassemble.Chain]int{}}
 }
 
 // Add takes one rebuilt state (only OK states count).
@@ -182,8 +182,8 @@ func (r Verification) OK() bool {
 // them.
 func (v *Verifier) Result() (Verification, error) {
 	res := Verification{Lost: v.truth.Server}
-	byPlayer := map[int]reassemble.Line{}
-	var lines []reassemble.Line
+	byPlayer := map[int]reassemble.Chain{}
+	var lines []reassemble.Chain
 	for l := range v.lines {
 		lines = append(lines, l)
 	}
@@ -268,7 +268,7 @@ func slsnNote(slsn int) string {
 // ManyClientsError is a client's ground truth compared with the states of
 // several clients: one must be chosen.
 type ManyClientsError struct {
-	Lines []reassemble.Line
+	Lines []reassemble.Chain
 }
 
 func (e *ManyClientsError) Error() string {

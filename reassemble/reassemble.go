@@ -23,15 +23,15 @@ import (
 	"github.com/pmdump/pmdump/decode"
 )
 
-// Line identifies the chain of states one client is sent in one
-// conversation: a client endpoint that joins again (or that two games read
+// Chain identifies one client's chain of states in one conversation (a
+// dif's base is an earlier state of the same chain): a client endpoint that joins again (or that two games read
 // together share) starts a new conversation, and its frames start afresh.
-type Line struct {
+type Chain struct {
 	Conv   int            // the conversation's number (session.Conversation.ID), 0 when not known
 	Client netip.AddrPort // the client the difs are sent to
 }
 
-func (l Line) String() string {
+func (l Chain) String() string {
 	if l.Conv == 0 {
 		return l.Client.String()
 	}
@@ -41,14 +41,14 @@ func (l Line) String() string {
 // Key identifies one dif message.
 type Key struct {
 	Client netip.AddrPort // the client the dif is sent to
-	Conv   int            // its conversation (see Line), 0 when not known
+	Conv   int            // its conversation (see Chain), 0 when not known
 	SLSN   int            // level-sequence number (the modern stdf byte; 0 in the legacy era)
 	Src    int32          // base frame, 0 for a keyframe
 	Dst    int32          // frame of the state the dif produces
 }
 
-// Line is the chain the message belongs to.
-func (k Key) Line() Line { return Line{k.Conv, k.Client} }
+// Chain is the chain the message belongs to.
+func (k Key) Chain() Chain { return Chain{k.Conv, k.Client} }
 
 func (k Key) String() string {
 	return fmt.Sprintf("%s slsn %d [%d to %d]", k.Client, k.SLSN, k.Src, k.Dst)
@@ -192,7 +192,7 @@ type Assembler struct {
 	limits  Limits
 	emit    func(*Message)
 	msgs    map[Key]*message
-	clients map[Line]*client
+	clients map[Chain]*client
 	total   int
 	bytes   int // piece bytes held for unfinished messages
 	// head and tail of the unfinished messages in arrival order
@@ -228,7 +228,7 @@ func New(limits Limits, emit func(*Message)) *Assembler {
 	if limits.PendingBytes <= 0 {
 		limits.PendingBytes = DefaultLimits.PendingBytes
 	}
-	return &Assembler{limits: limits, emit: emit, msgs: map[Key]*message{}, clients: map[Line]*client{}}
+	return &Assembler{limits: limits, emit: emit, msgs: map[Key]*message{}, clients: map[Chain]*client{}}
 }
 
 // Pending is the number of unfinished messages held.
@@ -260,13 +260,13 @@ func (c *client) remember(k Key, complete bool) {
 
 // Add adds one piece and says what became of it.
 func (a *Assembler) Add(p Piece) Outcome {
-	c := a.clients[p.Line()]
+	c := a.clients[p.Chain()]
 	if c == nil {
 		if len(a.clients) >= maxClients {
 			a.forgetIdle()
 		}
 		c = &client{}
-		a.clients[p.Line()] = c
+		a.clients[p.Chain()] = c
 	}
 	if p.TS.After(c.newest) {
 		c.newest = p.TS
@@ -357,7 +357,7 @@ func (a *Assembler) start(c *client, p Piece) *message {
 	return m
 }
 
-func (a *Assembler) clientOf(m *message) *client { return a.clients[m.Line()] }
+func (a *Assembler) clientOf(m *message) *client { return a.clients[m.Chain()] }
 
 // oldest is the unfinished message that started first, nil if none.
 func (a *Assembler) oldest() *message { return a.head }
@@ -510,13 +510,13 @@ func (a *Assembler) unlink(m *message) {
 	m.prev, m.next = nil, nil
 }
 
-// FlushClient ends the unfinished messages of a client's line (see Line;
+// FlushClient ends the unfinished messages of a client's chain (see Chain;
 // conversation 0) as Incomplete, oldest first: its session ended.
-func (a *Assembler) FlushClient(client netip.AddrPort) { a.FlushLine(Line{Client: client}) }
+func (a *Assembler) FlushClient(client netip.AddrPort) { a.FlushChain(Chain{Client: client}) }
 
-// FlushLine ends a line's unfinished messages as Incomplete (its
-// conversation ended), oldest first, and forgets the line.
-func (a *Assembler) FlushLine(l Line) {
+// FlushChain ends a chain's unfinished messages as Incomplete (its
+// conversation ended), oldest first, and forgets the chain.
+func (a *Assembler) FlushChain(l Chain) {
 	c := a.clients[l]
 	if c == nil {
 		return

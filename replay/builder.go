@@ -72,13 +72,13 @@ const keptAcked = 4
 type Builder struct {
 	opt     Options
 	emit    func(*State)
-	clients map[reassemble.Line]*chain
+	clients map[reassemble.Chain]*chain
 	next    int // sequence number of the next message added
 	out     int // sequence number of the next state to emit
 	results chan *State
 	pending map[int]*State
 	wg      sync.WaitGroup
-	players map[reassemble.Line]int
+	players map[reassemble.Chain]int
 	mem     *atomic.Int64 // bytes of states kept by all chains
 }
 
@@ -98,10 +98,10 @@ func New(opt Options, emit func(*State)) *Builder {
 	}
 	b := &Builder{
 		opt: opt, emit: emit,
-		clients: map[reassemble.Line]*chain{},
+		clients: map[reassemble.Chain]*chain{},
 		results: make(chan *State, 256),
 		pending: map[int]*State{},
-		players: map[reassemble.Line]int{},
+		players: map[reassemble.Chain]int{},
 		mem:     new(atomic.Int64),
 	}
 	// The scratch buffers of the builds the gate lets run at once come
@@ -120,12 +120,12 @@ func (b *Builder) Emitted() int { return b.out }
 // SetPlayer records a client's player number for the states that follow
 // (conversation 0; see SetLinePlayer).
 func (b *Builder) SetPlayer(client netip.AddrPort, player int) {
-	b.SetLinePlayer(reassemble.Line{Client: client}, player)
+	b.SetLinePlayer(reassemble.Chain{Client: client}, player)
 }
 
 // SetLinePlayer records the player number of a line's client for the
 // states that follow.
-func (b *Builder) SetLinePlayer(l reassemble.Line, player int) {
+func (b *Builder) SetLinePlayer(l reassemble.Chain, player int) {
 	if _, ok := b.players[l]; !ok && len(b.players) >= 4*b.opt.MaxClients {
 		clear(b.players)
 	}
@@ -143,7 +143,7 @@ func (b *Builder) stateOf(m *reassemble.Message, player int) *State {
 
 // Add hands one reassembled message to its client's chain.
 func (b *Builder) Add(m *reassemble.Message) {
-	l := m.Line()
+	l := m.Chain()
 	c := b.clients[l]
 	pl, ok := b.players[l]
 	if !ok {
@@ -185,7 +185,7 @@ func (b *Builder) send(c *chain, j job) {
 // n (a stak): that state is kept as a base, however old it grows, until
 // newer acknowledged ones replace it. A stak does not say the level
 // sequence: the state meant is the newest rebuilt one of frame n.
-func (b *Builder) Ack(l reassemble.Line, n int32) {
+func (b *Builder) Ack(l reassemble.Chain, n int32) {
 	if c := b.clients[l]; c != nil {
 		b.send(c, job{ack: true, ackN: n})
 	}
@@ -233,12 +233,12 @@ func (b *Builder) drain(block bool) {
 }
 
 // Restart ends a client's chain (conversation 0; see EndLine).
-func (b *Builder) Restart(client netip.AddrPort) { b.EndLine(reassemble.Line{Client: client}) }
+func (b *Builder) Restart(client netip.AddrPort) { b.EndLine(reassemble.Chain{Client: client}) }
 
 // EndLine ends a line's chain: its conversation is over. The states of
 // messages added for it later are rebuilt afresh (frames, level sequences
 // and the state size start over), after the ones already added.
-func (b *Builder) EndLine(l reassemble.Line) {
+func (b *Builder) EndLine(l reassemble.Chain) {
 	if c := b.clients[l]; c != nil {
 		close(c.in)
 		delete(b.clients, l)

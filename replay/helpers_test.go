@@ -95,4 +95,4 @@ func rebuild(opt replay.Options, msgs ...*reassemble.Message) []*replay.State {
 }
 
 // ln is a client's line in conversation 0.
-func ln(c netip.AddrPort) reassemble.Line { return reassemble.Line{Client: c} }
+func ln(c netip.AddrPort) reassemble.Chain { return reassemble.Chain{Client: c} }

@@ -50,7 +50,7 @@ type Frame struct {
 type State struct {
 	Seq        int            // order in which its dif ended in the capture, from 0
 	Client     netip.AddrPort // the client it was sent to
-	Conv       int            // the conversation (see reassemble.Line), 0 when not known
+	Conv       int            // the conversation (see reassemble.Chain), 0 when not known
 	BaseSeq    int            // Seq of the state it was rebuilt on (OK, src ≠ 0); -1 for none
 	Player     int            // the client's player number, -1 if unknown
 	SLSN       int            // level sequence (inferred for the legacy era)
@@ -74,4 +74,4 @@ type State struct {
 func (s *State) Keyframe() bool { return s.Src == 0 }
 
 // Line is the chain the state belongs to.
-func (s *State) Line() reassemble.Line { return reassemble.Line{Conv: s.Conv, Client: s.Client} }
+func (s *State) Line() reassemble.Chain { return reassemble.Chain{Conv: s.Conv, Client: s.Client} }

@@ -58,8 +58,8 @@ func (e *Entry) Keyframe() bool { return e.Src == 0 }
 // through the bases the rebuild really used. A Timeline is not safe for
 // concurrent use.
 type Timeline struct {
-	lines map[reassemble.Line]*line
-	order []reassemble.Line
+	lines map[reassemble.Chain]*line
+	order []reassemble.Chain
 	store *store
 	inf   reassemble.Inflater
 	dif   []byte
@@ -110,17 +110,17 @@ func (l *line) remember(f Frame, i int) {
 // and checkpoints held in memory before they spill to a temporary file in
 // dir ("" for the system's).
 func NewTimeline(memBudget int, dir string) *Timeline {
-	return &Timeline{lines: map[reassemble.Line]*line{}, store: &store{budget: memBudget, dir: dir}}
+	return &Timeline{lines: map[reassemble.Chain]*line{}, store: &store{budget: memBudget, dir: dir}}
 }
 
 // Close releases the timeline's temporary file.
 func (t *Timeline) Close() error { return t.store.close() }
 
 // Lines returns the lines in order of their first state.
-func (t *Timeline) Lines() []reassemble.Line { return t.order }
+func (t *Timeline) Lines() []reassemble.Chain { return t.order }
 
 // Entries returns a line's entries in the order their difs ended.
-func (t *Timeline) Entries(l reassemble.Line) []Entry {
+func (t *Timeline) Entries(l reassemble.Chain) []Entry {
 	if x := t.lines[l]; x != nil {
 		return x.entries
 	}
@@ -208,7 +208,7 @@ func (l *line) bySeq(seq int) int {
 // not say which level sequence it means; around a level change the frame
 // can exist in two, so the state acknowledged is the one whose dif ended
 // last before the ack.
-func (t *Timeline) Ack(key reassemble.Line, n int32, ts time.Time) {
+func (t *Timeline) Ack(key reassemble.Chain, n int32, ts time.Time) {
 	l := t.lines[key]
 	if l == nil {
 		return
@@ -232,7 +232,7 @@ func (t *Timeline) Ack(key reassemble.Line, n int32, ts time.Time) {
 // frame n of level sequence slsn, or -1. With held, only states the client
 // acknowledged count: a client acknowledges every dif it applies, so those
 // are the states it held.
-func (t *Timeline) Find(key reassemble.Line, slsn int, n int32, held bool) int {
+func (t *Timeline) Find(key reassemble.Chain, slsn int, n int32, held bool) int {
 	l := t.lines[key]
 	if l == nil {
 		return -1
@@ -253,7 +253,7 @@ func (t *Timeline) Find(key reassemble.Line, slsn int, n int32, held bool) int {
 // SLSNs returns, in order, the level sequences whose rebuilt states of a
 // line span frame n (from their first frame to their last); when none
 // does, the one whose states end last before n.
-func (t *Timeline) SLSNs(key reassemble.Line, n int32) []int {
+func (t *Timeline) SLSNs(key reassemble.Chain, n int32) []int {
 	l := t.lines[key]
 	if l == nil {
 		return nil
@@ -298,7 +298,7 @@ func (t *Timeline) SLSNs(key reassemble.Line, n int32) []int {
 // State rebuilds the state of entry i of client into dst (reusing its
 // capacity) and checks it against the sha256 recorded when it was first
 // rebuilt.
-func (t *Timeline) State(dst []byte, key reassemble.Line, i int) ([]byte, error) {
+func (t *Timeline) State(dst []byte, key reassemble.Chain, i int) ([]byte, error) {
 	l := t.lines[key]
 	if l == nil || i < 0 || i >= len(l.entries) || l.entries[i].Status != OK {
 		return nil, fmt.Errorf("no rebuilt state %d for %s", i, key)

@@ -102,7 +102,7 @@ func TestTimeline(t *testing.T) {
 			}
 			index[s.Client] = append(index[s.Client], s.Seq)
 		}
-		if got := tl.Lines(); !slices.Equal(got, []reassemble.Line{ln(client1), ln(client2)}) {
+		if got := tl.Lines(); !slices.Equal(got, []reassemble.Chain{ln(client1), ln(client2)}) {
 			t.Errorf("clients %v", got)
 		}
 		var dst []byte

@@ -66,9 +66,9 @@ type Collector struct {
 	Extra []engine.Finding
 
 	mu       sync.Mutex
-	chunks   [][]sample                    // by replay.State.Seq
-	lines    map[reassemble.Line]*lineSnap // snapshot pacing per line
-	schemas  map[reassemble.Line]*schema.Schema
+	chunks   [][]sample                     // by replay.State.Seq
+	lines    map[reassemble.Chain]*lineSnap // snapshot pacing per line
+	schemas  map[reassemble.Chain]*schema.Schema
 	haveLvls map[levelKey]bool
 }
 
@@ -77,15 +77,15 @@ type lineSnap struct {
 }
 
 type levelKey struct {
-	line reassemble.Line
+	line reassemble.Chain
 	slsn int
 }
 
 // NewCollector returns a Collector.
 func NewCollector() *Collector {
 	return &Collector{
-		lines:    map[reassemble.Line]*lineSnap{},
-		schemas:  map[reassemble.Line]*schema.Schema{},
+		lines:    map[reassemble.Chain]*lineSnap{},
+		schemas:  map[reassemble.Chain]*schema.Schema{},
 		haveLvls: map[levelKey]bool{},
 	}
 }

@@ -94,7 +94,7 @@ func TestReplayPositionsAreTheStates(t *testing.T) {
 					}
 				}
 				client := netipOf(t, cv.Client)
-				l := reassemble.Line{Conv: cv.ID, Client: client}
+				l := reassemble.Chain{Conv: cv.ID, Client: client}
 				stride := max(1, len(r.T)/40)
 				for k := 0; k < len(r.T); k++ {
 					if k%stride != 0 && k != len(r.T)-1 {
@@ -114,7 +114,7 @@ func TestReplayPositionsAreTheStates(t *testing.T) {
 
 // checkEntry compares replay entry k's players with the state the client
 // held at its frame.
-func checkEntry(t *testing.T, e *engine.Engine, l reassemble.Line, cv report.Conversation, k int) {
+func checkEntry(t *testing.T, e *engine.Engine, l reassemble.Chain, cv report.Conversation, k int) {
 	t.Helper()
 	r := cv.Replay
 	pick, err := e.Pick(l, int(r.Frame[k]), r.SLSN[k], false)

@@ -174,7 +174,7 @@ func Load(inputs []string, opt LoadOptions) (*Recording, error) {
 			case engine.StateEvent:
 				st := ev.State
 				if st.Status == replay.OK && opt.Conv == 0 && st.Player == opt.Player {
-					l.seen(reassemble.Line{Conv: st.Conv, Client: st.Client})
+					l.seen(reassemble.Chain{Conv: st.Conv, Client: st.Client})
 				}
 				if l.conv != nil && st.Conv == l.conv.ID {
 					l.add(st)
@@ -217,7 +217,7 @@ func Load(inputs []string, opt LoadOptions) (*Recording, error) {
 }
 
 type loader struct {
-	lines  []reassemble.Line // the conversations with states of the player asked for
+	lines  []reassemble.Chain // the conversations with states of the player asked for
 	rec    *Recording
 	opt    LoadOptions
 	conv   *session.Conversation
@@ -230,7 +230,7 @@ type loader struct {
 }
 
 // seen notes a conversation with states of the player asked for.
-func (l *loader) seen(line reassemble.Line) {
+func (l *loader) seen(line reassemble.Chain) {
 	if !slices.Contains(l.lines, line) {
 		l.lines = append(l.lines, line)
 	}

@@ -24,7 +24,7 @@ const linkWindow = 256
 // piece's dif, the state a stak acknowledges, or for any other packet of a
 // conversation the newest state the server had sent its client by then. It
 // says what it found, or why there is none.
-func (s *scrubModel) toPacket(m *Model, pos int) (string, bool) {
+func (s *stateCursor) toPacket(m *Model, pos int) (string, bool) {
 	x := m.e.Index()
 	if x == nil {
 		return "", false
@@ -105,7 +105,7 @@ func (m *Model) toState(pos int, v int) tea.Cmd {
 // piecesFilter is the display filter that lists a state's pieces and its
 // acks: the stdf and stak packets of its conversation for its frame (in
 // the modern era, of its level sequence).
-func piecesFilter(l reassemble.Line, e *replay.Entry) string {
+func piecesFilter(l reassemble.Chain, e *replay.Entry) string {
 	return fmt.Sprintf(`conv == %d and frame == %d and (stak or stdf and (slsn == %d or era == "%s"))`, l.Conv, e.N, e.SLSN, decode.Legacy)
 }
 

@@ -73,7 +73,7 @@ func percent(done, all int) int {
 // lineProgress is how far the rebuild of line l has come: "" when it is
 // complete, else "rebuilding, 41 %" (of the difs found so far while the
 // capture is still read).
-func (m *Model) lineProgress(l reassemble.Line) string {
+func (m *Model) lineProgress(l reassemble.Chain) string {
 	if m.done {
 		return ""
 	}
@@ -95,7 +95,7 @@ func (m *Model) lineProgress(l reassemble.Line) string {
 
 // wanted is what the state rebuild was last asked to take first.
 type wanted struct {
-	line reassemble.Line
+	line reassemble.Chain
 	upTo int
 }
 
@@ -111,7 +111,7 @@ func (m *Model) wantFirst() {
 	w := wanted{upTo: -1}
 	switch m.view {
 	case viewTimeline, viewState, viewDiff:
-		if w.line = m.scrub.line(); w.line == (reassemble.Line{}) {
+		if w.line = m.scrub.line(); w.line == (reassemble.Chain{}) {
 			return
 		}
 	case viewPackets:
@@ -133,7 +133,7 @@ func (m *Model) wantFirst() {
 				w.line = lp.Line
 			}
 		}
-		if w.line == (reassemble.Line{}) {
+		if w.line == (reassemble.Chain{}) {
 			return // no dif of the conversation yet
 		}
 	default:

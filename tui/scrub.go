@@ -20,10 +20,10 @@ import (
 	"github.com/pmdump/pmdump/schema"
 )
 
-// scrubModel is the position in the states of one client (a line) that
+// stateCursor is the position in the states of one client (a line) that
 // the timeline, state and diff views share, and what was loaded for it.
-type scrubModel struct {
-	lines []reassemble.Line
+type stateCursor struct {
+	lines []reassemble.Chain
 	li    int // the line shown
 	i     int // its entry
 	ent   replay.Entry
@@ -49,7 +49,7 @@ type scrubModel struct {
 
 // markA is the state a diff starts from.
 type markA struct {
-	line reassemble.Line
+	line reassemble.Chain
 	i    int
 	ent  replay.Entry
 }
@@ -57,7 +57,7 @@ type markA struct {
 // stateKey says what a load is for: a state, and in the diff view what it
 // is compared with.
 type stateKey struct {
-	line   reassemble.Line
+	line   reassemble.Chain
 	i      int
 	diff   bool
 	a      markA
@@ -80,15 +80,15 @@ type stateMsg struct {
 }
 
 // line is the line shown (the zero Line when there is none).
-func (s *scrubModel) line() reassemble.Line {
+func (s *stateCursor) line() reassemble.Chain {
 	if s.li < len(s.lines) {
 		return s.lines[s.li]
 	}
-	return reassemble.Line{}
+	return reassemble.Chain{}
 }
 
 // refreshLines picks up new lines and states of a running engine.
-func (s *scrubModel) refreshLines(m *Model) {
+func (s *stateCursor) refreshLines(m *Model) {
 	s.lines = m.e.Lines()
 	if s.li >= len(s.lines) {
 		s.li = 0
@@ -106,7 +106,7 @@ func (s *scrubModel) refreshLines(m *Model) {
 }
 
 // entry returns entry i of the shown line.
-func (s *scrubModel) entry(m *Model, i int) replay.Entry {
+func (s *stateCursor) entry(m *Model, i int) replay.Entry {
 	s.buf = m.e.Entries(s.buf[:0], s.line(), i, i+1)
 	if len(s.buf) == 0 {
 		return replay.Entry{}
@@ -114,7 +114,7 @@ func (s *scrubModel) entry(m *Model, i int) replay.Entry {
 	return s.buf[0]
 }
 
-func (s *scrubModel) setI(m *Model, i int) {
+func (s *stateCursor) setI(m *Model, i int) {
 	if s.n == 0 {
 		s.i = 0
 		s.ent = replay.Entry{}
@@ -125,14 +125,14 @@ func (s *scrubModel) setI(m *Model, i int) {
 }
 
 // step moves by d states.
-func (s *scrubModel) step(m *Model, d int) tea.Cmd {
+func (s *stateCursor) step(m *Model, d int) tea.Cmd {
 	s.setI(m, s.i+d)
 	return s.request(m)
 }
 
 // scan returns the first entry from i on in direction dir for which ok
 // holds, or -1. It reads the entries in chunks.
-func (s *scrubModel) scan(m *Model, i, dir int, ok func(i int, e, prev *replay.Entry) bool) int {
+func (s *stateCursor) scan(m *Model, i, dir int, ok func(i int, e, prev *replay.Entry) bool) int {
 	const chunk = 1024
 	l := s.line()
 	var prev replay.Entry
@@ -173,7 +173,7 @@ func (s *scrubModel) scan(m *Model, i, dir int, ok func(i int, e, prev *replay.E
 }
 
 // atTime is the first entry at or after time t (n when none is).
-func (s *scrubModel) atTime(m *Model, t time.Time) int {
+func (s *stateCursor) atTime(m *Model, t time.Time) int {
 	lo, hi := 0, s.n
 	for lo < hi {
 		mid := (lo + hi) / 2
@@ -192,7 +192,7 @@ func baseReset(i int, e, prev *replay.Entry) bool {
 	return engine.BaseReset(e.Src, i == 0 || prev.SLSN != e.SLSN)
 }
 
-func (s *scrubModel) jump(m *Model, i int, what string) tea.Cmd {
+func (s *stateCursor) jump(m *Model, i int, what string) tea.Cmd {
 	if i < 0 {
 		m.setMsg("no %s that way", what)
 		return nil
@@ -202,7 +202,7 @@ func (s *scrubModel) jump(m *Model, i int, what string) tea.Cmd {
 	return s.request(m)
 }
 
-func (s *scrubModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
+func (s *stateCursor) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 	keys := m.keys
 	if s.n == 0 && !key.Matches(k, keys.NextLine, keys.PrevLine) {
 		m.setMsg("no states yet")
@@ -285,7 +285,7 @@ func (s *scrubModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
 
 // switchLine shows the next or previous client, at the same frame when it
 // has it.
-func (s *scrubModel) switchLine(m *Model, d int) tea.Cmd {
+func (s *stateCursor) switchLine(m *Model, d int) tea.Cmd {
 	if len(s.lines) == 0 {
 		return nil
 	}
@@ -302,7 +302,7 @@ func (s *scrubModel) switchLine(m *Model, d int) tea.Cmd {
 
 // gotoFrame goes to a frame of the current level sequence, or to
 // SLSN:FRAME.
-func (s *scrubModel) gotoFrame(m *Model, v string) tea.Cmd {
+func (s *stateCursor) gotoFrame(m *Model, v string) tea.Cmd {
 	slsn := s.ent.SLSN
 	fs := v
 	if a, b, ok := strings.Cut(v, ":"); ok {
@@ -327,7 +327,7 @@ func (s *scrubModel) gotoFrame(m *Model, v string) tea.Cmd {
 }
 
 // clickBar moves to the place of the scrubber clicked.
-func (s *scrubModel) clickBar(m *Model, x int) tea.Cmd {
+func (s *stateCursor) clickBar(m *Model, x int) tea.Cmd {
 	w := m.layout().body.w
 	if s.n == 0 || w < 2 {
 		return nil
@@ -336,7 +336,7 @@ func (s *scrubModel) clickBar(m *Model, x int) tea.Cmd {
 }
 
 // want is what the current view needs loaded.
-func (s *scrubModel) want(m *Model) (stateKey, bool) {
+func (s *stateCursor) want(m *Model) (stateKey, bool) {
 	if (m.view != viewState && m.view != viewDiff) || s.n == 0 {
 		return stateKey{}, false
 	}
@@ -352,7 +352,7 @@ func (s *scrubModel) want(m *Model) (stateKey, bool) {
 }
 
 // request loads what the view needs, unless it is loaded or loading.
-func (s *scrubModel) request(m *Model) tea.Cmd {
+func (s *stateCursor) request(m *Model) tea.Cmd {
 	k, ok := s.want(m)
 	if !ok || k == s.have && s.loaded != nil {
 		return nil
@@ -373,7 +373,7 @@ func (s *scrubModel) request(m *Model) tea.Cmd {
 	}
 }
 
-func (s *scrubModel) onState(m *Model, msg stateMsg) tea.Cmd {
+func (s *stateCursor) onState(m *Model, msg stateMsg) tea.Cmd {
 	s.inflight = false
 	s.have, s.loaded = msg.key, &msg
 	return s.request(m)
@@ -509,13 +509,13 @@ func load(e *engine.Engine, user *schema.Schema, k stateKey) stateMsg {
 }
 
 // describe names a state in one line.
-func describe(l reassemble.Line, e *replay.Entry) string {
+func describe(l reassemble.Chain, e *replay.Entry) string {
 	return fmt.Sprintf("%s (p%d) slsn %d frame %d", l.Client, e.Player, e.SLSN, e.N)
 }
 
 // header is the two lines every scrubbing view starts with: where it is,
 // and the scrubber.
-func (s *scrubModel) header(m *Model, w int) []string {
+func (s *stateCursor) header(m *Model, w int) []string {
 	if s.n == 0 {
 		msg := "no states rebuilt yet"
 		if p := m.e.Progress(); !p.Done && p.Difs > 0 {
@@ -561,7 +561,7 @@ func (s *scrubModel) header(m *Model, w int) []string {
 
 // renderTimeline draws the clients, the scrubber and the sparklines of
 // the client's whole game with the position marked.
-func (s *scrubModel) renderTimeline(m *Model, r rect) []string {
+func (s *stateCursor) renderTimeline(m *Model, r rect) []string {
 	out := s.header(m, r.w)
 	var cl strings.Builder
 	cl.WriteString("clients (c/C):")
@@ -616,7 +616,7 @@ func secondIndex(h *engine.ClientHealth, sec int) int {
 }
 
 // renderState draws the state in the game's terms beside the level map.
-func (s *scrubModel) renderState(m *Model, r rect) []string {
+func (s *stateCursor) renderState(m *Model, r rect) []string {
 	out := s.header(m, r.w)
 	l := m.layout()
 	var left, right []string
@@ -637,7 +637,7 @@ func (s *scrubModel) renderState(m *Model, r rect) []string {
 
 // renderDiff draws the diff beside the map with the changed blocks
 // highlighted.
-func (s *scrubModel) renderDiff(m *Model, r rect) []string {
+func (s *stateCursor) renderDiff(m *Model, r rect) []string {
 	out := s.header(m, r.w)
 	l := m.layout()
 	ld := s.loaded
@@ -661,7 +661,7 @@ func (s *scrubModel) renderDiff(m *Model, r rect) []string {
 }
 
 // mapLines draws the loaded state's map centred on the client's player.
-func (s *scrubModel) mapLines(m *Model, ld *stateMsg, changed []bool, r rect) []string {
+func (s *stateCursor) mapLines(m *Model, ld *stateMsg, changed []bool, r rect) []string {
 	if ld.lmap == nil {
 		return []string{m.st.dim.Render("no level map: the schema " + ld.sch.Name + " names no level")}
 	}
@@ -689,7 +689,7 @@ func (s *scrubModel) mapLines(m *Model, ld *stateMsg, changed []bool, r rect) []
 
 // panes puts the text and the map side by side, or one of them (M) in a
 // narrow window.
-func (s *scrubModel) panes(m *Model, l layout, left, right []string) []string {
+func (s *stateCursor) panes(m *Model, l layout, left, right []string) []string {
 	var out []string
 	for i := 0; i < l.text.h; i++ {
 		var a, b string

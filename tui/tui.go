@@ -124,7 +124,7 @@ type Model struct {
 	promptNote string
 
 	packets packetsModel
-	scrub   scrubModel
+	scrub   stateCursor
 	health  healthModel
 	finds   findingsModel
 }

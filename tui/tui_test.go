@@ -436,7 +436,7 @@ func TestProgressBar(t *testing.T) {
 // clients not done yet while there is room, "so far" while reading.
 func TestRebuildLine(t *testing.T) {
 	l := func(conv, difs, rebuilt int) engine.LineProgress {
-		return engine.LineProgress{Line: reassemble.Line{Conv: conv}, Difs: difs, Rebuilt: rebuilt}
+		return engine.LineProgress{Line: reassemble.Chain{Conv: conv}, Difs: difs, Rebuilt: rebuilt}
 	}
 	for _, c := range []struct {
 		p    engine.Progress

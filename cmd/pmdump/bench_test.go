@@ -87,7 +87,7 @@ func BenchmarkTimelineRandomAccess(b *testing.B) {
 	realMulti(b)
 	e := indexed(b, path)
 	type ref struct {
-		c reassemble.Line
+		c reassemble.Chain
 		i int
 	}
 	var refs []ref

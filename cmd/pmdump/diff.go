@@ -117,7 +117,7 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), describePick(p, len(d)))
 		return side{fmt.Sprintf("%s (player %d) frame %d", p.Line.Client, p.Entry.Player, p.Entry.Frame.N), p, d}, nil
 	}
-	load := func(l reassemble.Line, frame int) (side, error) {
+	load := func(l reassemble.Chain, frame int) (side, error) {
 		p, err := e.Pick(l, frame, o.slsn, o.sent)
 		if err != nil {
 			return side{}, pickError(err)

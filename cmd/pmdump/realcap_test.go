@@ -281,7 +281,7 @@ func indexed(t testing.TB, path string) *engine.Engine {
 }
 
 // lineOf is the line of a client endpoint in an indexed capture.
-func lineOf(t testing.TB, e *engine.Engine, client netip.AddrPort) reassemble.Line {
+func lineOf(t testing.TB, e *engine.Engine, client netip.AddrPort) reassemble.Chain {
 	l, err := e.LineOf(engine.Selector{Client: client, Player: -1})
 	if err != nil {
 		t.Fatalf("%s: %v", client, err)

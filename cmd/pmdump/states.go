@@ -157,8 +157,8 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 		}
 		cfg.Inspect = engine.Explainer(user)
 	}
-	matched := map[reassemble.Line]bool{}
-	var ambiguous []reassemble.Line
+	matched := map[reassemble.Chain]bool{}
+	var ambiguous []reassemble.Chain
 	stop := new(engine.Stopper)
 	cfg.Stopper = stop
 	cfg.OnEvent = func(ev engine.Event) {

@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/session"
+	"github.com/pmdump/pmdump/source"
+)
+
+// The fields of the packets feed reads, resolved once.
+var (
+	stdfSrc   = decode.MustRef(decode.EraUnknown, "src", "stdf")
+	stdfDst   = decode.MustRef(decode.EraUnknown, "dst", "stdf")
+	stdfSeq   = decode.MustRef(decode.EraUnknown, "seq", "stdf")
+	stdfCount = decode.MustRef(decode.EraUnknown, "count", "stdf")
+	stdfStart = decode.MustRef(decode.EraUnknown, "start", "stdf")
+	stdfData  = decode.MustRef(decode.EraUnknown, "data", "stdf")
+	stdfSLSN  = decode.MustRef(decode.Modern, "slsn", "stdf") // the legacy stdf has none
+	sjonSLSN  = decode.MustRef(decode.Modern, "slsn", "sjon")
+)
+
+// lockRun is the most datagrams runSource analyses under one lock.
+const lockRun = 64
+
+// Feed analyses one datagram. Datagrams must come in capture order.
+func (e *Engine) Feed(d *source.Datagram) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.feed(d)
+}
+
+func (e *Engine) feed(d *source.Datagram) {
+	if e.finished {
+		return
+	}
+	e.cap.see(d.TS)
+	e.lastN, e.lastTS = d.N, d.TS
+	r := e.tracker.Process(d)
+	if r.Kind == session.NonGame {
+		return
+	}
+	idx := -1
+	if e.index != nil {
+		idx = e.index.add(r, d, e.input)
+	}
+	if c := r.Conv; c != nil {
+		if e.cfg.OnEvent != nil {
+			e.conversationChanged(c)
+		}
+		if e.cfg.Work&Counts != 0 {
+			e.countName(r)
+		}
+	}
+	if e.cfg.OnPacket != nil {
+		e.pev = PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits}
+		e.cfg.OnPacket(&e.pev)
+	} else if e.cfg.OnEvent != nil {
+		e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits})
+	}
+	if e.health != nil {
+		e.health.record(r)
+	}
+	if e.finds != nil {
+		e.finds.packet(r, d)
+	}
+	if e.asm == nil || r.Conv == nil || r.Conv.ID == 0 {
+		return
+	}
+	c := r.Conv
+	if r.Kind == session.Malformed {
+		if r.Packet.Layout != nil && r.Packet.Layout.Name == "stdf" {
+			e.badStdf++
+			if d.Truncated() {
+				e.truncatedPiece(r)
+			}
+		}
+		return
+	}
+	if r.Kind != session.Game {
+		return
+	}
+	l := e.line(c)
+	pk := &r.Packet
+	switch pk.Layout.Name {
+	case "stdf":
+		slsn := -1 // legacy: inferred when the dif ends
+		if v, ok := stdfSLSN.Int(pk); ok {
+			slsn = int(v)
+			e.slsn[l] = slsn
+		}
+		src, _ := stdfSrc.Int(pk)
+		dst, _ := stdfDst.Int(pk)
+		seq, _ := stdfSeq.Int(pk)
+		count, _ := stdfCount.Int(pk)
+		start, _ := stdfStart.Int(pk)
+		data, _ := stdfData.Value(pk)
+		e.addPiece(reassemble.Piece{
+			Key: reassemble.Key{Client: c.Client, Conv: c.ID, SLSN: slsn, Src: int32(src), Dst: int32(dst)},
+			Seq: int(seq), Count: int(count), Start: int(start),
+			Data: data.Bytes, N: r.N, TS: r.TS,
+		})
+	case "sjon":
+		v, _ := sjonSLSN.Int(pk)
+		e.slsn[l] = int(v)
+	case "stak":
+		fr, _ := pk.Frame()
+		a := Ack{Line: l, SLSN: e.slsn[l], Frame: int32(fr), N: r.N, TS: r.TS}
+		if lv := e.levels[l]; lv != nil {
+			a.SLSN = lv.Current()
+		}
+		e.onAck(a)
+	}
+}
+
+// truncatedPiece counts an stdf piece the snap length cut, from what is
+// left of its header.
+func (e *Engine) truncatedPiece(r *session.Record) {
+	pk := &r.Packet
+	for _, f := range []string{"src", "dst", "seq", "count", "start"} {
+		if !pk.Has(f) {
+			e.difs.headerless++
+			return
+		}
+	}
+	c := r.Conv
+	l := e.line(c)
+	slsn := -1
+	if pk.Has("slsn") {
+		slsn = int(pk.Int("slsn"))
+		e.slsn[l] = slsn
+	}
+	e.addPiece(reassemble.Piece{
+		Key: reassemble.Key{Client: c.Client, Conv: c.ID, SLSN: slsn, Src: int32(pk.Int("src")), Dst: int32(pk.Int("dst"))},
+		Seq: int(pk.Int("seq")), Count: int(pk.Int("count")), Start: int(pk.Int("start")),
+		Truncated: true, N: r.N, TS: r.TS,
+	})
+}
+
+func (e *Engine) addPiece(p reassemble.Piece) {
+	o := e.asm.Add(p)
+	e.difs.piece(p.Chain(), o)
+}
+
+// line returns a conversation's line, ending the previous conversation of
+// the same client endpoint when this one is new.
+func (e *Engine) line(c *session.Conversation) reassemble.Chain {
+	if c.ID >= 0 && c.ID < len(e.lineMemo) {
+		if m := &e.lineMemo[c.ID]; m.conv == c && m.player == c.Player {
+			return m.line // as the conversation's packet before: nothing to do again
+		}
+	}
+	l := reassemble.Chain{Conv: c.ID, Client: c.Client}
+	if prev, ok := e.lines[c.Client]; ok && prev != c {
+		old := reassemble.Chain{Conv: prev.ID, Client: prev.Client}
+		e.asm.FlushChain(old)
+		if e.bh != nil {
+			e.bh.queue(rebuildOp{kind: opEndLine, line: old, water: e.asm.OldestPendingN()})
+		} else if e.builder != nil {
+			e.builder.EndLine(old)
+		}
+		delete(e.slsn, old)
+		delete(e.levels, old)
+	}
+	if len(e.lines) >= session.MaxConversations && e.lines[c.Client] == nil {
+		clear(e.lines)
+	}
+	e.lines[c.Client] = c
+	if e.builder != nil && c.Player >= 0 {
+		if e.bh != nil {
+			e.bh.queue(rebuildOp{kind: opPlayer, line: l, n: int32(c.Player), water: -1})
+		} else {
+			e.builder.SetLinePlayer(l, c.Player)
+		}
+	}
+	if c.Player >= 0 {
+		e.difs.setPlayer(l, c.Player)
+	}
+	if c.ID >= 0 && c.ID < maxLineMemos {
+		for len(e.lineMemo) <= c.ID {
+			e.lineMemo = append(e.lineMemo, lineMemo{})
+		}
+		e.lineMemo[c.ID] = lineMemo{conv: c, player: c.Player, line: l}
+	}
+	return l
+}
+
+// maxLineMemos bounds the conversations whose lines line remembers.
+const maxLineMemos = 4096
+
+// lineMemo is the line line gave a conversation, with the player it had
+// then.
+type lineMemo struct {
+	conv   *session.Conversation
+	player int
+	line   reassemble.Chain
+}
+
+func (e *Engine) countName(r *session.Record) {
+	id := r.Conv.ID
+	cc := e.counts
+	if cc == nil || e.countsID != id {
+		cc = e.perConv[id]
+		if cc == nil {
+			cc = &convCounts{byName: map[session.NameDir]*session.Count{}, byLayout: make([]*session.Count, 3*decode.NumLayouts())}
+			e.perConv[id] = cc
+		}
+		e.counts, e.countsID = cc, id
+	}
+	// Most packets have a layout: their count is found by its number, and
+	// only the first of each is looked up by name.
+	slot := -1
+	if l := r.Packet.Layout; l != nil && int(r.Dir) < 3 {
+		slot = 3*l.ID + int(r.Dir)
+		if c := cc.byLayout[slot]; c != nil && string(r.Packet.Name[:]) == l.Name {
+			c.Add(len(r.Packet.Raw))
+			return
+		}
+	}
+	k := session.NameDir{Name: r.Packet.NameString(), Dir: r.Dir}
+	if !session.AddName(cc.byName, k, len(r.Packet.Raw)) {
+		e.cap.namesDropped++
+		return
+	}
+	if slot >= 0 && k.Name == r.Packet.Layout.Name {
+		cc.byLayout[slot] = cc.byName[k]
+	}
+}
+
+// convCounts counts the packets of one conversation by name and direction.
+type convCounts struct {
+	byName   map[session.NameDir]*session.Count
+	byLayout []*session.Count // the same counts, by 3*Layout.ID + Dir
+}
+
+func (e *Engine) conversationChanged(c *session.Conversation) {
+	sig := convSig{era: c.Era, player: c.Player, host: c.Hostname, color: c.Color, server: c.Server}
+	if c == e.lastConv && sig == e.lastSig {
+		return // most packets are of the conversation before, unchanged
+	}
+	e.lastConv, e.lastSig = c, sig
+	old, seen := e.convs[c.ID]
+	if seen && old == sig {
+		return
+	}
+	e.convs[c.ID] = sig
+	e.emit(ConversationEvent{Conv: *c, New: !seen})
+}
+
+// onMessage takes every dif that ends in the reassembler.
