@@ -407,40 +407,8 @@ func load(e *engine.Engine, user *schema.Schema, k stateKey) stateMsg {
 	if k.diff {
 		var d bytes.Buffer
 		mark := func(ch []schema.Change) {
-			if out.lmap == nil || out.sch.View == nil || out.sch.View.Level == nil {
-				return
-			}
-			if out.changed == nil {
-				out.changed = make([]bool, len(out.lmap.Cells))
-			}
-			v := out.sch.View
-			thing := map[string]levelmap.Thing{}
-			if v.Players != nil {
-				thing[v.Players.Region] = levelmap.Player
-			}
-			for _, t := range []struct {
-				th *schema.Things
-				k  levelmap.Thing
-			}{{v.Enemies, levelmap.Enemy}, {v.Items, levelmap.Item}} {
-				if t.th != nil {
-					thing[t.th.Region], thing[t.th.Pos] = t.k, t.k
-				}
-			}
-			for _, c := range ch {
-				// a player, enemy or item that changed: its block in B
-				if k, ok := thing[c.Region]; ok && len(c.Index) > 0 {
-					for _, a := range out.lmap.Actors {
-						if a.Thing == k && a.Index == c.Index[0] && a.X >= 0 && a.Y >= 0 && a.X < out.lmap.W && a.Y < out.lmap.H {
-							out.changed[a.Y*out.lmap.W+a.X] = true
-						}
-					}
-				}
-				if c.Region == out.sch.View.Level.Region && len(c.Index) == 2 {
-					x, y := c.Index[0], c.Index[1]
-					if x < out.lmap.W && y < out.lmap.H {
-						out.changed[y*out.lmap.W+x] = true
-					}
-				}
+			if out.lmap != nil {
+				out.changed = out.lmap.Changed(out.changed, out.sch, ch)
 			}
 		}
 		here := describe(k.line, &out.ent)
