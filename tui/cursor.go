@@ -1,23 +1,17 @@
 package tui
 
 import (
-	"bytes"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pmdump/pmdump/engine"
-	"github.com/pmdump/pmdump/gameview"
-	"github.com/pmdump/pmdump/levelmap"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
-	"github.com/pmdump/pmdump/schema"
 )
 
 // stateCursor is the position in the states of one client (a line) that
@@ -63,20 +57,6 @@ type stateKey struct {
 	a      markA
 	hasA   bool
 	across bool
-}
-
-// stateMsg is a loaded state (and diff), from the goroutine that
-// rebuilt it.
-type stateMsg struct {
-	key     stateKey
-	ent     replay.Entry
-	sch     *schema.Schema
-	text    []string
-	lmap    *levelmap.Map
-	err     error
-	diff    []string
-	changed []bool
-	took    time.Duration
 }
 
 // line is the line shown (the zero Line when there is none).
@@ -379,103 +359,6 @@ func (s *stateCursor) onState(m *Model, msg stateMsg) tea.Cmd {
 	return s.request(m)
 }
 
-// load rebuilds a state and what the view shows of it; it runs off the UI
-// goroutine.
-func load(e *engine.Engine, user *schema.Schema, k stateKey) stateMsg {
-	t0 := time.Now()
-	out := stateMsg{key: k}
-	es := e.Entries(nil, k.line, k.i, k.i+1)
-	if len(es) == 0 {
-		out.err = fmt.Errorf("state %d of %s is gone", k.i, k.line)
-		return out
-	}
-	out.ent = es[0]
-	if st := out.ent.Status; st != replay.OK {
-		out.err = fmt.Errorf("the dif %d→%d is %s (%d of %d pieces): no state was rebuilt from it; ←→ move to another", out.ent.Src, out.ent.N, st, out.ent.Pieces, out.ent.Count)
-		return out
-	}
-	data, err := e.State(nil, k.line, k.i)
-	if err != nil {
-		out.err = err
-		return out
-	}
-	out.sch = schema.For(len(data), user)
-	var b bytes.Buffer
-	gameview.WriteGame(&b, out.sch, data)
-	out.text = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	out.lmap, _ = levelmap.Read(out.sch, data)
-	if k.diff {
-		var d bytes.Buffer
-		mark := func(ch []schema.Change) {
-			if out.lmap != nil {
-				out.changed = out.lmap.Changed(out.changed, out.sch, ch)
-			}
-		}
-		here := describe(k.line, &out.ent)
-		switch {
-		case k.across:
-			// The engine's rule, as diff --all-players: every client's
-			// acknowledged state at this frame, this client's too.
-			a, err := e.AcrossClients(engine.Selector{Conv: k.line.Conv, Client: k.line.Client, Player: -1}, int(out.ent.N), out.ent.SLSN, false)
-			if err != nil {
-				fmt.Fprintf(&d, "every client at level sequence %d frame %d: %v\n", out.ent.SLSN, out.ent.N, err)
-				break
-			}
-			ref := a.Picks[0]
-			fmt.Fprintf(&d, "every client of %s at level sequence %d frame %d, as each acknowledged it, against %s\n", a.Game, out.ent.SLSN, out.ent.N, describe(ref.Line, &ref.Entry))
-			for _, err := range a.Missing {
-				fmt.Fprintf(&d, "%v\n", err)
-			}
-			if len(a.Picks) < 2 {
-				d.WriteString("no other client of this game holds a state at this frame: nothing to compare\n")
-				break
-			}
-			base, err := e.State(nil, ref.Line, ref.Index)
-			if err != nil {
-				fmt.Fprintf(&d, "%s: state %d: %v\n", ref.Line, ref.Index, err)
-				break
-			}
-			for _, p := range a.Picks[1:] {
-				other, err := e.State(nil, p.Line, p.Index)
-				if err != nil || len(other) != len(base) {
-					fmt.Fprintf(&d, "%s: state %d: cannot compare (%v)\n", p.Line, p.Index, err)
-					continue
-				}
-				ch, err := schema.Diff(out.sch, base, other)
-				if err != nil {
-					fmt.Fprintf(&d, "%s: %v\n", p.Line, err)
-					continue
-				}
-				mark(ch)
-				gameview.WriteDiff(&d, out.sch, describe(ref.Line, &ref.Entry), describe(p.Line, &p.Entry), ch)
-			}
-		case k.hasA:
-			a, err := e.State(nil, k.a.line, k.a.i)
-			if err != nil {
-				out.err = fmt.Errorf("state A: %w", err)
-				return out
-			}
-			if len(a) != len(data) {
-				d.WriteString("A and B have different sizes: no diff\n")
-				break
-			}
-			ch, err := schema.Diff(out.sch, a, data)
-			if err != nil {
-				out.err = err
-				return out
-			}
-			mark(ch)
-			gameview.WriteDiff(&d, out.sch, describe(k.a.line, &k.a.ent), here, ch)
-		default:
-			d.WriteString("Press a to mark this state as A, move to another state B (←→, [ ], :), and the diff A → B shows here.\n")
-			d.WriteString("Press A to compare every client's state at this frame (desync hunting).\n")
-		}
-		out.diff = strings.Split(strings.TrimSuffix(d.String(), "\n"), "\n")
-	}
-	out.took = time.Since(t0)
-	return out
-}
-
 // describe names a state in one line.
 func describe(l reassemble.Chain, e *replay.Entry) string {
 	return fmt.Sprintf("%s (p%d) slsn %d frame %d", l.Client, e.Player, e.SLSN, e.N)
@@ -525,156 +408,4 @@ func (s *stateCursor) header(m *Model, w int) []string {
 		bar[c] = '●'
 	}
 	return []string{m.st.title.Render(fit(info, w)), string(bar)}
-}
-
-// renderTimeline draws the clients, the scrubber and the sparklines of
-// the client's whole game with the position marked.
-func (s *stateCursor) renderTimeline(m *Model, r rect) []string {
-	out := s.header(m, r.w)
-	var cl strings.Builder
-	cl.WriteString("clients (c/C):")
-	for i, l := range s.lines {
-		t := fmt.Sprintf(" %d %s ", l.Conv, l.Client)
-		if i == s.li {
-			t = m.st.selected.Render(t)
-		}
-		cl.WriteString(t)
-	}
-	out = append(out, cl.String(), "")
-	h := m.health.of(s.line().Conv)
-	if h == nil {
-		return append(out, m.st.dim.Render("no health figures for this client yet"))
-	}
-	first := m.first
-	cw := max(r.w-healthLabel-22, 10)
-	sec := int(s.ent.Time().Sub(first).Seconds())
-	k := secondIndex(h, sec)
-	marker := []rune(strings.Repeat(" ", cw))
-	if c := column(k, len(h.Seconds), cw); c >= 0 && c < cw {
-		marker[c] = '▼'
-	}
-	out = append(out, fit("", healthLabel)+string(marker))
-	if row, ok := m.finds.markers(m, h, cw); ok {
-		out = append(out, row)
-	}
-	for _, se := range timelineSeries {
-		vals := se.get(h)
-		cur := "-"
-		if k >= 0 && k < len(vals) && vals[k] == vals[k] {
-			cur = gameview.Num(math.Round(vals[k]*10) / 10)
-		}
-		line := fit(se.name, healthLabel) + sparkline(vals, cw) + " " + fit(cur, 8) + m.st.dim.Render(fit("max "+gameview.Num(math.Round(maxOf(vals))), 12))
-		out = append(out, line)
-	}
-	out = append(out, "", m.st.dim.Render(fmt.Sprintf("whole game, %d s per column at most; ▼ this state's second (t=%d s)", (len(h.Seconds)+cw-1)/cw, sec)))
-	return out
-}
-
-// secondIndex is the index of second sec in a health series (the last at
-// or before it).
-func secondIndex(h *engine.ClientHealth, sec int) int {
-	k := -1
-	for i, s := range h.Seconds {
-		if s.T > sec {
-			break
-		}
-		k = i
-	}
-	return k
-}
-
-// renderState draws the state in the game's terms beside the level map.
-func (s *stateCursor) renderState(m *Model, r rect) []string {
-	out := s.header(m, r.w)
-	l := m.layout()
-	var left, right []string
-	ld := s.loaded
-	if ld == nil || ld.key.line != s.line() || ld.key.i != s.i {
-		left = []string{m.st.dim.Render("rebuilding the state…")}
-	}
-	if ld != nil && ld.err != nil {
-		left = []string{m.st.err.Render(ld.err.Error())}
-	} else if ld != nil {
-		if left == nil {
-			left = ld.text
-		}
-		right = s.mapLines(m, ld, nil, l.level)
-	}
-	return append(out, s.panes(m, l, left, right)...)
-}
-
-// renderDiff draws the diff beside the map with the changed blocks
-// highlighted.
-func (s *stateCursor) renderDiff(m *Model, r rect) []string {
-	out := s.header(m, r.w)
-	l := m.layout()
-	ld := s.loaded
-	var left, right []string
-	switch {
-	case ld == nil || !ld.key.diff || ld.key.line != s.line() || ld.key.i != s.i:
-		left = []string{m.st.dim.Render("comparing…")}
-	case ld.err != nil:
-		left = []string{m.st.err.Render(ld.err.Error())}
-	default:
-		// Long lines (paths, errors) wrap rather than lose their ends.
-		var d []string
-		for _, line := range ld.diff {
-			d = append(d, strings.Split(ansi.Wrap(line, l.text.w, " "), "\n")...)
-		}
-		s.diffScroll = clamp(s.diffScroll, 0, max(len(d)-l.text.h, 0))
-		left = d[s.diffScroll:]
-		right = s.mapLines(m, ld, ld.changed, l.level)
-	}
-	return append(out, s.panes(m, l, left, right)...)
-}
-
-// mapLines draws the loaded state's map centred on the client's player.
-func (s *stateCursor) mapLines(m *Model, ld *stateMsg, changed []bool, r rect) []string {
-	if ld.lmap == nil {
-		return []string{m.st.dim.Render("no level map: the schema " + ld.sch.Name + " names no level")}
-	}
-	cx, cy := 50, 50
-	for _, a := range ld.lmap.Actors {
-		if a.Thing == levelmap.Player && a.Index == int(ld.ent.Player) {
-			cx, cy = a.X, a.Y
-		}
-	}
-	// Panned (ctrl+arrows) as far as the level goes: the view's centre
-	// stays where the view shows only the level, and a pan starts from
-	// where the view is, so every press that can move it does.
-	per := 1
-	if m.opts.Color {
-		per = 2 // two blocks a cell, one above the other
-	}
-	centre := func(c, size, view int) int {
-		lo := view / 2
-		return clamp(c, lo, max(lo, size-view+view/2))
-	}
-	s.playerX, s.playerY = cx, cy
-	s.viewX, s.viewY = centre(cx+s.panX, ld.lmap.W, r.w), centre(cy+s.panY, ld.lmap.H, r.h*per)
-	return renderMap(ld.lmap, changed, r.w, r.h, s.viewX, s.viewY, m.opts.Color)
-}
-
-// panes puts the text and the map side by side, or one of them (M) in a
-// narrow window.
-func (s *stateCursor) panes(m *Model, l layout, left, right []string) []string {
-	var out []string
-	for i := 0; i < l.text.h; i++ {
-		var a, b string
-		if i < len(left) {
-			a = left[i]
-		}
-		if i < len(right) {
-			b = right[i]
-		}
-		switch {
-		case l.wide:
-			out = append(out, fit(a, l.text.w)+" "+b)
-		case s.mapOnly:
-			out = append(out, b)
-		default:
-			out = append(out, a)
-		}
-	}
-	return out
 }
