@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +69,17 @@ func (s *stateCursor) line() reassemble.Chain {
 	return reassemble.Chain{}
 }
 
+// lineOf is the index of conversation conv's line, -1 when it has none.
+func (s *stateCursor) lineOf(conv int) int {
+	return slices.IndexFunc(s.lines, func(l reassemble.Chain) bool { return l.Conv == conv })
+}
+
+// toLine shows line li (its states as far as they are rebuilt).
+func (s *stateCursor) toLine(m *Model, li int) {
+	s.li = li
+	s.n = m.e.EntryCount(s.line())
+}
+
 // refreshLines picks up new lines and states of a running engine.
 func (s *stateCursor) refreshLines(m *Model) {
 	s.lines = m.e.Lines()
@@ -111,59 +124,25 @@ func (s *stateCursor) step(m *Model, d int) tea.Cmd {
 }
 
 // scan returns the first entry from i on in direction dir for which ok
-// holds, or -1. It reads the entries in chunks.
+// holds (given the entry before it, zero for the first), or -1.
 func (s *stateCursor) scan(m *Model, i, dir int, ok func(i int, e, prev *replay.Entry) bool) int {
-	const chunk = 1024
-	l := s.line()
-	var prev replay.Entry
-	for i >= 0 && i < s.n {
-		from, to := i, min(i+chunk, s.n)
-		if dir < 0 {
-			from, to = max(i-chunk+1, 0), i+1
+	w := entryWindow{e: m.e, line: s.line(), dir: dir}
+	return seek(i, dir, 0, s.n, func(k int) bool {
+		var prev replay.Entry
+		if k > 0 {
+			prev = w.at(k - 1)
 		}
-		es := m.e.Entries(nil, l, max(from-1, 0), to)
-		off := from - max(from-1, 0)
-		if dir > 0 {
-			for k := from; k < to; k++ {
-				e := &es[k-from+off]
-				prev = replay.Entry{}
-				if k > 0 {
-					prev = es[k-from+off-1]
-				}
-				if ok(k, e, &prev) {
-					return k
-				}
-			}
-			i = to
-		} else {
-			for k := to - 1; k >= from; k-- {
-				e := &es[k-from+off]
-				prev = replay.Entry{}
-				if k > 0 {
-					prev = es[k-from+off-1]
-				}
-				if ok(k, e, &prev) {
-					return k
-				}
-			}
-			i = from - 1
-		}
-	}
-	return -1
+		e := w.at(k)
+		return ok(k, &e, &prev)
+	})
 }
 
 // atTime is the first entry at or after time t (n when none is).
 func (s *stateCursor) atTime(m *Model, t time.Time) int {
-	lo, hi := 0, s.n
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if e := s.entry(m, mid); e.Time().Before(t) {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	return sort.Search(s.n, func(i int) bool {
+		e := s.entry(m, i)
+		return !e.Time().Before(t)
+	})
 }
 
 // baseReset reports a base reset in the timeline (engine.BaseReset: a
@@ -270,8 +249,7 @@ func (s *stateCursor) switchLine(m *Model, d int) tea.Cmd {
 		return nil
 	}
 	slsn, frame := s.ent.SLSN, s.ent.N
-	s.li = (s.li + d + len(s.lines)) % len(s.lines)
-	s.n = m.e.EntryCount(s.line())
+	s.toLine(m, (s.li+d+len(s.lines))%len(s.lines))
 	i := m.e.Find(s.line(), slsn, frame, false)
 	if i < 0 {
 		i = 0

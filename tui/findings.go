@@ -74,24 +74,20 @@ func (f *findingsModel) jump(m *Model) tea.Cmd {
 		m.packets.gotoNumber(m, strconv.Itoa(n))
 	}
 	s := &m.scrub
-	for i, l := range s.lines {
-		if l.Conv == fd.Conv && fd.Conv > 0 {
-			s.li = i
-			s.n = m.e.EntryCount(s.line())
-			i := -1
-			if len(fd.Evidence.States) > 0 {
-				st := fd.Evidence.States[0]
-				i = m.e.Find(s.line(), st.SLSN, st.Frame, false)
-			} else if len(fd.Evidence.Frames) > 0 {
-				fr := fd.Evidence.Frames[0]
-				i = m.e.Find(s.line(), fr.SLSN, fr.From, false)
-			}
-			if i < 0 && !fd.Start.IsZero() {
-				i = min(s.atTime(m, fd.Start), s.n-1)
-			}
-			s.setI(m, i)
-			break
+	if li := s.lineOf(fd.Conv); li >= 0 && fd.Conv > 0 {
+		s.toLine(m, li)
+		i := -1
+		if len(fd.Evidence.States) > 0 {
+			st := fd.Evidence.States[0]
+			i = m.e.Find(s.line(), st.SLSN, st.Frame, false)
+		} else if len(fd.Evidence.Frames) > 0 {
+			fr := fd.Evidence.Frames[0]
+			i = m.e.Find(s.line(), fr.SLSN, fr.From, false)
 		}
+		if i < 0 && !fd.Start.IsZero() {
+			i = min(s.atTime(m, fd.Start), s.n-1)
+		}
+		s.setI(m, i)
 	}
 	m.view = viewPackets
 	if fd.Evidence.First > 0 {

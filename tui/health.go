@@ -182,12 +182,7 @@ func (h *healthModel) jump(m *Model) tea.Cmd {
 		return nil
 	}
 	s := &m.scrub
-	li := -1
-	for i, l := range s.lines {
-		if l.Conv == c.Conv {
-			li = i
-		}
-	}
+	li := s.lineOf(c.Conv)
 	if li < 0 {
 		m.setMsg("conversation %d has no rebuilt states", c.Conv)
 		return nil
@@ -196,8 +191,7 @@ func (h *healthModel) jump(m *Model) tea.Cmd {
 	if first.IsZero() {
 		return nil
 	}
-	s.li = li
-	s.n = m.e.EntryCount(s.line())
+	s.toLine(m, li)
 	t := first.Add(time.Duration(c.Seconds[h.cur].T) * time.Second)
 	i := s.atTime(m, t)
 	if i >= s.n {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"sort"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -36,12 +37,7 @@ func (s *stateCursor) toPacket(m *Model, pos int) (string, bool) {
 	if r.Conv == nil {
 		return fmt.Sprintf("packet %d belongs to no conversation", r.N), false
 	}
-	li := -1
-	for i, l := range s.lines {
-		if l.Conv == r.Conv.ID {
-			li = i
-		}
-	}
+	li := s.lineOf(r.Conv.ID)
 	if li < 0 {
 		return fmt.Sprintf("conversation %d has no states", r.Conv.ID), false
 	}
@@ -49,42 +45,29 @@ func (s *stateCursor) toPacket(m *Model, pos int) (string, bool) {
 	n := m.e.EntryCount(l)
 	entry := func(i int) replay.Entry { return m.e.Entries(nil, l, i, i+1)[0] }
 	// k: the first state whose dif ended at or after the packet.
-	lo, hi := 0, n
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if int(entry(mid).CaptureN) < r.N {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	k := lo
+	k := sort.Search(n, func(i int) bool { return int(entry(i).CaptureN) >= r.N })
 	at, what := max(k-1, 0), "the state its client held then"
 	if k < n && int(entry(k).CaptureN) == r.N {
 		at, what = k, "the state of this dif"
 	}
 	frame, hasFrame := r.Packet.Frame()
+	isFrame := func(i int) bool { return int64(entry(i).N) == frame }
 	switch name := r.Packet.NameString(); {
 	case !hasFrame || r.Kind != session.Game:
 	case name == "stdf":
-		for i := k; i < min(n, k+linkWindow); i++ {
-			if e := entry(i); int64(e.N) == frame {
-				at, what = i, fmt.Sprintf("the dif %d→%d this piece is of", e.Src, e.N)
-				break
-			}
+		if i := seek(k, 1, 0, min(n, k+linkWindow), isFrame); i >= 0 {
+			e := entry(i)
+			at, what = i, fmt.Sprintf("the dif %d→%d this piece is of", e.Src, e.N)
 		}
 	case name == "stak":
-		for i := k - 1; i >= max(0, k-linkWindow); i-- {
-			if e := entry(i); int64(e.N) == frame {
-				at, what = i, fmt.Sprintf("the state of frame %d this stak acknowledges", e.N)
-				break
-			}
+		if i := seek(k-1, -1, max(0, k-linkWindow), n, isFrame); i >= 0 {
+			at, what = i, fmt.Sprintf("the state of frame %d this stak acknowledges", entry(i).N)
 		}
 	}
 	if n == 0 {
 		return fmt.Sprintf("conversation %d has no states yet", r.Conv.ID), false
 	}
-	s.li, s.n = li, n
+	s.toLine(m, li)
 	s.setI(m, at)
 	return fmt.Sprintf("packet %d: %s", r.N, what), true
 }

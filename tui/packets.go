@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -76,16 +77,8 @@ func (p *packetsModel) rowOf(m *Model, pos int) int {
 	if p.filter == nil {
 		return clamp(pos-p.first, 0, max(p.n(m)-1, 0))
 	}
-	lo, hi := 0, len(p.rows)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if int(p.rows[mid]) < pos {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return min(lo, max(len(p.rows)-1, 0))
+	r := sort.Search(len(p.rows), func(i int) bool { return int(p.rows[i]) >= pos })
+	return min(r, max(len(p.rows)-1, 0))
 }
 
 func (p *packetsModel) listRows(m *Model) int { return m.layout().list.h - 1 }
@@ -292,15 +285,16 @@ func (p *packetsModel) seek(m *Model, dir int, like func(a, b *engine.IndexEntry
 	}
 	x := p.index(m)
 	ref := x.Entry(p.pos(p.cur))
-	for r := p.cur + dir; r >= 0 && r < n; r += dir {
+	r := seek(p.cur+dir, dir, 0, n, func(r int) bool {
 		e := x.Entry(p.pos(r))
-		if like(&ref, &e) {
-			p.setCur(m, r)
-			m.msg = ""
-			return
-		}
+		return like(&ref, &e)
+	})
+	if r < 0 {
+		m.setMsg("no other such packet that way")
+		return
 	}
-	m.setMsg("no other such packet that way")
+	p.setCur(m, r)
+	m.msg = ""
 }
 
 // follow shows only the selected packet's conversation, or everything

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/pmdump/pmdump/engine"
@@ -55,12 +56,5 @@ func (s *stateCursor) renderTimeline(m *Model, r rect) []string {
 // secondIndex is the index of second sec in a health series (the last at
 // or before it).
 func secondIndex(h *engine.ClientHealth, sec int) int {
-	k := -1
-	for i, s := range h.Seconds {
-		if s.T > sec {
-			break
-		}
-		k = i
-	}
-	return k
+	return sort.Search(len(h.Seconds), func(i int) bool { return h.Seconds[i].T > sec }) - 1
 }
