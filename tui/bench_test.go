@@ -64,9 +64,9 @@ func BenchmarkFirstScreen(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
 		m := New(Options{Start: func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, in...) }})
-		m.w, m.h = 160, 48
+		m.resize(160, 48)
 		done := make(chan struct{})
-		go func() { m.opts.Start(m.ctx, m.e); close(done) }()
+		go func() { m.opts.Start(m.env.ctx, m.e); close(done) }()
 		for m.e.Index().Len() < 48 {
 			time.Sleep(100 * time.Microsecond)
 		}

@@ -94,22 +94,22 @@ type filterMsg struct {
 }
 
 // applyFilter compiles and runs a filter; "" shows every packet.
-func (p *packetsModel) applyFilter(m *Model, src string) tea.Cmd {
+func (p *packetsModel) applyFilter(c *env, src string) tea.Cmd {
 	p.cancelFilter()
-	x := p.index(m)
+	x := p.index(c)
 	var keep int
-	if x != nil && p.n(m) > 0 {
+	if x != nil && p.n(c) > 0 {
 		keep = p.pos(p.cur)
 	}
 	if src == "" {
 		p.filter, p.rows = nil, nil
-		p.setCur(m, keep)
-		m.msg = ""
+		p.setCur(c, keep)
+		c.msg = ""
 		return nil
 	}
 	f, err := filter.Compile(src)
 	if err != nil {
-		m.setErr(err)
+		c.setErr(err)
 		return nil
 	}
 	if len(p.history) == 0 || p.history[len(p.history)-1] != src {
@@ -119,19 +119,19 @@ func (p *packetsModel) applyFilter(m *Model, src string) tea.Cmd {
 	p.cur, p.top = 0, 0
 	p.detailAt = -1
 	p.keep, p.placed = keep, false
-	return p.runFilter(m, f, 0)
+	return p.runFilter(c, f, 0)
 }
 
 // runFilter runs the filter over the packets from position from on, off
 // the UI goroutine; a newer filter cancels it.
-func (p *packetsModel) runFilter(m *Model, f *filter.Filter, from int) tea.Cmd {
-	x := p.index(m)
+func (p *packetsModel) runFilter(c *env, f *filter.Filter, from int) tea.Cmd {
+	x := p.index(c)
 	if x == nil {
 		return nil
 	}
 	p.gen++
 	gen := p.gen
-	ctx, cancel := context.WithCancel(m.ctx)
+	ctx, cancel := context.WithCancel(c.ctx)
 	p.cancel = cancel
 	p.running = true
 	// A chunk at a time, so the first matches show while the rest are
@@ -160,33 +160,33 @@ func (p *packetsModel) cancelFilter() {
 	p.running = false
 }
 
-func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
+func (p *packetsModel) onFilter(c *env, msg filterMsg) tea.Cmd {
 	if msg.gen != p.gen || p.filter == nil {
 		return nil // a filter since replaced
 	}
 	p.cancelFilter() // this chunk is done: release its context
 	if msg.err != nil {
-		m.setErr(fmt.Errorf("filter: %w", msg.err))
+		c.setErr(fmt.Errorf("filter: %w", msg.err))
 		return nil
 	}
 	p.rows = append(p.rows, msg.rows...)
 	p.scanned = msg.scanned
-	more := p.scanned < p.index(m).Len()
+	more := p.scanned < p.index(c).Len()
 	if !p.placed && (!more || len(p.rows) > 0 && int(p.rows[len(p.rows)-1]) >= p.keep) {
 		// the packet selected before, or the nearest match after it
 		p.placed = true
-		p.setCur(m, p.rowOf(m, p.keep))
+		p.setCur(c, p.rowOf(c, p.keep))
 	} else if p.atEnd && p.placed {
-		p.setCur(m, len(p.rows)-1)
+		p.setCur(c, len(p.rows)-1)
 	}
 	if more {
-		m.setMsg("filtering: %d matches in %d of %d packets", len(p.rows), p.scanned, p.index(m).Len())
-		return p.runFilter(m, p.filter, p.scanned)
+		c.setMsg("filtering: %d matches in %d of %d packets", len(p.rows), p.scanned, p.index(c).Len())
+		return p.runFilter(c, p.filter, p.scanned)
 	}
 	if h := p.filter.Hint(); len(p.rows) == 0 && h != "" {
-		m.setMsg("no packet of %d matches %s: %s", p.scanned, p.filter, h)
+		c.setMsg("no packet of %d matches %s: %s", p.scanned, p.filter, h)
 		return nil
 	}
-	m.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
+	c.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
 	return nil
 }

@@ -41,8 +41,8 @@ func TestFindingsJump(t *testing.T) {
 	}
 	drive(t, m, strings.Repeat("j", pick)+"<enter>")
 	f := want[pick]
-	if m.view != viewPackets {
-		t.Fatalf("enter shows view %d, not the packets", m.view)
+	if m.env.view != viewPackets {
+		t.Fatalf("enter shows view %d, not the packets", m.env.view)
 	}
 	x := m.e.Index()
 	if n := x.Entry(m.packets.pos(m.packets.cur)).N; int(n) != f.Evidence.First {

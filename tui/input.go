@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -8,77 +9,54 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// Prompts of the status line.
-const (
-	promptNone = iota
-	promptFilter
-	promptPacket
-	promptFrame
-	promptWrite
-)
+// viewKeys are the keys that show each view.
+func (k *keyMap) viewKeys() [numViews]key.Binding {
+	return [numViews]key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Findings}
+}
 
+// onKey routes a key: to the prompt while one is open, to the packet list
+// while it waits for a mark's letter, to the help while it is shown; the
+// keys of every view, then the view shown.
 func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
+	c := &m.env
 	if m.prompt != promptNone {
 		return m.onPromptKey(k)
 	}
-	if m.pend != "" {
-		p := m.pend
-		m.pend = ""
-		return m.packets.onMarkKey(m, p, k.String())
+	if m.packets.pend != "" {
+		return m.packets.update(c, k)
 	}
-	if m.help {
+	keys := &c.keys
+	if m.helpOn {
 		switch {
-		case key.Matches(k, m.keys.Help, m.keys.Cancel):
-			m.help = false
-		case key.Matches(k, m.keys.Quit):
+		case key.Matches(k, keys.Help, keys.Cancel):
+			m.helpOn = false
+		case key.Matches(k, keys.Quit):
 			return m.quit()
-		case key.Matches(k, m.keys.Up):
-			m.helpScroll--
-		case key.Matches(k, m.keys.Down):
-			m.helpScroll++
-		case key.Matches(k, m.keys.PageUp):
-			m.helpScroll -= 10
-		case key.Matches(k, m.keys.PageDown):
-			m.helpScroll += 10
+		default:
+			return m.help.update(c, k)
 		}
 		return nil
 	}
-	keys := m.keys
 	switch {
 	case key.Matches(k, keys.Quit):
 		return m.quit()
 	case key.Matches(k, keys.Help):
-		m.help = true
+		m.helpOn = true
 		return nil
 	case key.Matches(k, keys.Cancel):
-		m.msg = ""
+		c.msg = ""
 		return nil
-	case key.Matches(k, keys.Packets):
-		return m.show(viewPackets)
-	case key.Matches(k, keys.Timeline):
-		return m.show(viewTimeline)
-	case key.Matches(k, keys.State):
-		return m.show(viewState)
-	case key.Matches(k, keys.Diff):
-		return m.show(viewDiff)
-	case key.Matches(k, keys.Health):
-		return m.show(viewHealth)
-	case key.Matches(k, keys.Findings):
-		return m.show(viewFindings)
 	case key.Matches(k, keys.Next):
-		return m.show((m.view + 1) % numViews)
+		return m.show((c.view + 1) % numViews)
 	case key.Matches(k, keys.Prev):
-		return m.show((m.view + numViews - 1) % numViews)
+		return m.show((c.view + numViews - 1) % numViews)
 	}
-	switch m.view {
-	case viewPackets:
-		return m.packets.onKey(m, k)
-	case viewHealth:
-		return m.health.onKey(m, k)
-	case viewFindings:
-		return m.finds.onKey(m, k)
+	for v, b := range keys.viewKeys() {
+		if key.Matches(k, b) {
+			return m.show(v)
+		}
 	}
-	return m.scrub.onKey(m, k)
+	return m.views[c.view].update(c, k)
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -87,19 +65,37 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
+// helpGroups are the keys of the help overlay: the keys of every view,
+// then each view's, each group once.
+func (m *Model) helpGroups() []group {
+	k := &m.env.keys
+	out := []group{{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Findings, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}}}
+	seen := map[string]bool{}
+	for _, v := range m.views {
+		for _, g := range v.help(k) {
+			if !seen[g.title] {
+				seen[g.title] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
 // show switches to a view. Leaving the packet list for the states after
 // selecting a packet shows that packet's conversation at its moment.
 func (m *Model) show(v int) tea.Cmd {
-	if m.view == viewPackets && v != viewPackets && v != viewHealth && m.packets.moved && m.packets.n(m) > 0 {
+	c := &m.env
+	if c.view == viewPackets && v != viewPackets && v != viewHealth && m.packets.moved && m.packets.n(c) > 0 {
 		m.packets.moved = false
-		m.scrub.toPacket(m, m.packets.pos(m.packets.cur))
+		m.scrub.toPacket(c, m.packets.pos(m.packets.cur))
 	}
-	m.view = v
-	return m.scrub.request(m)
+	c.view = v
+	return m.scrub.request(c)
 }
 
 // openPrompt starts editing a line in the status line.
-func (m *Model) openPrompt(kind int, prompt, value string) tea.Cmd {
+func (m *Model) openPrompt(kind int, prompt, value string) {
 	m.prompt = kind
 	m.input.Prompt = prompt
 	m.input.SetValue(value)
@@ -110,10 +106,25 @@ func (m *Model) openPrompt(kind int, prompt, value string) tea.Cmd {
 	}
 	// The cursor does not blink: its timer would only redraw the screen.
 	m.input.Focus()
-	return nil
+}
+
+// selectPacket selects capture frame n in the packet list.
+func (m *Model) selectPacket(n int) {
+	m.packets.gotoNumber(&m.env, strconv.Itoa(n))
+}
+
+// listPackets shows a filter's matches in the packet list, pos selected.
+func (m *Model) listPackets(filter string, pos int) tea.Cmd {
+	c := &m.env
+	cmd := m.packets.applyFilter(c, filter)
+	m.packets.keep, m.packets.placed = pos, false
+	m.packets.moved = false
+	c.view = viewPackets
+	return cmd
 }
 
 func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
+	c := &m.env
 	switch k.String() {
 	case "esc", "ctrl+c":
 		m.prompt = promptNone
@@ -125,13 +136,13 @@ func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
 		m.input.Blur()
 		switch kind {
 		case promptFilter:
-			return m.packets.applyFilter(m, v)
+			return m.packets.applyFilter(c, v)
 		case promptPacket:
-			return m.packets.gotoNumber(m, v)
+			m.packets.gotoNumber(c, v)
 		case promptFrame:
-			return m.scrub.gotoFrame(m, v)
+			return m.scrub.gotoFrame(c, v)
 		case promptWrite:
-			return m.packets.writeShown(m, v)
+			return m.packets.writeShown(c, v)
 		}
 		return nil
 	}
@@ -160,66 +171,19 @@ func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) onWheel(w tea.MouseWheelMsg) tea.Cmd {
-	step := 3
-	up := w.Button == tea.MouseWheelUp
-	switch m.view {
-	case viewPackets:
-		if up {
-			m.packets.move(m, -step)
-		} else {
-			m.packets.move(m, step)
-		}
-		return nil
-	case viewHealth:
-		if up {
-			m.health.move(m, -1)
-		} else {
-			m.health.move(m, 1)
-		}
-		return nil
-	case viewFindings:
-		m.finds.chosen = true
-		if up {
-			m.finds.cur = max(m.finds.cur-1, 0)
-		} else {
-			m.finds.cur = min(m.finds.cur+1, max(len(m.finds.fs)-1, 0))
-		}
-		return nil
+// onClick picks a tab, or gives a click in the body to the view shown.
+func (m *Model) onClick(ck tea.MouseClickMsg) tea.Cmd {
+	c := &m.env
+	if ck.Y != 0 {
+		return m.views[c.view].update(c, ck)
 	}
-	if up {
-		return m.scrub.step(m, -1)
-	}
-	return m.scrub.step(m, 1)
-}
-
-func (m *Model) onClick(c tea.MouseClickMsg) tea.Cmd {
-	if c.Y == 0 {
-		// the tabs
-		x := 0
-		for v, name := range viewNames {
-			wd := ansi.StringWidth(m.st.tab.Render(name))
-			if c.X >= x && c.X < x+wd {
-				return m.show(v)
-			}
-			x += wd
+	x := 0
+	for v, name := range viewNames {
+		wd := ansi.StringWidth(c.st.tab.Render(name))
+		if ck.X >= x && ck.X < x+wd {
+			return m.show(v)
 		}
-		return nil
-	}
-	l := m.layout()
-	switch m.view {
-	case viewPackets:
-		if l.list.contains(c.X, c.Y) && c.Y > l.list.y {
-			m.packets.clickRow(m, c.Y-l.list.y-1)
-		}
-	case viewHealth:
-		if l.body.contains(c.X, c.Y) {
-			m.health.click(m, c.X-l.body.x-healthLabel)
-		}
-	default:
-		if c.Y == l.body.y+1 {
-			return m.scrub.clickBar(m, c.X-l.body.x)
-		}
+		x += wd
 	}
 	return nil
 }

@@ -25,8 +25,8 @@ const linkWindow = 256
 // piece's dif, the state a stak acknowledges, or for any other packet of a
 // conversation the newest state the server had sent its client by then. It
 // says what it found, or why there is none.
-func (s *stateCursor) toPacket(m *Model, pos int) (string, bool) {
-	x := m.e.Index()
+func (s *stateCursor) toPacket(c *env, pos int) (string, bool) {
+	x := c.e.Index()
 	if x == nil {
 		return "", false
 	}
@@ -42,8 +42,8 @@ func (s *stateCursor) toPacket(m *Model, pos int) (string, bool) {
 		return fmt.Sprintf("conversation %d has no states", r.Conv.ID), false
 	}
 	l := s.lines[li]
-	n := m.e.EntryCount(l)
-	entry := func(i int) replay.Entry { return m.e.Entries(nil, l, i, i+1)[0] }
+	n := c.e.EntryCount(l)
+	entry := func(i int) replay.Entry { return c.e.Entries(nil, l, i, i+1)[0] }
 	// k: the first state whose dif ended at or after the packet.
 	k := sort.Search(n, func(i int) bool { return int(entry(i).CaptureN) >= r.N })
 	at, what := max(k-1, 0), "the state its client held then"
@@ -67,21 +67,21 @@ func (s *stateCursor) toPacket(m *Model, pos int) (string, bool) {
 	if n == 0 {
 		return fmt.Sprintf("conversation %d has no states yet", r.Conv.ID), false
 	}
-	s.toLine(m, li)
-	s.setI(m, at)
+	s.toLine(c, li)
+	s.setI(c, at)
 	return fmt.Sprintf("packet %d: %s", r.N, what), true
 }
 
 // toState shows packet pos's state in view v.
-func (m *Model) toState(pos int, v int) tea.Cmd {
-	msg, ok := m.scrub.toPacket(m, pos)
+func (p *packetsModel) toState(c *env, pos int, v int) tea.Cmd {
+	msg, ok := c.cursor.toPacket(c, pos)
 	if !ok {
-		m.setMsg("%s", msg)
+		c.setMsg("%s", msg)
 		return nil
 	}
-	m.packets.moved = false
-	cmd := m.show(v)
-	m.setMsg("%s", msg)
+	p.moved = false
+	cmd := c.nav.show(v)
+	c.setMsg("%s", msg)
 	return cmd
 }
 
@@ -94,18 +94,15 @@ func piecesFilter(l reassemble.Chain, e *replay.Entry) string {
 
 // toPieces lists the shown state's pieces and acks in the packet list,
 // the dif's last piece selected.
-func (m *Model) toPieces() tea.Cmd {
-	s := &m.scrub
+func (s *stateCursor) toPieces(c *env) tea.Cmd {
 	if s.n == 0 || s.line().Conv == 0 {
-		m.setMsg("no state to list the packets of")
+		c.setMsg("no state to list the packets of")
 		return nil
 	}
 	e := s.ent
-	cmd := m.packets.applyFilter(m, piecesFilter(s.line(), &e))
-	if x := m.e.Index(); x != nil {
-		m.packets.keep, m.packets.placed = x.Search(int(e.CaptureN)), false
+	pos := 0
+	if x := c.e.Index(); x != nil {
+		pos = x.Search(int(e.CaptureN))
 	}
-	m.packets.moved = false
-	m.view = viewPackets
-	return cmd
+	return c.nav.listPackets(piecesFilter(s.line(), &e), pos)
 }

@@ -9,16 +9,15 @@ import (
 	"github.com/pmdump/pmdump/session"
 )
 
-// render draws the list and the selected packet's details.
-func (p *packetsModel) render(m *Model, l layout) []string {
-	out := make([]string, 0, l.body.h)
-	x := p.index(m)
-	n := p.n(m)
-	vis := l.list.h - 1
+// fit keeps the selected row on the screen whatever its size became,
+// and reads the selected packet's details when it changed.
+func (p *packetsModel) fit(c *env) {
+	x := p.index(c)
+	n := p.n(c)
+	vis := c.lay.list.h - 1
 	if p.top > max(n-vis, 0) {
 		p.top = max(n-vis, 0)
 	}
-	// The selected row stays on the screen whatever its size became.
 	if vis > 0 && n > 0 {
 		if p.cur >= p.top+vis {
 			p.top = p.cur - vis + 1
@@ -27,6 +26,21 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 			p.top = p.cur
 		}
 	}
+	if n > 0 && x != nil {
+		if pos := p.pos(p.cur); pos != p.detailAt || p.hex != p.detailHex {
+			p.detailAt, p.detailHex = pos, p.hex
+			p.detail = p.detailLines(x, pos)
+		}
+	}
+}
+
+// render draws the list and the selected packet's details.
+func (p *packetsModel) render(c *env) []string {
+	l := c.lay
+	out := make([]string, 0, l.body.h)
+	x := p.index(c)
+	n := p.n(c)
+	vis := l.list.h - 1
 	marksAt := map[int]string{}
 	for k, pos := range p.marks {
 		marksAt[pos] = k
@@ -40,13 +54,15 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 		err   error
 	}
 	rows := make([]row, 0, vis)
+	var line packetfmt.Line
+	var rec session.Record
 	for r := p.top; r < p.top+vis && r < n && x != nil; r++ {
 		pos := p.pos(r)
-		if err := x.Record(pos, &p.rec); err != nil {
+		if err := x.Record(pos, &rec); err != nil {
 			rows = append(rows, row{pos: pos, err: err})
 			continue
 		}
-		rows = append(rows, row{pos: pos, cells: p.cells(&p.rec), kind: p.rec.Kind})
+		rows = append(rows, row{pos: pos, cells: cells(&line, &rec), kind: rec.Kind})
 	}
 	var cols listColumns
 	for _, r := range rows {
@@ -55,19 +71,19 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 		}
 	}
 	cols.choose(l.list.w - 1)
-	out = append(out, m.st.header.Render(fit(" "+cols.header(), l.list.w)))
+	out = append(out, c.st.header.Render(fit(" "+cols.header(), l.list.w)))
 	for i := 0; i < vis; i++ {
 		if i >= len(rows) {
 			if i == 0 && n == 0 {
 				switch {
 				case p.filter != nil && p.running:
-					out = append(out, m.st.dim.Render("filtering…"))
+					out = append(out, c.st.dim.Render("filtering…"))
 				case p.filter != nil:
-					out = append(out, m.st.dim.Render("no packet matches "+p.filter.String()))
-				case !m.read:
-					out = append(out, m.st.dim.Render("reading…"))
+					out = append(out, c.st.dim.Render("no packet matches "+p.filter.String()))
+				case !c.read:
+					out = append(out, c.st.dim.Render("reading…"))
 				default:
-					out = append(out, m.st.dim.Render("no game packets"))
+					out = append(out, c.st.dim.Render("no game packets"))
 				}
 				continue
 			}
@@ -76,22 +92,22 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 		}
 		r := rows[i]
 		if r.err != nil {
-			out = append(out, m.st.err.Render(fmt.Sprintf("packet %d: %v", r.pos, r.err)))
+			out = append(out, c.st.err.Render(fmt.Sprintf("packet %d: %v", r.pos, r.err)))
 			continue
 		}
 		text := cols.line(&r.cells)
 		prefix := " "
 		if k, ok := marksAt[r.pos]; ok {
-			prefix = m.st.mark.Render(k)
+			prefix = c.st.mark.Render(k)
 		}
-		style := m.st.dim
+		style := c.st.dim
 		switch {
 		case p.top+i == p.cur:
-			style = m.st.selected
+			style = c.st.selected
 		case r.kind == session.Malformed:
-			style = m.st.err
+			style = c.st.err
 		case r.kind == session.Unknown:
-			style = m.st.warn
+			style = c.st.warn
 		default:
 			style = style.UnsetForeground()
 		}
@@ -112,15 +128,14 @@ func (p *packetsModel) render(m *Model, l layout) []string {
 			filt += " so far"
 		}
 	}
-	out = append(out, m.st.title.Render(fit(fmt.Sprintf("── %s (x) ── %s ", what, filt), l.detail.w)))
+	out = append(out, c.st.title.Render(fit(fmt.Sprintf("── %s (x) ── %s ", what, filt), l.detail.w)))
 	if n > 0 && x != nil {
-		pos := p.pos(p.cur)
-		if pos != p.detailAt {
-			p.detailAt = pos
-			p.detail = p.detailLines(x, pos)
+		detail := p.detail
+		if pos := p.pos(p.cur); pos != p.detailAt || p.hex != p.detailHex {
+			detail = p.detailLines(x, pos) // not fitted yet
 		}
-		for i := 0; i < l.detail.h-1 && i < len(p.detail); i++ {
-			out = append(out, p.detail[i])
+		for i := 0; i < l.detail.h-1 && i < len(detail); i++ {
+			out = append(out, detail[i])
 		}
 	}
 	return out

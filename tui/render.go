@@ -29,29 +29,18 @@ func (m *Model) View() tea.View {
 	return v
 }
 
-// Render is the screen as text (the View's content).
+// Render is the screen as text (the View's content). It changes no
+// state.
 func (m *Model) Render() string {
-	l := m.layout()
-	lines := make([]string, 0, m.h)
+	c := &m.env
+	l := c.lay
+	lines := make([]string, 0, l.tabs.h+l.body.h+l.status.h)
 	lines = append(lines, m.renderTabs(l.tabs.w))
 	var body []string
-	if m.help {
-		body = m.renderHelp(l.body)
+	if m.helpOn {
+		body = m.help.render(c)
 	} else {
-		switch m.view {
-		case viewPackets:
-			body = m.packets.render(m, l)
-		case viewTimeline:
-			body = m.scrub.renderTimeline(m, l.body)
-		case viewState:
-			body = m.scrub.renderState(m, l.body)
-		case viewDiff:
-			body = m.scrub.renderDiff(m, l.body)
-		case viewHealth:
-			body = m.health.render(m, l.body)
-		case viewFindings:
-			body = m.finds.render(m, l.body)
-		}
+		body = m.views[c.view].render(c)
 	}
 	for i := 0; i < l.body.h; i++ {
 		s := ""
@@ -65,29 +54,31 @@ func (m *Model) Render() string {
 }
 
 func (m *Model) renderTabs(w int) string {
+	st := &m.env.st
 	var b strings.Builder
 	for v, name := range viewNames {
-		if v == m.view {
-			b.WriteString(m.st.tabActive.Render(name))
+		if v == m.env.view {
+			b.WriteString(st.tabActive.Render(name))
 		} else {
-			b.WriteString(m.st.tab.Render(name))
+			b.WriteString(st.tab.Render(name))
 		}
 	}
 	b.WriteString("  ")
-	b.WriteString(m.st.dim.Render(m.opts.Title + "  ? help  q quit"))
+	b.WriteString(st.dim.Render(m.opts.Title + "  ? help  q quit"))
 	return fit(b.String(), w)
 }
 
 func (m *Model) renderStatus(w int) string {
+	c := &m.env
 	if m.prompt != promptNone {
 		s := m.input.View()
 		if m.promptNote != "" {
-			st := m.st.ok
+			st := c.st.ok
 			switch {
 			case strings.HasPrefix(m.promptNote, "tab:"):
-				st = m.st.dim
+				st = c.st.dim
 			case !strings.HasPrefix(m.promptNote, "✓"):
-				st = m.st.err
+				st = c.st.err
 			}
 			s += "  " + st.Render(m.promptNote)
 		}
@@ -96,7 +87,7 @@ func (m *Model) renderStatus(w int) string {
 	m.feed.mu.Lock()
 	ev := m.feed.progress
 	m.feed.mu.Unlock()
-	parts := []string{m.progressLine(ev, w)}
+	parts := []string{c.progressLine(ev, w)}
 	if idx := m.e.Index(); idx != nil {
 		if d := idx.Dropped(); d > 0 {
 			parts[0] += fmt.Sprintf(" (ring: newest %d kept, %d dropped)", idx.Len()-d, d)
@@ -109,14 +100,14 @@ func (m *Model) renderStatus(w int) string {
 		lastWarn = m.feed.warnings[nw-1]
 	}
 	m.feed.mu.Unlock()
-	s := m.st.dim.Render(strings.Join(parts, "  "))
+	s := c.st.dim.Render(strings.Join(parts, "  "))
 	switch {
-	case m.msg != "" && m.isErr:
-		s += "  " + m.st.err.Render(m.msg)
-	case m.msg != "":
-		s += "  " + m.msg
+	case c.msg != "" && c.isErr:
+		s += "  " + c.st.err.Render(c.msg)
+	case c.msg != "":
+		s += "  " + c.msg
 	case lastWarn != "":
-		s += "  " + m.st.warn.Render(fmt.Sprintf("warning (%d): %s", nw, lastWarn))
+		s += "  " + c.st.warn.Render(fmt.Sprintf("warning (%d): %s", nw, lastWarn))
 	}
 	return fit(s, w)
 }

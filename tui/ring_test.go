@@ -27,7 +27,7 @@ func TestRingDropsOldest(t *testing.T) {
 	if x.Dropped() != x.Len()-300 || x.Dropped() == 0 {
 		t.Fatalf("index: %d packets, %d dropped", x.Len(), x.Dropped())
 	}
-	m.packets.onGrow(m)
+	m.packets.onGrow(&m.env)
 	drive(t, m, "g")
 	s := screen(m)
 	rows := ringRows(s)

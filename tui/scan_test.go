@@ -77,7 +77,7 @@ func TestScanFindsWhatEveryEntryShows(t *testing.T) {
 						break
 					}
 				}
-				if got := s.scan(m, from, dir, c.ok); got != want {
+				if got := s.scan(&m.env, from, dir, c.ok); got != want {
 					t.Errorf("%s from %d, direction %d: %d, want %d", c.name, from, dir, got, want)
 				}
 			}

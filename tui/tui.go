@@ -6,12 +6,20 @@
 // engine's findings.
 //
 // The TUI computes nothing of its own: it renders what the engine, the
-// schema, the level map and the diff give it. One root Model routes
-// messages to one model per view; the keys are in one key map (keys.go),
-// the styles in one place (styles.go) and layout gives each pane its
-// rectangle (layout.go). The engine runs on its own goroutine and every
-// heavy request (filtering, rebuilding a state, a diff) runs off the UI
-// goroutine and is dropped or cancelled when it is no longer wanted.
+// schema, the level map and the diff give it. Each view is a component
+// (env.go): it handles its keys and the mouse, draws itself without
+// changing any state, fits its scroll to the layout and to what it shows,
+// and lists its keys for the help. A view is given env, what the views
+// share (the engine, styles, keys, the layout computed once per window
+// size, the status line, the state cursor of the timeline, state and diff
+// views), never the root Model, and asks the program for what is beyond
+// it (showing another view, a prompt, a packet) through env.nav. The root
+// Model routes the messages, draws the tabs and the status line, and
+// after every message has the view shown fit itself. The keys are in one
+// key map (keys.go) and the styles in one place (styles.go). The engine
+// runs on its own goroutine and every heavy request (filtering,
+// rebuilding a state, a diff) runs off the UI goroutine and is dropped or
+// cancelled when it is no longer wanted.
 package tui
 
 import (
@@ -89,52 +97,59 @@ func (f *feed) onEvent(ev engine.Event) {
 	}
 }
 
-// Model is the root model of the program.
+// Model is the root model of the program: it owns the views and what
+// they share (env), routes each message to the view it is for, and draws
+// the tabs, the view shown (or the help) and the status line.
 type Model struct {
 	opts   Options
 	e      *engine.Engine
-	ctx    context.Context
+	env    env
 	cancel context.CancelFunc
 	feed   *feed
-	read   bool      // the engine's fast pass has read everything (packets, index)
-	done   bool      // and every state is rebuilt
-	wanted wanted    // what the rebuild was asked to take first
-	first  time.Time // the capture's first time stamp, the zero of times shown
+	wanted wanted // what the rebuild was asked to take first
 	ticks  int
 	runErr error
 	ran    chan struct{} // closed when Start has returned (nil: not started)
 
-	w, h       int
-	dark       bool
-	st         styles
-	keys       keyMap
-	view       int
-	help       bool
-	helpScroll int
-	pend       string // a key waiting for its second key (m, ')
-	msg        string // status line message
-	isErr      bool
+	w, h   int
+	dark   bool
+	helpOn bool // the help overlay is shown
 
 	prompt     int // promptNone, …
 	input      textinput.Model
 	promptNote string
 
-	packets packetsModel
-	scrub   stateCursor
-	health  healthModel
-	finds   findingsModel
+	packets  packetsModel
+	scrub    stateCursor // the cursor the timeline, state and diff views share
+	panes    panes       // the text and map panes the state and diff views share
+	timeline timelineView
+	state    stateView
+	diff     diffView
+	health   healthModel
+	finds    findingsModel
+	help     helpModel
+	views    [numViews]component
 }
+
+// Prompts of the status line.
+const (
+	promptNone = iota
+	promptFilter
+	promptPacket
+	promptFrame
+	promptWrite
+)
 
 // New returns the root model. Start (or the finished Engine) is used when
 // the program starts it (Init).
 func New(opts Options) *Model {
-	m := &Model{opts: opts, keys: newKeyMap(), dark: true, w: 80, h: 24}
-	m.ctx, m.cancel = context.WithCancel(context.Background())
-	m.st = newStyles(m.dark, opts.Color)
+	m := &Model{opts: opts, dark: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
 	m.feed = &feed{}
 	if opts.Engine != nil {
 		m.e = opts.Engine
-		m.read, m.done = true, !m.e.Rebuilding()
+		m.env.read, m.env.done = true, !m.e.Rebuilding()
 	} else {
 		cfg := opts.Config
 		cfg.Work |= engine.Index | engine.Timeline | engine.Health | engine.Findings
@@ -153,11 +168,28 @@ func New(opts Options) *Model {
 		}
 		m.e = engine.New(cfg)
 	}
+	c := &m.env
+	c.e, c.ctx, c.keys = m.e, ctx, newKeyMap()
+	c.st = newStyles(m.dark, opts.Color)
+	c.color, c.schema, c.live = opts.Color, opts.Schema, opts.Live
+	c.cursor, c.nav = &m.scrub, m
+	m.resize(80, 24)
 	m.input = textinput.New()
 	m.input.SetVirtualCursor(true)
 	m.packets.init()
 	m.health.cur = -1
+	m.timeline.cur = &m.scrub
+	m.state.cur, m.state.pane = &m.scrub, &m.panes
+	m.diff.cur, m.diff.pane = &m.scrub, &m.panes
+	m.views = [numViews]component{&m.packets, &m.timeline, &m.state, &m.diff, &m.health, &m.finds}
+	m.help.groups = m.helpGroups()
 	return m
+}
+
+// resize lays the screen out for a window of w × h cells.
+func (m *Model) resize(w, h int) {
+	m.w, m.h = w, h
+	m.env.lay = newLayout(w, h)
 }
 
 // Engine is the engine the model shows.
@@ -186,10 +218,11 @@ func tick() tea.Cmd { return tea.Tick(refresh, func(time.Time) tea.Msg { return 
 // Init starts the engine on its own goroutine.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{tea.RequestBackgroundColor}
-	if !m.done && m.opts.Start != nil {
+	c := &m.env
+	if !c.done && m.opts.Start != nil {
 		// The engine runs on its own goroutine, started here so that Close
 		// can always wait for it; a command waits for its end.
-		e, ctx, start, ran := m.e, m.ctx, m.opts.Start, make(chan struct{})
+		e, ctx, start, ran := m.e, c.ctx, m.opts.Start, make(chan struct{})
 		res := make(chan error, 1)
 		m.ran = ran
 		go func() {
@@ -198,33 +231,36 @@ func (m *Model) Init() tea.Cmd {
 		}()
 		cmds = append(cmds, func() tea.Msg { return runDoneMsg{<-res} }, tick())
 	} else {
-		m.read = true
+		c.read = true
 		if m.e.Rebuilding() {
 			cmds = append(cmds, tick())
 		} else {
-			m.done = true
+			c.done = true
 		}
 		cmds = append(cmds, m.refreshAll())
 	}
+	m.views[c.view].fit(c)
 	return tea.Batch(cmds...)
 }
 
 // refreshAll picks up what the engine has found since the last refresh.
 func (m *Model) refreshAll() tea.Cmd {
+	c := &m.env
 	m.ticks++
-	if m.first.IsZero() {
+	if c.first.IsZero() {
 		if f := m.e.Stats().First; f != nil {
-			m.first = *f
+			c.first = *f
 		}
 	}
-	m.scrub.refreshLines(m)
+	m.scrub.refreshLines(c)
 	// The health report is built afresh each time: twice a second is
 	// enough while the engine reads.
-	if m.done || m.ticks%5 == 1 {
-		m.health.refresh(m)
-		m.finds.refresh(m)
+	if c.done || m.ticks%5 == 1 {
+		c.health = m.e.Health()
+		m.health.refresh(c)
+		m.finds.refresh(c, engine.SortFindings(m.e.Findings()))
 	}
-	return m.scrub.request(m)
+	return m.scrub.request(c)
 }
 
 // Update routes a message to the view it is for.
@@ -233,62 +269,66 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 		// A bug must not take the terminal down: it is shown, and the
 		// program goes on.
 		if r := recover(); r != nil {
-			m.setErr(recovered("internal error (please report)", r))
+			m.env.setErr(recovered("internal error (please report)", r))
 			cmd = nil
 		}
 	}()
-	defer m.wantFirst()
+	defer m.settle()
+	c := &m.env
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.w, m.h = msg.Width, msg.Height
+		m.resize(msg.Width, msg.Height)
 		return m, nil
 	case tea.BackgroundColorMsg:
 		m.dark = msg.IsDark()
-		m.st = newStyles(m.dark, m.opts.Color)
+		c.st = newStyles(m.dark, m.opts.Color)
 		return m, nil
 	case tickMsg:
-		if m.done {
+		if c.done {
 			return m, nil
 		}
-		if m.read && !m.e.Rebuilding() {
-			m.done = true // the last states are in: one more refresh, no more ticks
+		if c.read && !m.e.Rebuilding() {
+			c.done = true // the last states are in: one more refresh, no more ticks
 			return m, m.refreshAll()
 		}
-		if m.read {
+		if c.read {
 			return m, tea.Batch(m.refreshAll(), tick())
 		}
-		return m, tea.Batch(m.refreshAll(), m.packets.onGrow(m), tick())
+		return m, tea.Batch(m.refreshAll(), m.packets.onGrow(c), tick())
 	case runDoneMsg:
-		m.read = true
-		m.done = !m.e.Rebuilding()
-		if msg.err != nil && m.ctx.Err() == nil {
+		c.read = true
+		c.done = !m.e.Rebuilding()
+		if msg.err != nil && c.ctx.Err() == nil {
 			m.runErr = msg.err
-			m.setErr(msg.err)
+			c.setErr(msg.err)
 		}
-		return m, tea.Batch(m.refreshAll(), m.packets.onGrow(m))
+		return m, tea.Batch(m.refreshAll(), m.packets.onGrow(c))
 	case writtenMsg:
-		m.packets.onWritten(m, msg)
+		m.packets.onWritten(c, msg)
 		return m, nil
 	case filterMsg:
-		return m, m.packets.onFilter(m, msg)
+		return m, m.packets.onFilter(c, msg)
 	case stateMsg:
-		return m, m.scrub.onState(m, msg)
+		return m, m.scrub.onState(c, msg)
 	case tea.KeyPressMsg:
 		return m, m.onKey(msg)
 	case tea.MouseWheelMsg:
-		return m, m.onWheel(msg)
+		return m, m.views[c.view].update(c, msg)
 	case tea.MouseClickMsg:
 		return m, m.onClick(msg)
 	}
 	return m, nil
 }
 
-func (m *Model) setErr(err error) {
-	m.msg, m.isErr = err.Error(), true
-}
-
-func (m *Model) setMsg(format string, a ...any) {
-	m.msg, m.isErr = fmt.Sprintf(format, a...), false
+// settle ends every message: the view shown (or the help) fits itself to
+// what changed, and the rebuild is asked for what the view shows.
+func (m *Model) settle() {
+	if m.helpOn {
+		m.help.fit(&m.env)
+	} else {
+		m.views[m.env.view].fit(&m.env)
+	}
+	m.wantFirst()
 }
 
 // Run runs the TUI on the terminal until the user quits, then releases

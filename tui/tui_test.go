@@ -223,15 +223,15 @@ func TestPacketJumpsAndMarks(t *testing.T) {
 		t.Error("f again does not show every packet")
 	}
 	drive(t, m, ":99999<enter>")
-	if !m.isErr || !strings.Contains(screen(m), "no game packet") {
-		t.Errorf("a number past the end is not reported: %q", m.msg)
+	if !m.env.isErr || !strings.Contains(screen(m), "no game packet") {
+		t.Errorf("a number past the end is not reported: %q", m.env.msg)
 	}
 }
 
 // mapPlayer finds player digit p in the map pane of a screen: row and
 // column, -1 when absent.
 func mapPlayer(m *Model, s string, p byte) (int, int) {
-	l := m.layout()
+	l := m.env.lay
 	for y, line := range strings.Split(s, "\n") {
 		r := []rune(line)
 		for x := l.level.x; x < len(r); x++ {
@@ -311,7 +311,7 @@ func TestHelpListsEveryBinding(t *testing.T) {
 	drive(t, m, "?")
 	s := screen(m)
 	golden(t, "help", s)
-	for _, g := range m.keys.groups() {
+	for _, g := range m.helpGroups() {
 		for _, b := range g.keys {
 			h := b.Help()
 			if !strings.Contains(s, h.Key) || !strings.Contains(s, h.Desc) {
@@ -377,10 +377,10 @@ func TestHealthAndTimeline(t *testing.T) {
 		}
 	}
 	drive(t, m, "<enter>")
-	if m.view != viewTimeline {
+	if m.env.view != viewTimeline {
 		t.Fatal("enter in health does not show the timeline")
 	}
-	if got := int(m.scrub.ent.Time().Sub(m.first).Seconds()); got != 3 {
+	if got := int(m.scrub.ent.Time().Sub(m.env.first).Seconds()); got != 3 {
 		t.Errorf("timeline at t=%d s, want 3 (the 4th second)", got)
 	}
 }
@@ -412,8 +412,8 @@ func TestMouse(t *testing.T) {
 	// Click the third tab.
 	x := strings.Index(screen(m), "3 State")
 	drive(t, m, tea.MouseClickMsg{X: x, Y: 0})
-	if m.view != viewState {
-		t.Errorf("click on the tab: view %d", m.view)
+	if m.env.view != viewState {
+		t.Errorf("click on the tab: view %d", m.env.view)
 	}
 }
 
@@ -464,7 +464,7 @@ func TestRebuildLine(t *testing.T) {
 func TestRunningEngine(t *testing.T) {
 	m := New(Options{Start: func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, "sample:legacy") }})
 	defer m.Close()
-	m.w, m.h = 100, 30
+	m.resize(100, 30)
 	var done tea.Msg
 	for _, c := range m.Init()().(tea.BatchMsg) {
 		if c == nil {
@@ -480,15 +480,15 @@ func TestRunningEngine(t *testing.T) {
 		t.Fatal("the engine's run did not end")
 	}
 	drive(t, m, done)
-	if !m.read || m.e.Index().Len() == 0 {
-		t.Errorf("after the run: read %v, %d packets", m.read, m.e.Index().Len())
+	if !m.env.read || m.e.Index().Len() == 0 {
+		t.Errorf("after the run: read %v, %d packets", m.env.read, m.e.Index().Len())
 	}
 	// The states come behind the packets; the screen follows them
 	// without a key press.
 	m.e.Wait()
 	drive(t, m, tickMsg{})
-	if !m.done || len(m.scrub.lines) == 0 {
-		t.Errorf("after the rebuild: done %v, %d lines", m.done, len(m.scrub.lines))
+	if !m.env.done || len(m.scrub.lines) == 0 {
+		t.Errorf("after the rebuild: done %v, %d lines", m.env.done, len(m.scrub.lines))
 	}
 	// Everything is in: the packets, nothing said to be in progress.
 	if s := m.renderStatus(200); !strings.Contains(s, "809 packets") || strings.Contains(s, "rebuil") {
@@ -531,7 +531,7 @@ func TestHelpScrollsInSmallWindow(t *testing.T) {
 		drive(t, m, "<pgdown>")
 		seen += screen(m)
 	}
-	for _, g := range m.keys.groups() {
+	for _, g := range m.helpGroups() {
 		for _, b := range g.keys {
 			if h := b.Help(); !strings.Contains(seen, h.Key) || !strings.Contains(seen, h.Desc) {
 				t.Errorf("scrolling the help never shows %q %q", h.Key, h.Desc)
@@ -550,8 +550,8 @@ func TestNothingToShow(t *testing.T) {
 	}
 	for _, k := range []string{":5<enter>", "'a", "n", "N", "c", "C", "f"} {
 		drive(t, m, k)
-		if m.isErr && strings.Contains(m.msg, "internal error") {
-			t.Errorf("%s on an empty list: %s", k, m.msg)
+		if m.env.isErr && strings.Contains(m.env.msg, "internal error") {
+			t.Errorf("%s on an empty list: %s", k, m.env.msg)
 		}
 	}
 	if s := screen(m); !strings.Contains(s, "no packet matches num == 0") {
