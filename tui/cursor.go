@@ -239,10 +239,7 @@ func (s *stateCursor) clickBar(c *env, x int) tea.Cmd {
 func (s *stateCursor) onMouse(c *env, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.MouseWheelMsg:
-		if msg.Button == tea.MouseWheelUp {
-			return s.step(c, -1)
-		}
-		return s.step(c, 1)
+		return s.step(c, wheelStep(msg, 1))
 	case tea.MouseClickMsg:
 		if msg.Y == c.lay.body.y+1 {
 			return s.clickBar(c, msg.X-c.lay.body.x)

@@ -22,16 +22,10 @@ type diffView struct {
 }
 
 func (v *diffView) update(c *env, msg tea.Msg) tea.Cmd {
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return v.cur.onMouse(c, msg)
-	}
-	if cmd, ok := v.cur.onKey(c, k); ok {
+	if cmd, ok := v.pane.update(c, msg); ok {
 		return cmd
 	}
-	if cmd, ok := v.pane.onKey(c, k); ok {
-		return cmd
-	}
+	k, _ := msg.(tea.KeyPressMsg)
 	p, keys := v.pane, &c.keys
 	switch {
 	case key.Matches(k, keys.Up):

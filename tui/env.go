@@ -76,6 +76,15 @@ type navigator interface {
 	listPackets(filter string, pos int) tea.Cmd
 }
 
+// wheelStep is how far a turn of the mouse wheel moves: step back (up) or
+// on (down).
+func wheelStep(w tea.MouseWheelMsg, step int) int {
+	if w.Button == tea.MouseWheelUp {
+		return -step
+	}
+	return step
+}
+
 func (c *env) setErr(err error) {
 	c.msg, c.isErr = err.Error(), true
 }

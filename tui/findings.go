@@ -41,11 +41,7 @@ func (f *findingsModel) update(c *env, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.MouseWheelMsg:
 		f.chosen = true
-		if msg.Button == tea.MouseWheelUp {
-			f.cur = max(f.cur-1, 0)
-		} else {
-			f.cur = min(f.cur+1, max(len(c.finds)-1, 0))
-		}
+		f.cur = clamp(f.cur+wheelStep(msg, 1), 0, max(len(c.finds)-1, 0))
 	case tea.KeyPressMsg:
 		return f.onKey(c, msg)
 	}

@@ -151,11 +151,7 @@ func (h *healthModel) chartW(c *env) int { return max(c.lay.body.w-healthLabel-1
 func (h *healthModel) update(c *env, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.MouseWheelMsg:
-		if msg.Button == tea.MouseWheelUp {
-			h.move(c, -1)
-		} else {
-			h.move(c, 1)
-		}
+		h.move(c, wheelStep(msg, 1))
 	case tea.MouseClickMsg:
 		if b := c.lay.body; b.contains(msg.X, msg.Y) {
 			h.click(c, msg.X-b.x-healthLabel)

@@ -166,11 +166,7 @@ func (p *packetsModel) update(c *env, msg tea.Msg) tea.Cmd {
 		}
 		return p.onKey(c, msg)
 	case tea.MouseWheelMsg:
-		if msg.Button == tea.MouseWheelUp {
-			p.move(c, -3)
-		} else {
-			p.move(c, 3)
-		}
+		p.move(c, wheelStep(msg, 3))
 	case tea.MouseClickMsg:
 		if l := c.lay.list; l.contains(msg.X, msg.Y) && msg.Y > l.y {
 			p.clickRow(c, msg.Y-l.y-1)

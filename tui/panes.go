@@ -19,6 +19,20 @@ type panes struct {
 	scroll                         int // the diff's first line shown
 }
 
+// update handles what the state and diff views share: the scrubber's
+// keys, the panes' keys, the mouse on the scrubber; it says whether the
+// message was one of them.
+func (p *panes) update(c *env, msg tea.Msg) (tea.Cmd, bool) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return c.cursor.onMouse(c, msg), true
+	}
+	if cmd, ok := c.cursor.onKey(c, k); ok {
+		return cmd, true
+	}
+	return p.onKey(c, k)
+}
+
 // onKey handles the keys of the state and diff views (the map, A and B);
 // it says whether the key was one of them.
 func (p *panes) onKey(c *env, k tea.KeyPressMsg) (tea.Cmd, bool) {

@@ -10,14 +10,7 @@ type stateView struct {
 }
 
 func (v *stateView) update(c *env, msg tea.Msg) tea.Cmd {
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return v.cur.onMouse(c, msg)
-	}
-	if cmd, ok := v.cur.onKey(c, k); ok {
-		return cmd
-	}
-	cmd, _ := v.pane.onKey(c, k)
+	cmd, _ := v.pane.update(c, msg)
 	return cmd
 }
 
