@@ -21,11 +21,19 @@ import (
 // all, at a fixed window size and without color.
 func newTest(t testing.TB, sample string, w, h int, color bool) *Model {
 	t.Helper()
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health})
-	if err := e.Run(context.Background(), sample); err != nil {
+	return newTestWith(t, engine.Config{Work: engine.Index | engine.Timeline | engine.Health}, sample, Options{Title: sample, Color: color}, w, h)
+}
+
+// newTestWith returns a model with opts over a capture that an engine of
+// cfg has read all of, at a fixed window size.
+func newTestWith(t testing.TB, cfg engine.Config, capture string, opts Options, w, h int) *Model {
+	t.Helper()
+	e := engine.New(cfg)
+	if err := e.Run(context.Background(), capture); err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Engine: e, Title: sample, Color: color})
+	opts.Engine = e
+	m := New(opts)
 	t.Cleanup(func() { m.Close() })
 	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: w, Height: h})
 	return m
@@ -245,29 +253,27 @@ func mapPlayer(m *Model, s string, p byte) (int, int) {
 
 func TestScrubMovesPlayer(t *testing.T) {
 	m := newTest(t, "sample:modern", 160, 48, false)
+	// the screen at a frame, and player 1's place on its map
+	at := func(frame int) (int, int) {
+		t.Helper()
+		s := screen(m)
+		golden(t, fmt.Sprintf("state-frame%d", frame), s)
+		if !strings.Contains(s, fmt.Sprintf("slsn 1 frame %d ", frame)) {
+			t.Fatalf("not at frame %d:\n%s", frame, s)
+		}
+		y, x := mapPlayer(m, s, '1')
+		if y < 0 {
+			t.Fatalf("player 1 not on the map at frame %d:\n%s", frame, s)
+		}
+		return y, x
+	}
 	drive(t, m, "3:1:50<enter>")
-	a := screen(m)
-	golden(t, "state-frame50", a)
-	if !strings.Contains(a, "slsn 1 frame 50 ") {
-		t.Fatalf("not at frame 50:\n%s", a)
-	}
-	ya, xa := mapPlayer(m, a, '1')
-	if ya < 0 {
-		t.Fatalf("player 1 not on the map:\n%s", a)
-	}
+	ya, xa := at(50)
 	// Scrub forward state by state to frame 100.
 	for i := 0; i < 200 && m.scrub.ent.N < 100; i++ {
 		drive(t, m, "l")
 	}
-	b := screen(m)
-	golden(t, "state-frame100", b)
-	if !strings.Contains(b, "slsn 1 frame 100 ") {
-		t.Fatalf("scrubbing did not reach frame 100:\n%s", b)
-	}
-	yb, xb := mapPlayer(m, b, '1')
-	if yb < 0 {
-		t.Fatalf("player 1 not on the map at frame 100:\n%s", b)
-	}
+	yb, xb := at(100)
 	if ya == yb && xa == xb {
 		t.Errorf("player 1 did not move on the map: (%d,%d) at frames 50 and 100", xa, ya)
 	}
@@ -562,13 +568,7 @@ func TestNothingToShow(t *testing.T) {
 // On a live capture the status line names the interfaces; packets and
 // states are counted as for a file.
 func TestLiveStatusLine(t *testing.T) {
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health})
-	if err := e.Run(context.Background(), "sample:modern"); err != nil {
-		t.Fatal(err)
-	}
-	m := New(Options{Engine: e, Title: "live: lo", Live: "lo"})
-	defer m.Close()
-	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 200, Height: 30})
+	m := newTestWith(t, engine.Config{Work: engine.Index | engine.Timeline | engine.Health}, "sample:modern", Options{Title: "live: lo", Live: "lo"}, 200, 30)
 	// 761 game packets and 362 states: pmdump read and pmdump states on
 	// sample:modern.
 	if s := m.renderStatus(200); !strings.Contains(s, "live lo: 761 packets (capture ended)") || !strings.Contains(s, "states: 362 rebuilt") {
