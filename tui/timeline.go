@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/gameview"
 )
