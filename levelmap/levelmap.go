@@ -44,29 +44,30 @@ const (
 	flagRope            = 1 << 28
 )
 
+// tileFlags are the flags that decide a Tile, in the order they count:
+// a later one wins.
+var tileFlags = [...]struct {
+	flag int32
+	tile Tile
+}{
+	{flagSolidPlayer, Solid},
+	{flagSemiSolidPlayer, SemiSolid},
+	{flagBreakablePShot, Breakable},
+	{flagBombable, Bombable},
+	{flagLadder, Ladder},
+	{flagRope, Rope},
+}
+
 // TileOf returns the kind of a block's value.
 func TileOf(v int32) Tile {
 	if v == 0 {
 		return Empty
 	}
 	t := Background
-	if v&flagSolidPlayer != 0 {
-		t = Solid
-	}
-	if v&flagSemiSolidPlayer != 0 {
-		t = SemiSolid
-	}
-	if v&flagBreakablePShot != 0 {
-		t = Breakable
-	}
-	if v&flagBombable != 0 {
-		t = Bombable
-	}
-	if v&flagLadder != 0 {
-		t = Ladder
-	}
-	if v&flagRope != 0 {
-		t = Rope
+	for _, f := range tileFlags {
+		if v&f.flag != 0 {
+			t = f.tile
+		}
 	}
 	return t
 }

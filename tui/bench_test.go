@@ -64,9 +64,9 @@ func BenchmarkFirstScreen(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
 		m := New(Options{Start: func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, in...) }})
-		m.w, m.h = 160, 48
+		m.resize(160, 48)
 		done := make(chan struct{})
-		go func() { m.opts.Start(m.ctx, m.e); close(done) }()
+		go func() { m.opts.Start(m.env.ctx, m.e); close(done) }()
 		for m.e.Index().Len() < 48 {
 			time.Sleep(100 * time.Microsecond)
 		}
@@ -91,12 +91,7 @@ func bigModel(b *testing.B) *Model {
 
 // BenchmarkJumpEnd is G in the packet list and the screen after it.
 func BenchmarkJumpEnd(b *testing.B) {
-	m := bigModel(b)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		drive(b, m, "gG")
-		_ = m.Render()
-	}
+	benchKeys(b, bigModel(b), "gG")
 }
 
 // BenchmarkJumpPacket is going to a packet number near the end and the
@@ -104,10 +99,14 @@ func BenchmarkJumpEnd(b *testing.B) {
 func BenchmarkJumpPacket(b *testing.B) {
 	m := bigModel(b)
 	last := m.e.Index().Entry(m.e.Index().Len() - 10).N
-	keys := ":" + strconv.Itoa(int(last)) + "<enter>"
+	benchKeys(b, m, "g", ":"+strconv.Itoa(int(last))+"<enter>")
+}
+
+// benchKeys times the key presses of keys and the screen after them.
+func benchKeys(b *testing.B, m *Model, keys ...any) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		drive(b, m, "g", keys)
+		drive(b, m, keys...)
 		_ = m.Render()
 	}
 }
@@ -118,12 +117,7 @@ func BenchmarkJumpPacket(b *testing.B) {
 func BenchmarkJumpFrame(b *testing.B) {
 	m := bigModel(b)
 	drive(b, m, "3G")
-	keys := fmt.Sprintf(":%d:%d<enter>", m.scrub.ent.SLSN, m.scrub.ent.N/2)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		drive(b, m, "g", keys)
-		_ = m.Render()
-	}
+	benchKeys(b, m, "g", fmt.Sprintf(":%d:%d<enter>", m.scrub.ent.SLSN, m.scrub.ent.N/2))
 }
 
 // BenchmarkKeyPress is one key press on the packet list (down) and the
@@ -131,11 +125,7 @@ func BenchmarkJumpFrame(b *testing.B) {
 func BenchmarkKeyPress(b *testing.B) {
 	m := bigModel(b)
 	drive(b, m, ":100000<enter>")
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		drive(b, m, "j")
-		_ = m.Render()
-	}
+	benchKeys(b, m, "j")
 }
 
 // BenchmarkRenderMap draws the whole level of a state in color.

@@ -16,11 +16,11 @@ type rowCells struct {
 	n, time, src, dst, conv, dir, player, name, info string
 }
 
-// cells formats a record's cells.
-func (p *packetsModel) cells(r *session.Record) rowCells {
+// cells formats a record's cells, its time with line's formatter.
+func cells(line *packetfmt.Line, r *session.Record) rowCells {
 	c := rowCells{
 		n:      strconv.Itoa(r.N),
-		time:   string(p.line.AppendTime(nil, r.TS)),
+		time:   string(line.AppendTime(nil, r.TS)),
 		src:    r.Src.String(),
 		dst:    r.Dst.String(),
 		dir:    r.Dir.Arrow(),

@@ -24,7 +24,7 @@ func TestFilterChunksReleaseContexts(t *testing.T) {
 	defer func(n int) { filterChunk = n }(filterChunk)
 	filterChunk = 20
 	m := newTest(t, "sample:modern", 160, 48, false)
-	m.ctx = ownCtx{context.Background(), make(chan struct{})}
+	m.env.ctx = ownCtx{context.Background(), make(chan struct{})}
 	settle := func() int {
 		time.Sleep(20 * time.Millisecond)
 		runtime.Gosched()

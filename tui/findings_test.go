@@ -1,26 +1,25 @@
 package tui
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/pmdump/pmdump/engine"
 )
+
+// newFindingsTest is a model over sample:modern with the engine's
+// findings.
+func newFindingsTest(t *testing.T) *Model {
+	return newTestWith(t, engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings}, "sample:modern", Options{Title: "sample:modern"}, 120, 40)
+}
 
 // The findings view lists the engine's findings, the worst first; enter
 // selects the finding's first frame in the packet list and puts the
 // timeline on its conversation at its start.
 func TestFindingsJump(t *testing.T) {
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings})
-	if err := e.Run(context.Background(), "sample:modern"); err != nil {
-		t.Fatal(err)
-	}
-	m := New(Options{Engine: e, Title: "sample:modern"})
-	t.Cleanup(func() { m.Close() })
-	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 120, Height: 40}, "6")
+	m := newFindingsTest(t)
+	e := m.e
+	drive(t, m, "6")
 	want := engine.SortFindings(e.Findings())
 	if len(want) < 2 {
 		t.Fatalf("%d findings in the sample", len(want))
@@ -41,8 +40,8 @@ func TestFindingsJump(t *testing.T) {
 	}
 	drive(t, m, strings.Repeat("j", pick)+"<enter>")
 	f := want[pick]
-	if m.view != viewPackets {
-		t.Fatalf("enter shows view %d, not the packets", m.view)
+	if m.env.view != viewPackets {
+		t.Fatalf("enter shows view %d, not the packets", m.env.view)
 	}
 	x := m.e.Index()
 	if n := x.Entry(m.packets.pos(m.packets.cur)).N; int(n) != f.Evidence.First {
@@ -65,13 +64,9 @@ func TestFindingsJump(t *testing.T) {
 
 // The timeline and health charts mark the seconds where findings start.
 func TestFindingsMarkers(t *testing.T) {
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings})
-	if err := e.Run(context.Background(), "sample:modern"); err != nil {
-		t.Fatal(err)
-	}
-	m := New(Options{Engine: e, Title: "sample:modern"})
-	t.Cleanup(func() { m.Close() })
-	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 120, Height: 40}, "2")
+	m := newFindingsTest(t)
+	e := m.e
+	drive(t, m, "2")
 	warned := false
 	for _, f := range e.Findings() {
 		warned = warned || f.Conv == m.scrub.line().Conv && f.Severity > engine.SeverityInfo

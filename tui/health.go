@@ -16,8 +16,7 @@ import (
 // healthModel shows the per-second health of one conversation as charts,
 // with a cursor on one second.
 type healthModel struct {
-	hs  []*engine.ClientHealth
-	ci  int // the conversation shown
+	ci  int // the conversation shown (of env.health)
 	cur int // the second under the cursor; -1: none chosen yet
 }
 
@@ -97,16 +96,16 @@ var healthSeries = []series{
 	{"position jumps", ints(func(s *engine.Second) int { return s.Jumps })},
 }
 
-func (h *healthModel) refresh(m *Model) {
-	h.hs = m.e.Health()
-	if h.ci >= len(h.hs) {
+// refresh keeps the conversation shown among the figures refreshed.
+func (h *healthModel) refresh(c *env) {
+	if h.ci >= len(c.health) {
 		h.ci = 0
 	}
 }
 
-// of is the health of conversation conv, nil when there is none.
-func (h *healthModel) of(conv int) *engine.ClientHealth {
-	for _, c := range h.hs {
+// healthOf is the health of conversation conv, nil when there is none.
+func healthOf(hs []*engine.ClientHealth, conv int) *engine.ClientHealth {
+	for _, c := range hs {
 		if c.Conv == conv {
 			return c
 		}
@@ -114,124 +113,135 @@ func (h *healthModel) of(conv int) *engine.ClientHealth {
 	return nil
 }
 
-func (h *healthModel) shown() *engine.ClientHealth {
-	if h.ci < len(h.hs) {
-		return h.hs[h.ci]
+func (h *healthModel) shown(c *env) *engine.ClientHealth {
+	if h.ci < len(c.health) {
+		return c.health[h.ci]
 	}
 	return nil
 }
 
-func (h *healthModel) move(m *Model, d int) {
-	c := h.shown()
-	if c == nil || len(c.Seconds) == 0 {
+func (h *healthModel) move(c *env, d int) {
+	ch := h.shown(c)
+	if ch == nil || len(ch.Seconds) == 0 {
 		return
 	}
 	if h.cur < 0 {
 		// the first move puts the cursor on the first (or last) second
 		h.cur = 0
 		if d < 0 {
-			h.cur = len(c.Seconds) - 1
+			h.cur = len(ch.Seconds) - 1
 		}
 		return
 	}
-	h.cur = clamp(h.cur+d, 0, len(c.Seconds)-1)
+	h.cur = clamp(h.cur+d, 0, len(ch.Seconds)-1)
 }
 
 // click puts the cursor on the second under column x of the charts.
-func (h *healthModel) click(m *Model, x int) {
-	c := h.shown()
-	w := h.chartW(m)
-	if c == nil || x < 0 || x >= w || len(c.Seconds) == 0 {
+func (h *healthModel) click(c *env, x int) {
+	ch := h.shown(c)
+	w := h.chartW(c)
+	if ch == nil || x < 0 || x >= w || len(ch.Seconds) == 0 {
 		return
 	}
-	h.cur = clamp(x*len(c.Seconds)/w, 0, len(c.Seconds)-1)
+	h.cur = clamp(x*len(ch.Seconds)/w, 0, len(ch.Seconds)-1)
 }
 
-func (h *healthModel) chartW(m *Model) int { return max(m.layout().body.w-healthLabel-10, 10) }
+func (h *healthModel) chartW(c *env) int { return max(c.lay.body.w-healthLabel-10, 10) }
 
-func (h *healthModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
-	keys := m.keys
-	switch {
-	case key.Matches(k, keys.SecBack):
-		h.move(m, -1)
-	case key.Matches(k, keys.SecFwd):
-		h.move(m, 1)
-	case key.Matches(k, keys.SecFirst):
-		h.move(m, -1<<30)
-	case key.Matches(k, keys.SecLast):
-		h.move(m, 1<<30)
-	case key.Matches(k, keys.NextLine):
-		if len(h.hs) > 0 {
-			h.ci = (h.ci + 1) % len(h.hs)
+func (h *healthModel) update(c *env, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.MouseWheelMsg:
+		h.move(c, wheelStep(msg, 1))
+	case tea.MouseClickMsg:
+		if b := c.lay.body; b.contains(msg.X, msg.Y) {
+			h.click(c, msg.X-b.x-healthLabel)
 		}
-	case key.Matches(k, keys.PrevLine):
-		if len(h.hs) > 0 {
-			h.ci = (h.ci + len(h.hs) - 1) % len(h.hs)
-		}
-	case key.Matches(k, keys.JumpTimeline):
-		return h.jump(m)
+	case tea.KeyPressMsg:
+		return h.onKey(c, msg)
 	}
 	return nil
 }
 
-// jump shows the state of the second under the cursor in the timeline.
-func (h *healthModel) jump(m *Model) tea.Cmd {
-	c := h.shown()
-	if c == nil || h.cur < 0 || h.cur >= len(c.Seconds) {
-		m.setMsg("move the cursor (←→) to a second first")
-		return nil
-	}
-	s := &m.scrub
-	li := -1
-	for i, l := range s.lines {
-		if l.Conv == c.Conv {
-			li = i
+func (h *healthModel) onKey(c *env, k tea.KeyPressMsg) tea.Cmd {
+	keys := &c.keys
+	switch {
+	case key.Matches(k, keys.SecBack):
+		h.move(c, -1)
+	case key.Matches(k, keys.SecFwd):
+		h.move(c, 1)
+	case key.Matches(k, keys.SecFirst):
+		h.move(c, -1<<30)
+	case key.Matches(k, keys.SecLast):
+		h.move(c, 1<<30)
+	case key.Matches(k, keys.NextLine):
+		if len(c.health) > 0 {
+			h.ci = (h.ci + 1) % len(c.health)
 		}
+	case key.Matches(k, keys.PrevLine):
+		if len(c.health) > 0 {
+			h.ci = (h.ci + len(c.health) - 1) % len(c.health)
+		}
+	case key.Matches(k, keys.JumpTimeline):
+		return h.jump(c)
 	}
+	return nil
+}
+
+func (h *healthModel) fit(*env) {}
+
+func (h *healthModel) help(k *keyMap) []group { return []group{k.healthKeys()} }
+
+// jump shows the state of the second under the cursor in the timeline.
+func (h *healthModel) jump(c *env) tea.Cmd {
+	ch := h.shown(c)
+	if ch == nil || h.cur < 0 || h.cur >= len(ch.Seconds) {
+		c.setMsg("move the cursor (←→) to a second first")
+		return nil
+	}
+	s := c.cursor
+	li := s.lineOf(ch.Conv)
 	if li < 0 {
-		m.setMsg("conversation %d has no rebuilt states", c.Conv)
+		c.setMsg("conversation %d has no rebuilt states", ch.Conv)
 		return nil
 	}
-	first := m.first
-	if first.IsZero() {
+	if c.first.IsZero() {
 		return nil
 	}
-	s.li = li
-	s.n = m.e.EntryCount(s.line())
-	t := first.Add(time.Duration(c.Seconds[h.cur].T) * time.Second)
-	i := s.atTime(m, t)
+	s.toLine(c, li)
+	t := c.first.Add(time.Duration(ch.Seconds[h.cur].T) * time.Second)
+	i := s.atTime(c, t)
 	if i >= s.n {
 		i = s.n - 1
 	}
-	s.setI(m, i)
-	m.view = viewTimeline
-	m.msg = ""
-	return s.request(m)
+	s.setI(c, i)
+	c.msg = ""
+	return c.nav.show(viewTimeline)
 }
 
-func (h *healthModel) render(m *Model, r rect) []string {
-	c := h.shown()
+func (h *healthModel) render(env *env) []string {
+	r := env.lay.body
+	c := h.shown(env)
 	if c == nil {
-		return []string{m.st.dim.Render("no health figures yet (they come from rebuilt states)")}
+		return []string{env.st.dim.Render("no health figures yet (they come from rebuilt states)")}
 	}
 	var out []string
 	var tabs strings.Builder
 	tabs.WriteString("conversations (c/C):")
-	for i, x := range h.hs {
+	for i, x := range env.health {
 		t := fmt.Sprintf(" %d %s ", x.Conv, x.Client)
 		if x.Player != nil {
 			t = fmt.Sprintf(" %d %s p%d ", x.Conv, x.Client, *x.Player)
 		}
 		if i == h.ci {
-			t = m.st.selected.Render(t)
+			t = env.st.selected.Render(t)
 		}
 		tabs.WriteString(t)
 	}
 	out = append(out, tabs.String())
 	sum := c.Summary
-	out = append(out, m.st.dim.Render(fmt.Sprintf("%s era · %d s · %.1f inputs/s · %d late inputs · %d difs (%.1f/s, %.0f B mean) · %d base resets · %d incomplete · %d acks",
+	out = append(out, env.st.dim.Render(fmt.Sprintf("%s era · %d s · %.1f inputs/s · %d late inputs · %d difs (%.1f/s, %.0f B mean) · %d base resets · %d incomplete · %d acks",
 		c.Era, sum.Seconds, sum.InputsPerS, sum.LateInputs, sum.Difs, sum.DifsPerS, sum.MeanDifBytes, sum.BaseResets, sum.Incomplete, sum.Acks)))
-	cw := h.chartW(m)
+	cw := h.chartW(env)
 	marker := []rune(strings.Repeat(" ", cw))
 	where := "←→ move the cursor, enter shows that second in the timeline"
 	if h.cur >= 0 && h.cur < len(c.Seconds) {
@@ -243,7 +253,7 @@ func (h *healthModel) render(m *Model, r rect) []string {
 	}
 	out = append(out, fit(where, healthLabel+cw+10))
 	out = append(out, fit("", healthLabel)+string(marker))
-	if row, ok := m.finds.markers(m, c, cw); ok {
+	if row, ok := findingMarkers(env, c, cw); ok {
 		out = append(out, row)
 	}
 	// The series with any value, as many rows each as fit.
@@ -280,7 +290,7 @@ func (h *healthModel) render(m *Model, r rect) []string {
 				val = cur
 			}
 			if i == 0 && rows > 1 {
-				val = m.st.dim.Render("≤" + gameview.Num(math.Round(maxOf(x.vals))))
+				val = env.st.dim.Render("≤" + gameview.Num(math.Round(maxOf(x.vals))))
 			}
 			out = append(out, fit(label, healthLabel)+row+" "+val)
 		}

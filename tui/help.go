@@ -3,37 +3,96 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
-// renderHelp is the help overlay, made from the key map: every binding,
-// under the views it works in.
-func (m *Model) renderHelp(r rect) []string {
+// helpModel is the help overlay: every binding, under the views it works
+// in (the groups of the views' keys), laid out in as many columns as the
+// body needs when they are wide enough to read, else in one column that
+// scrolls.
+type helpModel struct {
+	groups []group
+	scroll int
+}
+
+func (h *helpModel) update(c *env, msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	keys := &c.keys
+	switch {
+	case key.Matches(k, keys.Up):
+		h.scroll--
+	case key.Matches(k, keys.Down):
+		h.scroll++
+	case key.Matches(k, keys.PageUp):
+		h.scroll -= 10
+	case key.Matches(k, keys.PageDown):
+		h.scroll += 10
+	}
+	return nil
+}
+
+// lines is the help's text, a line a binding.
+func (h *helpModel) lines(c *env) []string {
 	var lines []string
-	lines = append(lines, m.st.title.Render("pmdump tui: keys")+m.st.dim.Render("  (esc or ? closes)"))
-	for _, g := range m.keys.groups() {
-		lines = append(lines, "", m.st.header.Render(g.title))
+	lines = append(lines, c.st.title.Render("pmdump tui: keys")+c.st.dim.Render("  (esc or ? closes)"))
+	for _, g := range h.groups {
+		lines = append(lines, "", c.st.header.Render(g.title))
 		for _, b := range g.keys {
-			h := b.Help()
-			lines = append(lines, "  "+m.st.key.Render(fit(h.Key, 13))+" "+h.Desc)
+			hb := b.Help()
+			lines = append(lines, "  "+c.st.key.Render(fit(hb.Key, 13))+" "+hb.Desc)
 		}
 	}
-	lines = append(lines, "", "Mouse: the wheel scrolls; a click picks a tab, a packet,", "a place on the scrubber, a second of the health charts.")
-	// Lay the lines out in as many columns as the body needs, when they
-	// are wide enough to read; else one column that scrolls.
-	if len(lines) <= r.h {
-		return lines
+	return append(lines, "", "Mouse: the wheel scrolls; a click picks a tab, a packet,", "a place on the scrubber, a second of the health charts.")
+}
+
+// columns is how many columns the help is laid out in, 0 when it scrolls
+// in one.
+func (h *helpModel) columns(r rect, n int) int {
+	if n <= r.h {
+		return 1
 	}
-	colW := 0
-	for _, l := range lines {
-		colW = max(colW, len([]rune(stripped(l))))
-	}
-	cols := (len(lines) + r.h - 1) / r.h
+	cols := (n + r.h - 1) / r.h
 	if r.w/cols >= helpColumn {
+		return cols
+	}
+	return 0
+}
+
+// fit keeps the scroll of a help in one column within its lines.
+func (h *helpModel) fit(c *env) {
+	r := c.lay.body
+	n := len(h.lines(c))
+	if h.columns(r, n) == 0 {
+		h.scroll = clamp(h.scroll, 0, n-(r.h-1))
+	}
+}
+
+func (h *helpModel) render(c *env) []string {
+	r := c.lay.body
+	lines := h.lines(c)
+	switch cols := h.columns(r, len(lines)); cols {
+	case 1:
+		return lines
+	case 0:
+		page := r.h - 1
+		scroll := clamp(h.scroll, 0, len(lines)-page)
+		out := append([]string(nil), lines[scroll:scroll+page]...)
+		return append(out, c.st.dim.Render(fmt.Sprintf("↑↓ pgup pgdn scroll · lines %d-%d of %d", scroll+1, scroll+page, len(lines))))
+	default:
+		colW := 0
+		for _, l := range lines {
+			colW = max(colW, len([]rune(stripped(l))))
+		}
 		colW = min(colW+2, r.w/cols)
 		out := make([]string, r.h)
-		for c := 0; c < cols; c++ {
+		for col := 0; col < cols; col++ {
 			for i := 0; i < r.h; i++ {
-				k := c*r.h + i
+				k := col*r.h + i
 				if k >= len(lines) {
 					break
 				}
@@ -42,10 +101,6 @@ func (m *Model) renderHelp(r rect) []string {
 		}
 		return out
 	}
-	page := r.h - 1
-	m.helpScroll = clamp(m.helpScroll, 0, len(lines)-page)
-	out := append([]string(nil), lines[m.helpScroll:m.helpScroll+page]...)
-	return append(out, m.st.dim.Render(fmt.Sprintf("↑↓ pgup pgdn scroll · lines %d-%d of %d", m.helpScroll+1, m.helpScroll+page, len(lines))))
 }
 
 // helpColumn is the narrowest column of the help in several columns.

@@ -98,16 +98,30 @@ func newKeyMap() keyMap {
 	}
 }
 
-// groups lists every binding once per place it works, for the help
-// overlay.
-func (k keyMap) groups() []group {
-	return []group{
-		{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Findings, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}},
-		{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.ToState, k.Write, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}},
-		{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine, k.ToPieces}},
-		{"State, diff", []key.Binding{k.MapOnly, k.PanLeft, k.PanRight, k.PanUp, k.PanDown, k.PanHome, k.MarkA, k.AcrossClients}},
-		{"Diff (scroll the text)", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown}},
-		{"Health", []key.Binding{k.SecBack, k.SecFwd, k.SecFirst, k.SecLast, k.NextLine, k.PrevLine, k.JumpTimeline}},
-		{"Findings", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.JumpFinding}},
-	}
+// The groups of the help, each the keys of a view or of views that share
+// them; each view lists its own (component.help) and the help shows every
+// group once, in the order of the views.
+
+func (k *keyMap) packetKeys() group {
+	return group{"Packets", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Filter, k.Goto, k.ToState, k.Write, k.NextName, k.PrevName, k.NextConv, k.PrevConv, k.Mark, k.Jump, k.Follow, k.Detail}}
+}
+
+func (k *keyMap) scrubKeys() group {
+	return group{"Timeline, state, diff", []key.Binding{k.Back, k.Fwd, k.BackSec, k.FwdSec, k.PrevKey, k.NextKey, k.PrevProblem, k.NextProblem, k.First, k.Last, k.Frame, k.NextLine, k.PrevLine, k.ToPieces}}
+}
+
+func (k *keyMap) paneKeys() group {
+	return group{"State, diff", []key.Binding{k.MapOnly, k.PanLeft, k.PanRight, k.PanUp, k.PanDown, k.PanHome, k.MarkA, k.AcrossClients}}
+}
+
+func (k *keyMap) diffKeys() group {
+	return group{"Diff (scroll the text)", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown}}
+}
+
+func (k *keyMap) healthKeys() group {
+	return group{"Health", []key.Binding{k.SecBack, k.SecFwd, k.SecFirst, k.SecLast, k.NextLine, k.PrevLine, k.JumpTimeline}}
+}
+
+func (k *keyMap) findingKeys() group {
+	return group{"Findings", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.JumpFinding}}
 }

@@ -31,8 +31,9 @@ const (
 	mapMin  = 60
 )
 
-func (m *Model) layout() layout {
-	w, h := max(m.w, minW), max(m.h, minH)
+// newLayout lays out a window of w × h cells.
+func newLayout(w, h int) layout {
+	w, h = max(w, minW), max(h, minH)
 	var l layout
 	l.tabs = rect{0, 0, w, 1}
 	l.status = rect{0, h - 1, w, 1}

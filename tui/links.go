@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"sort"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -24,8 +25,8 @@ const linkWindow = 256
 // piece's dif, the state a stak acknowledges, or for any other packet of a
 // conversation the newest state the server had sent its client by then. It
 // says what it found, or why there is none.
-func (s *stateCursor) toPacket(m *Model, pos int) (string, bool) {
-	x := m.e.Index()
+func (s *stateCursor) toPacket(c *env, pos int) (string, bool) {
+	x := c.e.Index()
 	if x == nil {
 		return "", false
 	}
@@ -36,69 +37,51 @@ func (s *stateCursor) toPacket(m *Model, pos int) (string, bool) {
 	if r.Conv == nil {
 		return fmt.Sprintf("packet %d belongs to no conversation", r.N), false
 	}
-	li := -1
-	for i, l := range s.lines {
-		if l.Conv == r.Conv.ID {
-			li = i
-		}
-	}
+	li := s.lineOf(r.Conv.ID)
 	if li < 0 {
 		return fmt.Sprintf("conversation %d has no states", r.Conv.ID), false
 	}
 	l := s.lines[li]
-	n := m.e.EntryCount(l)
-	entry := func(i int) replay.Entry { return m.e.Entries(nil, l, i, i+1)[0] }
+	n := c.e.EntryCount(l)
+	entry := func(i int) replay.Entry { return c.e.Entries(nil, l, i, i+1)[0] }
 	// k: the first state whose dif ended at or after the packet.
-	lo, hi := 0, n
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if int(entry(mid).CaptureN) < r.N {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	k := lo
+	k := sort.Search(n, func(i int) bool { return int(entry(i).CaptureN) >= r.N })
 	at, what := max(k-1, 0), "the state its client held then"
 	if k < n && int(entry(k).CaptureN) == r.N {
 		at, what = k, "the state of this dif"
 	}
 	frame, hasFrame := r.Packet.Frame()
+	isFrame := func(i int) bool { return int64(entry(i).N) == frame }
 	switch name := r.Packet.NameString(); {
 	case !hasFrame || r.Kind != session.Game:
 	case name == "stdf":
-		for i := k; i < min(n, k+linkWindow); i++ {
-			if e := entry(i); int64(e.N) == frame {
-				at, what = i, fmt.Sprintf("the dif %d→%d this piece is of", e.Src, e.N)
-				break
-			}
+		if i := seek(k, 1, 0, min(n, k+linkWindow), isFrame); i >= 0 {
+			e := entry(i)
+			at, what = i, fmt.Sprintf("the dif %d→%d this piece is of", e.Src, e.N)
 		}
 	case name == "stak":
-		for i := k - 1; i >= max(0, k-linkWindow); i-- {
-			if e := entry(i); int64(e.N) == frame {
-				at, what = i, fmt.Sprintf("the state of frame %d this stak acknowledges", e.N)
-				break
-			}
+		if i := seek(k-1, -1, max(0, k-linkWindow), n, isFrame); i >= 0 {
+			at, what = i, fmt.Sprintf("the state of frame %d this stak acknowledges", entry(i).N)
 		}
 	}
 	if n == 0 {
 		return fmt.Sprintf("conversation %d has no states yet", r.Conv.ID), false
 	}
-	s.li, s.n = li, n
-	s.setI(m, at)
+	s.toLine(c, li)
+	s.setI(c, at)
 	return fmt.Sprintf("packet %d: %s", r.N, what), true
 }
 
 // toState shows packet pos's state in view v.
-func (m *Model) toState(pos int, v int) tea.Cmd {
-	msg, ok := m.scrub.toPacket(m, pos)
+func (p *packetsModel) toState(c *env, pos int, v int) tea.Cmd {
+	msg, ok := c.cursor.toPacket(c, pos)
 	if !ok {
-		m.setMsg("%s", msg)
+		c.setMsg("%s", msg)
 		return nil
 	}
-	m.packets.moved = false
-	cmd := m.show(v)
-	m.setMsg("%s", msg)
+	p.moved = false
+	cmd := c.nav.show(v)
+	c.setMsg("%s", msg)
 	return cmd
 }
 
@@ -111,18 +94,15 @@ func piecesFilter(l reassemble.Chain, e *replay.Entry) string {
 
 // toPieces lists the shown state's pieces and acks in the packet list,
 // the dif's last piece selected.
-func (m *Model) toPieces() tea.Cmd {
-	s := &m.scrub
+func (s *stateCursor) toPieces(c *env) tea.Cmd {
 	if s.n == 0 || s.line().Conv == 0 {
-		m.setMsg("no state to list the packets of")
+		c.setMsg("no state to list the packets of")
 		return nil
 	}
 	e := s.ent
-	cmd := m.packets.applyFilter(m, piecesFilter(s.line(), &e))
-	if x := m.e.Index(); x != nil {
-		m.packets.keep, m.packets.placed = x.Search(int(e.CaptureN)), false
+	pos := 0
+	if x := c.e.Index(); x != nil {
+		pos = x.Search(int(e.CaptureN))
 	}
-	m.packets.moved = false
-	m.view = viewPackets
-	return cmd
+	return c.nav.listPackets(piecesFilter(s.line(), &e), pos)
 }

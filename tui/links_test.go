@@ -45,8 +45,8 @@ func TestPacketStateLinks(t *testing.T) {
 		want := r.Packet.Int(c.field)
 		drive(t, m, "1", fmt.Sprintf(":%d<enter>", r.N), "s")
 		e := m.scrub.ent
-		if m.view != viewTimeline || m.scrub.line().Conv != c.conv || int64(e.N) != want {
-			t.Errorf("s on packet %d (%s): view %d, conversation %d, frame %d; want the timeline, %d, %d", r.N, r.Packet.NameString(), m.view, m.scrub.line().Conv, e.N, c.conv, want)
+		if m.env.view != viewTimeline || m.scrub.line().Conv != c.conv || int64(e.N) != want {
+			t.Errorf("s on packet %d (%s): view %d, conversation %d, frame %d; want the timeline, %d, %d", r.N, r.Packet.NameString(), m.env.view, m.scrub.line().Conv, e.N, c.conv, want)
 		}
 		if c.field == "dst" && int(e.CaptureN) <= r.N {
 			t.Errorf("the dif of piece %d ends at packet %d", r.N, e.CaptureN)
@@ -58,8 +58,8 @@ func TestPacketStateLinks(t *testing.T) {
 	// Back: p lists the state's pieces and acks, its last piece selected.
 	drive(t, m, "p")
 	e, l := m.scrub.ent, m.scrub.line()
-	if m.view != viewPackets || len(m.packets.rows) == 0 {
-		t.Fatalf("p: view %d, %d rows", m.view, len(m.packets.rows))
+	if m.env.view != viewPackets || len(m.packets.rows) == 0 {
+		t.Fatalf("p: view %d, %d rows", m.env.view, len(m.packets.rows))
 	}
 	names := map[string]int{}
 	for _, row := range m.packets.rows {
@@ -81,7 +81,7 @@ func TestPacketStateLinks(t *testing.T) {
 	// Selecting a packet, then the state view: that packet's conversation
 	// at its moment.
 	drive(t, m, "/<ctrl+u><enter>", fmt.Sprintf(":%d<enter>", x.Entry(stak).N), "3")
-	if m.view != viewState || m.scrub.line().Conv != 2 || int(m.scrub.ent.CaptureN) > int(x.Entry(stak).N) {
+	if m.env.view != viewState || m.scrub.line().Conv != 2 || int(m.scrub.ent.CaptureN) > int(x.Entry(stak).N) {
 		t.Errorf("3 after selecting packet %d: conversation %d, state of packet %d", x.Entry(stak).N, m.scrub.line().Conv, m.scrub.ent.CaptureN)
 	}
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -11,8 +12,6 @@ import (
 
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/filter"
-	"github.com/pmdump/pmdump/packetfmt"
-	"github.com/pmdump/pmdump/session"
 )
 
 // packetsModel is the packet list: a window over the packet index.
@@ -22,27 +21,27 @@ import (
 // one keeps only positions (none at all without a filter), and formats
 // only the rows on the screen, from the index, at every render.
 type packetsModel struct {
-	rows     []int32 // the positions that match the filter; nil: every packet
-	filter   *filter.Filter
-	running  bool // the filter is still running
-	cancel   context.CancelFunc
-	gen      int
-	scanned  int // packets the filter has gone through
-	cur, top int // selected row and first row shown
-	atEnd    bool
-	hex      bool
-	moved    bool           // a packet was selected since the states last followed the list
-	marks    map[string]int // mark → packet position
-	history  []string
-	histPos  int
-	line     packetfmt.Line
-	rec      session.Record
-	detailAt int // position of the detail's packet
-	detail   []string
-	keep     int  // the packet to keep selected when a filter's matches come
-	placed   bool // the selection was placed among the matches
-	first    int  // the oldest position the index keeps (a live capture's ring drops older ones)
-	wrapped  bool // the ring has dropped packets: said once
+	rows      []int32 // the positions that match the filter; nil: every packet
+	filter    *filter.Filter
+	running   bool // the filter is still running
+	cancel    context.CancelFunc
+	gen       int
+	scanned   int // packets the filter has gone through
+	cur, top  int // selected row and first row shown
+	atEnd     bool
+	hex       bool
+	moved     bool           // a packet was selected since the states last followed the list
+	marks     map[string]int // mark → packet position
+	history   []string
+	histPos   int
+	detailAt  int  // position of the detail's packet
+	detailHex bool // and whether it is its hex dump
+	detail    []string
+	pend      string // a key waiting for a mark's letter (m, ')
+	keep      int    // the packet to keep selected when a filter's matches come
+	placed    bool   // the selection was placed among the matches
+	first     int    // the oldest position the index keeps (a live capture's ring drops older ones)
+	wrapped   bool   // the ring has dropped packets: said once
 }
 
 func (p *packetsModel) init() {
@@ -50,14 +49,14 @@ func (p *packetsModel) init() {
 	p.detailAt = -1
 }
 
-func (p *packetsModel) index(m *Model) *engine.PacketIndex { return m.e.Index() }
+func (p *packetsModel) index(c *env) *engine.PacketIndex { return c.e.Index() }
 
 // n is the number of rows of the list.
-func (p *packetsModel) n(m *Model) int {
+func (p *packetsModel) n(c *env) int {
 	if p.filter != nil {
 		return len(p.rows)
 	}
-	if x := p.index(m); x != nil {
+	if x := p.index(c); x != nil {
 		return x.Len() - p.first
 	}
 	return 0
@@ -72,32 +71,24 @@ func (p *packetsModel) pos(row int) int {
 }
 
 // rowOf is the row showing packet position pos, or the first after it.
-func (p *packetsModel) rowOf(m *Model, pos int) int {
+func (p *packetsModel) rowOf(c *env, pos int) int {
 	if p.filter == nil {
-		return clamp(pos-p.first, 0, max(p.n(m)-1, 0))
+		return clamp(pos-p.first, 0, max(p.n(c)-1, 0))
 	}
-	lo, hi := 0, len(p.rows)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if int(p.rows[mid]) < pos {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return min(lo, max(len(p.rows)-1, 0))
+	r := sort.Search(len(p.rows), func(i int) bool { return int(p.rows[i]) >= pos })
+	return min(r, max(len(p.rows)-1, 0))
 }
 
-func (p *packetsModel) listRows(m *Model) int { return m.layout().list.h - 1 }
+func (p *packetsModel) listRows(c *env) int { return c.lay.list.h - 1 }
 
 // setCur selects a row and scrolls it into view.
-func (p *packetsModel) setCur(m *Model, row int) {
-	n := p.n(m)
+func (p *packetsModel) setCur(c *env, row int) {
+	n := p.n(c)
 	row = clamp(row, 0, max(n-1, 0))
 	p.cur = row
 	p.moved = true
 	p.atEnd = n > 0 && row == n-1
-	vis := max(p.listRows(m), 1)
+	vis := max(p.listRows(c), 1)
 	if p.cur < p.top {
 		p.top = p.cur
 	}
@@ -107,25 +98,25 @@ func (p *packetsModel) setCur(m *Model, row int) {
 	p.top = clamp(p.top, 0, max(n-vis, 0))
 }
 
-func (p *packetsModel) move(m *Model, d int) { p.setCur(m, p.cur+d) }
+func (p *packetsModel) move(c *env, d int) { p.setCur(c, p.cur+d) }
 
-func (p *packetsModel) clickRow(m *Model, r int) {
-	if r >= 0 && p.top+r < p.n(m) {
-		p.setCur(m, p.top+r)
+func (p *packetsModel) clickRow(c *env, r int) {
+	if r >= 0 && p.top+r < p.n(c) {
+		p.setCur(c, p.top+r)
 	}
 }
 
 // onGrow follows the end of a growing capture when the last row is
 // selected (as tail -f does).
-func (p *packetsModel) onGrow(m *Model) tea.Cmd {
-	p.dropOld(m)
+func (p *packetsModel) onGrow(c *env) tea.Cmd {
+	p.dropOld(c)
 	if p.atEnd {
-		p.setCur(m, p.n(m)-1)
+		p.setCur(c, p.n(c)-1)
 	}
 	if p.filter != nil && !p.running {
 		// packets indexed since the filter ran: go on from there
-		if x := p.index(m); x != nil && x.Len() > p.scanned {
-			return p.runFilter(m, p.filter, p.scanned)
+		if x := p.index(c); x != nil && x.Len() > p.scanned {
+			return p.runFilter(c, p.filter, p.scanned)
 		}
 	}
 	return nil
@@ -134,8 +125,8 @@ func (p *packetsModel) onGrow(m *Model) tea.Cmd {
 // dropOld follows the index's ring: rows of packets it dropped go, and the
 // selection stays on its packet (or the oldest kept). The first time, it
 // says so.
-func (p *packetsModel) dropOld(m *Model) {
-	x := p.index(m)
+func (p *packetsModel) dropOld(c *env) {
+	x := p.index(c)
 	if x == nil {
 		return
 	}
@@ -150,7 +141,7 @@ func (p *packetsModel) dropOld(m *Model) {
 		if lim.Bytes > 0 && (lim.Packets == 0 || lim.Bytes < int64(lim.Packets)*1000) {
 			what = fmt.Sprintf("%d MiB", lim.Bytes>>20)
 		}
-		m.setMsg("the packet ring is full (--keep %s): the oldest packets are dropped as new ones come", what)
+		c.setMsg("the packet ring is full (--keep %s): the oldest packets are dropped as new ones come", what)
 	}
 	d := first - p.first
 	p.first = first
@@ -166,118 +157,137 @@ func (p *packetsModel) dropOld(m *Model) {
 	p.cur, p.top = max(p.cur-k, 0), max(p.top-k, 0)
 }
 
-func (p *packetsModel) onKey(m *Model, k tea.KeyPressMsg) tea.Cmd {
-	keys := m.keys
-	page := max(p.listRows(m)-1, 1)
+func (p *packetsModel) update(c *env, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		if p.pend != "" {
+			p.onMarkKey(c, msg.String())
+			return nil
+		}
+		return p.onKey(c, msg)
+	case tea.MouseWheelMsg:
+		p.move(c, wheelStep(msg, 3))
+	case tea.MouseClickMsg:
+		if l := c.lay.list; l.contains(msg.X, msg.Y) && msg.Y > l.y {
+			p.clickRow(c, msg.Y-l.y-1)
+		}
+	}
+	return nil
+}
+
+func (p *packetsModel) help(k *keyMap) []group { return []group{k.packetKeys()} }
+
+func (p *packetsModel) onKey(c *env, k tea.KeyPressMsg) tea.Cmd {
+	keys := &c.keys
+	page := max(p.listRows(c)-1, 1)
 	switch {
 	case key.Matches(k, keys.Up):
-		p.move(m, -1)
+		p.move(c, -1)
 	case key.Matches(k, keys.Down):
-		p.move(m, 1)
+		p.move(c, 1)
 	case key.Matches(k, keys.PageUp):
-		p.move(m, -page)
+		p.move(c, -page)
 	case key.Matches(k, keys.PageDown):
-		p.move(m, page)
+		p.move(c, page)
 	case key.Matches(k, keys.Top):
-		p.setCur(m, 0)
+		p.setCur(c, 0)
 	case key.Matches(k, keys.Bottom):
-		p.setCur(m, p.n(m)-1)
+		p.setCur(c, p.n(c)-1)
 	case key.Matches(k, keys.Filter):
 		text := ""
 		if p.filter != nil {
 			text = p.filter.String()
 		}
 		p.histPos = len(p.history)
-		return m.openPrompt(promptFilter, "/ ", text)
+		c.nav.openPrompt(promptFilter, "/ ", text)
 	case key.Matches(k, keys.Goto):
-		return m.openPrompt(promptPacket, "go to packet number: ", "")
+		c.nav.openPrompt(promptPacket, "go to packet number: ", "")
 	case key.Matches(k, keys.Write):
-		return m.openPrompt(promptWrite, "write the packets shown to (pcap, or pcapng by extension): ", "packets.pcap")
+		c.nav.openPrompt(promptWrite, "write the packets shown to (pcap, or pcapng by extension): ", "packets.pcap")
 	case key.Matches(k, keys.NextName):
-		p.seek(m, 1, sameName)
+		p.seek(c, 1, sameName)
 	case key.Matches(k, keys.PrevName):
-		p.seek(m, -1, sameName)
+		p.seek(c, -1, sameName)
 	case key.Matches(k, keys.NextConv):
-		p.seek(m, 1, sameConv)
+		p.seek(c, 1, sameConv)
 	case key.Matches(k, keys.PrevConv):
-		p.seek(m, -1, sameConv)
+		p.seek(c, -1, sameConv)
 	case key.Matches(k, keys.Mark):
-		m.pend = "m"
-		m.setMsg("mark: press a letter")
+		p.pend = "m"
+		c.setMsg("mark: press a letter")
 	case key.Matches(k, keys.Jump):
-		m.pend = "'"
-		m.setMsg("jump to mark: press its letter")
+		p.pend = "'"
+		c.setMsg("jump to mark: press its letter")
 	case key.Matches(k, keys.Follow):
-		return p.follow(m)
+		return p.follow(c)
 	case key.Matches(k, keys.ToState):
-		if p.n(m) > 0 {
-			return m.toState(p.pos(p.cur), viewTimeline)
+		if p.n(c) > 0 {
+			return p.toState(c, p.pos(p.cur), viewTimeline)
 		}
 	case key.Matches(k, keys.Detail):
 		p.hex = !p.hex
-		p.detailAt = -1
 	}
 	return nil
 }
 
 // onMarkKey is the letter after m or '.
-func (p *packetsModel) onMarkKey(m *Model, pend, k string) tea.Cmd {
+func (p *packetsModel) onMarkKey(c *env, k string) {
+	pend := p.pend
+	p.pend = ""
 	if len(k) != 1 || k[0] < 'a' || k[0] > 'z' {
-		m.setMsg("marks are the letters a-z")
-		return nil
+		c.setMsg("marks are the letters a-z")
+		return
 	}
-	if p.n(m) == 0 {
-		return nil
+	if p.n(c) == 0 {
+		return
 	}
 	if pend == "m" {
 		pos := p.pos(p.cur)
 		p.marks[k] = pos
-		m.setMsg("mark %s: packet %d", k, p.index(m).Entry(pos).N)
-		return nil
+		c.setMsg("mark %s: packet %d", k, p.index(c).Entry(pos).N)
+		return
 	}
 	pos, ok := p.marks[k]
 	if !ok {
-		m.setMsg("no mark %s", k)
-		return nil
+		c.setMsg("no mark %s", k)
+		return
 	}
-	r := p.rowOf(m, pos)
-	if p.n(m) > 0 && p.pos(r) != pos {
-		m.setMsg("mark %s (packet %d) is not shown by the filter: nearest shown", k, p.index(m).Entry(pos).N)
+	r := p.rowOf(c, pos)
+	if p.n(c) > 0 && p.pos(r) != pos {
+		c.setMsg("mark %s (packet %d) is not shown by the filter: nearest shown", k, p.index(c).Entry(pos).N)
 	} else {
-		m.msg = ""
+		c.msg = ""
 	}
-	p.setCur(m, r)
-	return nil
+	p.setCur(c, r)
 }
 
 // gotoNumber jumps to a capture frame number.
-func (p *packetsModel) gotoNumber(m *Model, v string) tea.Cmd {
+func (p *packetsModel) gotoNumber(c *env, v string) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		m.setErr(fmt.Errorf("%q is not a packet number", v))
-		return nil
+		c.setErr(fmt.Errorf("%q is not a packet number", v))
+		return
 	}
-	x := p.index(m)
+	x := p.index(c)
 	if x == nil || x.Len() == 0 {
-		return nil
+		return
 	}
-	if p.n(m) == 0 {
-		m.setMsg("no packet is shown to go to")
-		return nil
+	if p.n(c) == 0 {
+		c.setMsg("no packet is shown to go to")
+		return
 	}
 	pos := x.Search(n)
 	if pos >= x.Len() {
-		m.setErr(fmt.Errorf("no game packet at or after number %d (the last is %d)", n, x.Entry(x.Len()-1).N))
-		return nil
+		c.setErr(fmt.Errorf("no game packet at or after number %d (the last is %d)", n, x.Entry(x.Len()-1).N))
+		return
 	}
-	r := p.rowOf(m, pos)
-	p.setCur(m, r)
+	r := p.rowOf(c, pos)
+	p.setCur(c, r)
 	if got := int(x.Entry(p.pos(r)).N); got != n {
-		m.setMsg("packet %d is not a game packet shown: nearest is %d", n, got)
+		c.setMsg("packet %d is not a game packet shown: nearest is %d", n, got)
 	} else {
-		m.msg = ""
+		c.msg = ""
 	}
-	return nil
 }
 
 func sameName(a, b *engine.IndexEntry) bool { return a.Name == b.Name }
@@ -285,357 +295,38 @@ func sameConv(a, b *engine.IndexEntry) bool { return a.Conv == b.Conv }
 
 // seek moves to the next (dir 1) or previous (-1) row whose packet is like
 // the selected one.
-func (p *packetsModel) seek(m *Model, dir int, like func(a, b *engine.IndexEntry) bool) {
-	n := p.n(m)
+func (p *packetsModel) seek(c *env, dir int, like func(a, b *engine.IndexEntry) bool) {
+	n := p.n(c)
 	if n == 0 {
 		return
 	}
-	x := p.index(m)
+	x := p.index(c)
 	ref := x.Entry(p.pos(p.cur))
-	for r := p.cur + dir; r >= 0 && r < n; r += dir {
+	r := seek(p.cur+dir, dir, 0, n, func(r int) bool {
 		e := x.Entry(p.pos(r))
-		if like(&ref, &e) {
-			p.setCur(m, r)
-			m.msg = ""
-			return
-		}
+		return like(&ref, &e)
+	})
+	if r < 0 {
+		c.setMsg("no other such packet that way")
+		return
 	}
-	m.setMsg("no other such packet that way")
+	p.setCur(c, r)
+	c.msg = ""
 }
 
 // follow shows only the selected packet's conversation, or everything
 // again.
-func (p *packetsModel) follow(m *Model) tea.Cmd {
+func (p *packetsModel) follow(c *env) tea.Cmd {
 	if p.filter != nil && strings.HasPrefix(p.filter.String(), "conv == ") {
-		return p.applyFilter(m, "")
+		return p.applyFilter(c, "")
 	}
-	if p.n(m) == 0 {
+	if p.n(c) == 0 {
 		return nil
 	}
-	c := p.index(m).Entry(p.pos(p.cur)).Conv
-	if c == 0 {
-		m.setMsg("this packet belongs to no conversation")
+	conv := p.index(c).Entry(p.pos(p.cur)).Conv
+	if conv == 0 {
+		c.setMsg("this packet belongs to no conversation")
 		return nil
 	}
-	return p.applyFilter(m, fmt.Sprintf("conv == %d", c))
-}
-
-// check says whether a filter expression is valid, for the prompt.
-func (p *packetsModel) check(src string) string {
-	if strings.TrimSpace(src) == "" {
-		return "✓ (every packet)"
-	}
-	if _, err := filter.Compile(src); err != nil {
-		return "✗ " + err.Error()
-	}
-	return "✓"
-}
-
-// historyStep moves in the filter history.
-func (p *packetsModel) historyStep(up bool, cur string) string {
-	if len(p.history) == 0 {
-		return cur
-	}
-	if up {
-		p.histPos = max(p.histPos-1, 0)
-	} else {
-		p.histPos = min(p.histPos+1, len(p.history))
-		if p.histPos == len(p.history) {
-			return ""
-		}
-	}
-	return p.history[p.histPos]
-}
-
-// complete completes the last word of a filter expression with the names
-// a filter can use (their longest common prefix when several fit, as
-// Wireshark's filter bar does) and returns the names that fit when there
-// are several.
-func complete(src string) (string, []string) {
-	i := len(src)
-	for i > 0 && (isWord(src[i-1])) {
-		i--
-	}
-	word := src[i:]
-	if word == "" {
-		return src, nil
-	}
-	var fits []string
-	for _, n := range filterNames {
-		if strings.HasPrefix(n, word) {
-			fits = append(fits, n)
-		}
-	}
-	if len(fits) == 0 {
-		return src, nil
-	}
-	common := fits[0]
-	for _, f := range fits[1:] {
-		for !strings.HasPrefix(f, common) {
-			common = common[:len(common)-1]
-		}
-	}
-	if len(fits) == 1 {
-		return src[:i] + common + " ", nil
-	}
-	return src[:i] + common, fits
-}
-
-// candidatesNote is the prompt's note listing the names a tab could
-// complete to.
-func candidatesNote(fits []string) string {
-	return fmt.Sprintf("tab: %d names: %s", len(fits), strings.Join(fits, " "))
-}
-
-var filterNames = filter.Names()
-
-// filterChunk is how many packets one filter command goes through.
-var filterChunk = 1 << 16
-
-func isWord(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-// filterMsg is a filter's matches, from the goroutine that ran it.
-type filterMsg struct {
-	gen     int
-	rows    []int32
-	scanned int
-	err     error
-}
-
-// applyFilter compiles and runs a filter; "" shows every packet.
-func (p *packetsModel) applyFilter(m *Model, src string) tea.Cmd {
-	p.cancelFilter()
-	x := p.index(m)
-	var keep int
-	if x != nil && p.n(m) > 0 {
-		keep = p.pos(p.cur)
-	}
-	if src == "" {
-		p.filter, p.rows = nil, nil
-		p.setCur(m, keep)
-		m.msg = ""
-		return nil
-	}
-	f, err := filter.Compile(src)
-	if err != nil {
-		m.setErr(err)
-		return nil
-	}
-	if len(p.history) == 0 || p.history[len(p.history)-1] != src {
-		p.history = append(p.history, src)
-	}
-	p.filter, p.rows, p.scanned = f, nil, 0
-	p.cur, p.top = 0, 0
-	p.detailAt = -1
-	p.keep, p.placed = keep, false
-	return p.runFilter(m, f, 0)
-}
-
-// runFilter runs the filter over the packets from position from on, off
-// the UI goroutine; a newer filter cancels it.
-func (p *packetsModel) runFilter(m *Model, f *filter.Filter, from int) tea.Cmd {
-	x := p.index(m)
-	if x == nil {
-		return nil
-	}
-	p.gen++
-	gen := p.gen
-	ctx, cancel := context.WithCancel(m.ctx)
-	p.cancel = cancel
-	p.running = true
-	// A chunk at a time, so the first matches show while the rest are
-	// filtered.
-	to := min(x.Len(), from+filterChunk)
-	return func() (msg tea.Msg) {
-		defer func() {
-			if r := recover(); r != nil {
-				msg = filterMsg{gen: gen, err: recovered(fmt.Sprintf("filter %s failed", f), r)}
-			}
-		}()
-		var rows []int32
-		err := x.Filter(ctx, f, from, to, func(i int) bool {
-			rows = append(rows, int32(i))
-			return true
-		})
-		return filterMsg{gen: gen, rows: rows, scanned: to, err: err}
-	}
-}
-
-func (p *packetsModel) cancelFilter() {
-	if p.cancel != nil {
-		p.cancel()
-		p.cancel = nil
-	}
-	p.running = false
-}
-
-func (p *packetsModel) onFilter(m *Model, msg filterMsg) tea.Cmd {
-	if msg.gen != p.gen || p.filter == nil {
-		return nil // a filter since replaced
-	}
-	p.cancelFilter() // this chunk is done: release its context
-	if msg.err != nil {
-		m.setErr(fmt.Errorf("filter: %w", msg.err))
-		return nil
-	}
-	p.rows = append(p.rows, msg.rows...)
-	p.scanned = msg.scanned
-	more := p.scanned < p.index(m).Len()
-	if !p.placed && (!more || len(p.rows) > 0 && int(p.rows[len(p.rows)-1]) >= p.keep) {
-		// the packet selected before, or the nearest match after it
-		p.placed = true
-		p.setCur(m, p.rowOf(m, p.keep))
-	} else if p.atEnd && p.placed {
-		p.setCur(m, len(p.rows)-1)
-	}
-	if more {
-		m.setMsg("filtering: %d matches in %d of %d packets", len(p.rows), p.scanned, p.index(m).Len())
-		return p.runFilter(m, p.filter, p.scanned)
-	}
-	if h := p.filter.Hint(); len(p.rows) == 0 && h != "" {
-		m.setMsg("no packet of %d matches %s: %s", p.scanned, p.filter, h)
-		return nil
-	}
-	m.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
-	return nil
-}
-
-// render draws the list and the selected packet's details.
-func (p *packetsModel) render(m *Model, l layout) []string {
-	out := make([]string, 0, l.body.h)
-	x := p.index(m)
-	n := p.n(m)
-	vis := l.list.h - 1
-	if p.top > max(n-vis, 0) {
-		p.top = max(n-vis, 0)
-	}
-	// The selected row stays on the screen whatever its size became.
-	if vis > 0 && n > 0 {
-		if p.cur >= p.top+vis {
-			p.top = p.cur - vis + 1
-		}
-		if p.cur < p.top {
-			p.top = p.cur
-		}
-	}
-	marksAt := map[int]string{}
-	for k, pos := range p.marks {
-		marksAt[pos] = k
-	}
-	// The rows on the screen, in cells, so the columns can be sized to
-	// what they show.
-	type row struct {
-		pos   int
-		cells rowCells
-		kind  session.Kind
-		err   error
-	}
-	rows := make([]row, 0, vis)
-	for r := p.top; r < p.top+vis && r < n && x != nil; r++ {
-		pos := p.pos(r)
-		if err := x.Record(pos, &p.rec); err != nil {
-			rows = append(rows, row{pos: pos, err: err})
-			continue
-		}
-		rows = append(rows, row{pos: pos, cells: p.cells(&p.rec), kind: p.rec.Kind})
-	}
-	var cols listColumns
-	for _, r := range rows {
-		if r.err == nil {
-			cols.fit(&r.cells)
-		}
-	}
-	cols.choose(l.list.w - 1)
-	out = append(out, m.st.header.Render(fit(" "+cols.header(), l.list.w)))
-	for i := 0; i < vis; i++ {
-		if i >= len(rows) {
-			if i == 0 && n == 0 {
-				switch {
-				case p.filter != nil && p.running:
-					out = append(out, m.st.dim.Render("filtering…"))
-				case p.filter != nil:
-					out = append(out, m.st.dim.Render("no packet matches "+p.filter.String()))
-				case !m.read:
-					out = append(out, m.st.dim.Render("reading…"))
-				default:
-					out = append(out, m.st.dim.Render("no game packets"))
-				}
-				continue
-			}
-			out = append(out, "")
-			continue
-		}
-		r := rows[i]
-		if r.err != nil {
-			out = append(out, m.st.err.Render(fmt.Sprintf("packet %d: %v", r.pos, r.err)))
-			continue
-		}
-		text := cols.line(&r.cells)
-		prefix := " "
-		if k, ok := marksAt[r.pos]; ok {
-			prefix = m.st.mark.Render(k)
-		}
-		style := m.st.dim
-		switch {
-		case p.top+i == p.cur:
-			style = m.st.selected
-		case r.kind == session.Malformed:
-			style = m.st.err
-		case r.kind == session.Unknown:
-			style = m.st.warn
-		default:
-			style = style.UnsetForeground()
-		}
-		out = append(out, prefix+style.Render(fit(text, l.list.w-1)))
-	}
-	for len(out) < l.list.h {
-		out = append(out, "")
-	}
-	// The detail pane.
-	what := "Field tree"
-	if p.hex {
-		what = "Hex dump"
-	}
-	filt := "no filter"
-	if p.filter != nil {
-		filt = fmt.Sprintf("filter %s: %d matches", p.filter, len(p.rows))
-		if p.running {
-			filt += " so far"
-		}
-	}
-	out = append(out, m.st.title.Render(fit(fmt.Sprintf("── %s (x) ── %s ", what, filt), l.detail.w)))
-	if n > 0 && x != nil {
-		pos := p.pos(p.cur)
-		if pos != p.detailAt {
-			p.detailAt = pos
-			p.detail = p.detailLines(x, pos)
-		}
-		for i := 0; i < l.detail.h-1 && i < len(p.detail); i++ {
-			out = append(out, p.detail[i])
-		}
-	}
-	return out
-}
-
-func (p *packetsModel) detailLines(x *engine.PacketIndex, pos int) []string {
-	var r session.Record
-	if err := x.Record(pos, &r); err != nil {
-		return []string{err.Error()}
-	}
-	var b []byte
-	if p.hex {
-		// hex.Dump's lines are 78 columns: without the indent of the
-		// command line's dump they fit an 80-column terminal.
-		b = packetfmt.AppendHex(b, r.Packet.Raw)
-		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-		for i, l := range lines {
-			lines[i] = strings.TrimPrefix(l, "    ")
-		}
-		return lines
-	}
-	b = packetfmt.AppendTreeHeader(b, &r)
-	b = r.Packet.AppendTree(b, "    ")
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	return p.applyFilter(c, fmt.Sprintf("conv == %d", conv))
 }

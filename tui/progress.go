@@ -11,29 +11,29 @@ import (
 // progressLine says, apart, how far the engine has read the capture (bytes
 // read, packets indexed) and rebuilt its states (in all, and per client
 // while there is room); a figure says complete only when it is.
-func (m *Model) progressLine(ev engine.ProgressEvent, w int) string {
-	p := m.e.Progress()
-	if m.done && m.opts.Live == "" {
+func (c *env) progressLine(ev engine.ProgressEvent, w int) string {
+	p := c.e.Progress()
+	if c.done && c.live == "" {
 		return fmt.Sprintf("%d packets", p.Packets) // all read, all rebuilt: nothing in progress
 	}
 	var parts []string
 	switch {
-	case m.opts.Live != "":
-		st := m.e.Stats()
-		s := fmt.Sprintf("live %s: %d packets", m.opts.Live, p.Packets)
+	case c.live != "":
+		st := c.e.Stats()
+		s := fmt.Sprintf("live %s: %d packets", c.live, p.Packets)
 		if st.KernelReceived > 0 || st.KernelDropped > 0 {
 			s += fmt.Sprintf(", %d dropped by the kernel", st.KernelDropped)
 		}
-		if m.read {
+		if c.read {
 			s += " (capture ended)"
 		}
 		parts = append(parts, s)
-	case !m.read:
+	case !c.read:
 		parts = append(parts, progressBar(ev, 20), fmt.Sprintf("%d packets indexed", p.Packets))
 	default:
 		parts = append(parts, fmt.Sprintf("read: %d packets", p.Packets))
 	}
-	parts = append(parts, rebuildLine(p, m.read, max(w/2, 40)))
+	parts = append(parts, rebuildLine(p, c.read, max(w/2, 40)))
 	return strings.Join(parts, "  ")
 }
 
@@ -73,19 +73,19 @@ func percent(done, all int) int {
 // lineProgress is how far the rebuild of line l has come: "" when it is
 // complete, else "rebuilding, 41 %" (of the difs found so far while the
 // capture is still read).
-func (m *Model) lineProgress(l reassemble.Chain) string {
-	if m.done {
+func (c *env) lineProgress(l reassemble.Chain) string {
+	if c.done {
 		return ""
 	}
-	for _, lp := range m.e.Progress().Lines {
+	for _, lp := range c.e.Progress().Lines {
 		if lp.Line != l {
 			continue
 		}
-		if lp.Rebuilt >= lp.Difs && m.read {
+		if lp.Rebuilt >= lp.Difs && c.read {
 			return ""
 		}
 		s := fmt.Sprintf("rebuilding, %d %%", percent(lp.Rebuilt, lp.Difs))
-		if !m.read {
+		if !c.read {
 			s += " of the difs read so far"
 		}
 		return s
@@ -105,18 +105,19 @@ type wanted struct {
 // for), in the packet list, the client of the packet under the cursor up
 // to that packet.
 func (m *Model) wantFirst() {
-	if m.done {
+	c := &m.env
+	if c.done {
 		return
 	}
 	w := wanted{upTo: -1}
-	switch m.view {
+	switch c.view {
 	case viewTimeline, viewState, viewDiff:
 		if w.line = m.scrub.line(); w.line == (reassemble.Chain{}) {
 			return
 		}
 	case viewPackets:
 		x, p := m.e.Index(), &m.packets
-		if x == nil || p.cur < 0 || p.cur >= p.n(m) {
+		if x == nil || p.cur < 0 || p.cur >= p.n(c) {
 			return
 		}
 		ie := x.Entry(p.pos(p.cur))

@@ -1,13 +1,10 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
-
-	tea "charm.land/bubbletea/v2"
 
 	"github.com/pmdump/pmdump/engine"
 )
@@ -16,18 +13,13 @@ import (
 // oldest kept, the selection stays on its packet, the status line counts
 // what was dropped and a message says so, once.
 func TestRingDropsOldest(t *testing.T) {
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health, IndexLimit: engine.IndexLimit{Packets: 300}})
-	if err := e.Run(context.Background(), "sample:modern"); err != nil {
-		t.Fatal(err)
-	}
-	m := New(Options{Engine: e, Title: "ring"})
-	t.Cleanup(func() { m.Close() })
-	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 120, Height: 30})
+	m := newTestWith(t, engine.Config{Work: engine.Index | engine.Timeline | engine.Health, IndexLimit: engine.IndexLimit{Packets: 300}}, "sample:modern", Options{Title: "ring"}, 120, 30)
+	e := m.e
 	x := e.Index()
 	if x.Dropped() != x.Len()-300 || x.Dropped() == 0 {
 		t.Fatalf("index: %d packets, %d dropped", x.Len(), x.Dropped())
 	}
-	m.packets.onGrow(m)
+	m.packets.onGrow(&m.env)
 	drive(t, m, "g")
 	s := screen(m)
 	rows := ringRows(s)

@@ -21,11 +21,19 @@ import (
 // all, at a fixed window size and without color.
 func newTest(t testing.TB, sample string, w, h int, color bool) *Model {
 	t.Helper()
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health})
-	if err := e.Run(context.Background(), sample); err != nil {
+	return newTestWith(t, engine.Config{Work: engine.Index | engine.Timeline | engine.Health}, sample, Options{Title: sample, Color: color}, w, h)
+}
+
+// newTestWith returns a model with opts over a capture that an engine of
+// cfg has read all of, at a fixed window size.
+func newTestWith(t testing.TB, cfg engine.Config, capture string, opts Options, w, h int) *Model {
+	t.Helper()
+	e := engine.New(cfg)
+	if err := e.Run(context.Background(), capture); err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{Engine: e, Title: sample, Color: color})
+	opts.Engine = e
+	m := New(opts)
 	t.Cleanup(func() { m.Close() })
 	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: w, Height: h})
 	return m
@@ -223,15 +231,15 @@ func TestPacketJumpsAndMarks(t *testing.T) {
 		t.Error("f again does not show every packet")
 	}
 	drive(t, m, ":99999<enter>")
-	if !m.isErr || !strings.Contains(screen(m), "no game packet") {
-		t.Errorf("a number past the end is not reported: %q", m.msg)
+	if !m.env.isErr || !strings.Contains(screen(m), "no game packet") {
+		t.Errorf("a number past the end is not reported: %q", m.env.msg)
 	}
 }
 
 // mapPlayer finds player digit p in the map pane of a screen: row and
 // column, -1 when absent.
 func mapPlayer(m *Model, s string, p byte) (int, int) {
-	l := m.layout()
+	l := m.env.lay
 	for y, line := range strings.Split(s, "\n") {
 		r := []rune(line)
 		for x := l.level.x; x < len(r); x++ {
@@ -245,29 +253,27 @@ func mapPlayer(m *Model, s string, p byte) (int, int) {
 
 func TestScrubMovesPlayer(t *testing.T) {
 	m := newTest(t, "sample:modern", 160, 48, false)
+	// the screen at a frame, and player 1's place on its map
+	at := func(frame int) (int, int) {
+		t.Helper()
+		s := screen(m)
+		golden(t, fmt.Sprintf("state-frame%d", frame), s)
+		if !strings.Contains(s, fmt.Sprintf("slsn 1 frame %d ", frame)) {
+			t.Fatalf("not at frame %d:\n%s", frame, s)
+		}
+		y, x := mapPlayer(m, s, '1')
+		if y < 0 {
+			t.Fatalf("player 1 not on the map at frame %d:\n%s", frame, s)
+		}
+		return y, x
+	}
 	drive(t, m, "3:1:50<enter>")
-	a := screen(m)
-	golden(t, "state-frame50", a)
-	if !strings.Contains(a, "slsn 1 frame 50 ") {
-		t.Fatalf("not at frame 50:\n%s", a)
-	}
-	ya, xa := mapPlayer(m, a, '1')
-	if ya < 0 {
-		t.Fatalf("player 1 not on the map:\n%s", a)
-	}
+	ya, xa := at(50)
 	// Scrub forward state by state to frame 100.
 	for i := 0; i < 200 && m.scrub.ent.N < 100; i++ {
 		drive(t, m, "l")
 	}
-	b := screen(m)
-	golden(t, "state-frame100", b)
-	if !strings.Contains(b, "slsn 1 frame 100 ") {
-		t.Fatalf("scrubbing did not reach frame 100:\n%s", b)
-	}
-	yb, xb := mapPlayer(m, b, '1')
-	if yb < 0 {
-		t.Fatalf("player 1 not on the map at frame 100:\n%s", b)
-	}
+	yb, xb := at(100)
 	if ya == yb && xa == xb {
 		t.Errorf("player 1 did not move on the map: (%d,%d) at frames 50 and 100", xa, ya)
 	}
@@ -311,7 +317,7 @@ func TestHelpListsEveryBinding(t *testing.T) {
 	drive(t, m, "?")
 	s := screen(m)
 	golden(t, "help", s)
-	for _, g := range m.keys.groups() {
+	for _, g := range m.helpGroups() {
 		for _, b := range g.keys {
 			h := b.Help()
 			if !strings.Contains(s, h.Key) || !strings.Contains(s, h.Desc) {
@@ -377,10 +383,10 @@ func TestHealthAndTimeline(t *testing.T) {
 		}
 	}
 	drive(t, m, "<enter>")
-	if m.view != viewTimeline {
+	if m.env.view != viewTimeline {
 		t.Fatal("enter in health does not show the timeline")
 	}
-	if got := int(m.scrub.ent.Time().Sub(m.first).Seconds()); got != 3 {
+	if got := int(m.scrub.ent.Time().Sub(m.env.first).Seconds()); got != 3 {
 		t.Errorf("timeline at t=%d s, want 3 (the 4th second)", got)
 	}
 }
@@ -412,8 +418,8 @@ func TestMouse(t *testing.T) {
 	// Click the third tab.
 	x := strings.Index(screen(m), "3 State")
 	drive(t, m, tea.MouseClickMsg{X: x, Y: 0})
-	if m.view != viewState {
-		t.Errorf("click on the tab: view %d", m.view)
+	if m.env.view != viewState {
+		t.Errorf("click on the tab: view %d", m.env.view)
 	}
 }
 
@@ -464,7 +470,7 @@ func TestRebuildLine(t *testing.T) {
 func TestRunningEngine(t *testing.T) {
 	m := New(Options{Start: func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, "sample:legacy") }})
 	defer m.Close()
-	m.w, m.h = 100, 30
+	m.resize(100, 30)
 	var done tea.Msg
 	for _, c := range m.Init()().(tea.BatchMsg) {
 		if c == nil {
@@ -480,15 +486,15 @@ func TestRunningEngine(t *testing.T) {
 		t.Fatal("the engine's run did not end")
 	}
 	drive(t, m, done)
-	if !m.read || m.e.Index().Len() == 0 {
-		t.Errorf("after the run: read %v, %d packets", m.read, m.e.Index().Len())
+	if !m.env.read || m.e.Index().Len() == 0 {
+		t.Errorf("after the run: read %v, %d packets", m.env.read, m.e.Index().Len())
 	}
 	// The states come behind the packets; the screen follows them
 	// without a key press.
 	m.e.Wait()
 	drive(t, m, tickMsg{})
-	if !m.done || len(m.scrub.lines) == 0 {
-		t.Errorf("after the rebuild: done %v, %d lines", m.done, len(m.scrub.lines))
+	if !m.env.done || len(m.scrub.lines) == 0 {
+		t.Errorf("after the rebuild: done %v, %d lines", m.env.done, len(m.scrub.lines))
 	}
 	// Everything is in: the packets, nothing said to be in progress.
 	if s := m.renderStatus(200); !strings.Contains(s, "809 packets") || strings.Contains(s, "rebuil") {
@@ -531,7 +537,7 @@ func TestHelpScrollsInSmallWindow(t *testing.T) {
 		drive(t, m, "<pgdown>")
 		seen += screen(m)
 	}
-	for _, g := range m.keys.groups() {
+	for _, g := range m.helpGroups() {
 		for _, b := range g.keys {
 			if h := b.Help(); !strings.Contains(seen, h.Key) || !strings.Contains(seen, h.Desc) {
 				t.Errorf("scrolling the help never shows %q %q", h.Key, h.Desc)
@@ -550,8 +556,8 @@ func TestNothingToShow(t *testing.T) {
 	}
 	for _, k := range []string{":5<enter>", "'a", "n", "N", "c", "C", "f"} {
 		drive(t, m, k)
-		if m.isErr && strings.Contains(m.msg, "internal error") {
-			t.Errorf("%s on an empty list: %s", k, m.msg)
+		if m.env.isErr && strings.Contains(m.env.msg, "internal error") {
+			t.Errorf("%s on an empty list: %s", k, m.env.msg)
 		}
 	}
 	if s := screen(m); !strings.Contains(s, "no packet matches num == 0") {
@@ -562,13 +568,7 @@ func TestNothingToShow(t *testing.T) {
 // On a live capture the status line names the interfaces; packets and
 // states are counted as for a file.
 func TestLiveStatusLine(t *testing.T) {
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health})
-	if err := e.Run(context.Background(), "sample:modern"); err != nil {
-		t.Fatal(err)
-	}
-	m := New(Options{Engine: e, Title: "live: lo", Live: "lo"})
-	defer m.Close()
-	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 200, Height: 30})
+	m := newTestWith(t, engine.Config{Work: engine.Index | engine.Timeline | engine.Health}, "sample:modern", Options{Title: "live: lo", Live: "lo"}, 200, 30)
 	// 761 game packets and 362 states: pmdump read and pmdump states on
 	// sample:modern.
 	if s := m.renderStatus(200); !strings.Contains(s, "live lo: 761 packets (capture ended)") || !strings.Contains(s, "states: 362 rebuilt") {

@@ -21,13 +21,13 @@ type writtenMsg struct {
 // UI goroutine: each frame as it was captured, or rebuilt from its
 // addresses and payload when the capture cannot be read again (standard
 // input, a compressed file, a live interface).
-func (p *packetsModel) writeShown(m *Model, path string) tea.Cmd {
-	x := p.index(m)
+func (p *packetsModel) writeShown(c *env, path string) tea.Cmd {
+	x := p.index(c)
 	if path == "" || x == nil {
 		return nil
 	}
 	if p.running {
-		m.setMsg("the filter is still running: write once it is done")
+		c.setMsg("the filter is still running: write once it is done")
 		return nil
 	}
 	var rows []int32
@@ -36,7 +36,7 @@ func (p *packetsModel) writeShown(m *Model, path string) tea.Cmd {
 		rows = append(rows, p.rows...)
 		n = len(rows)
 	}
-	m.setMsg("writing %d packets to %s…", n, path)
+	c.setMsg("writing %d packets to %s…", n, path)
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -86,9 +86,9 @@ func (p *packetsModel) writeShown(m *Model, path string) tea.Cmd {
 	}
 }
 
-func (p *packetsModel) onWritten(m *Model, msg writtenMsg) {
+func (p *packetsModel) onWritten(c *env, msg writtenMsg) {
 	if msg.err != nil {
-		m.setErr(fmt.Errorf("writing %s: %w (%d packets written)", msg.path, msg.err, msg.written))
+		c.setErr(fmt.Errorf("writing %s: %w (%d packets written)", msg.path, msg.err, msg.written))
 		return
 	}
 	s := fmt.Sprintf("%d packets written to %s", msg.written, msg.path)
@@ -98,5 +98,5 @@ func (p *packetsModel) onWritten(m *Model, msg writtenMsg) {
 	if msg.refused > 0 {
 		s += fmt.Sprintf("; %d of another link type left out (a .pcapng holds them)", msg.refused)
 	}
-	m.setMsg("%s", s)
+	c.setMsg("%s", s)
 }

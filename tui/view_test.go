@@ -1,0 +1,83 @@
+package tui
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pmdump/pmdump/internal/realcap"
+)
+
+// state is what a model keeps between messages: every view's, the cursor
+// and panes they share, what they share of the program (env) and the
+// root's own.
+type state struct {
+	env      env
+	packets  packetsModel
+	scrub    stateCursor
+	panes    panes
+	timeline timelineView
+	stateV   stateView
+	diff     diffView
+	health   healthModel
+	finds    findingsModel
+	help     helpModel
+	helpOn   bool
+	prompt   int
+	note     string
+	wanted   wanted
+	w, h     int
+}
+
+func snapshot(m *Model) state {
+	return state{m.env, m.packets, m.scrub, m.panes, m.timeline, m.state, m.diff, m.health, m.finds, m.help,
+		m.helpOn, m.prompt, m.promptNote, m.wanted, m.w, m.h}
+}
+
+// Drawing changes no state: after every view (and the help) of real
+// captures, at two sizes, in color and not, View leaves the model as it
+// was and draws the same screen twice.
+func TestViewChangesNothing(t *testing.T) {
+	steps := []any{
+		"1", ":40<enter>", "x", "/stdf<enter>", "G", "2", "]", "3", "M", "<ctrl+right>", "4", "a", "l", "<down>", "A",
+		"5", "l", "6", "j", "?", "<pgdown>", "?",
+		tea.WindowSizeMsg{Width: 80, Height: 24}, "1", "3", "4", "?", "<pgdown>", "?", "5", "6",
+	}
+	for _, c := range []struct {
+		capture string
+		color   bool
+	}{{"modern/basic/basic.pcap", false}, {"legacy/lossy/capture.pcap", true}} {
+		m := newTest(t, realcap.Path(t, c.capture), 160, 48, c.color)
+		for i, step := range steps {
+			drive(t, m, step)
+			before := snapshot(m)
+			first := m.Render()
+			m.View()
+			if after := snapshot(m); !reflect.DeepEqual(before, after) {
+				t.Errorf("%s after step %d (%v): drawing changed the model's state:\n%s", c.capture, i, step, changed(before, after))
+			}
+			if again := m.Render(); again != first {
+				t.Errorf("%s after step %d (%v): a second drawing differs", c.capture, i, step)
+			}
+		}
+	}
+}
+
+// changed names the fields of two states that differ.
+func changed(a, b state) string {
+	var out string
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := 0; i < va.NumField(); i++ {
+		fa, fb := va.Field(i), vb.Field(i)
+		if fa.Kind() == reflect.Struct {
+			for j := 0; j < fa.NumField(); j++ {
+				if fmt.Sprintf("%+v", fa.Field(j)) != fmt.Sprintf("%+v", fb.Field(j)) {
+					out += fmt.Sprintf("%s.%s\n", va.Type().Field(i).Name, fa.Type().Field(j).Name)
+				}
+			}
+		}
+	}
+	return out
+}
