@@ -75,7 +75,10 @@ func (p *Prefetcher) produce(r *Reader) {
 	// goroutine: the fault ends the input with an error, not the program.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	var cur *batch
-	sent := 0 // datagrams in the batches handed over
+	sent := 0     // datagrams in the batches handed over
+	complete := 0 // datagrams of cur whose bytes are in its slab
+	var carry Datagram
+	carried := false // carry did not fit in the batch before: it starts the next
 	defer func() {
 		v := recover()
 		if v == nil {
@@ -86,6 +89,7 @@ func (p *Prefetcher) produce(r *Reader) {
 		if !ok || !mapped || !m.holds(f.Addr()) || cur == nil {
 			panic(v) // not a page of the mapped file: a bug, not the input
 		}
+		cur.dgs = cur.dgs[:complete]
 		cur.err = fmt.Errorf("%s: frame %d: %w: it was cut short", r.Name(), r.counters.Frames, ErrChanged)
 		// The counters as the reader has them, less the datagram whose
 		// bytes faulted (it was counted, not handed over).
@@ -104,40 +108,52 @@ func (p *Prefetcher) produce(r *Reader) {
 			return
 		}
 		b.dgs, b.slab, b.err = b.dgs[:0], b.slab[:0], nil
-		cur = b
+		cur, complete = b, 0
 		for len(b.dgs) < batchMax {
-			// On a live stream, hand over what we have before waiting
-			// for more: a batch must not hold packets back.
-			if len(b.dgs) > 0 && !r.Buffered() {
-				break
+			n := len(b.dgs)
+			b.dgs = b.dgs[:n+1] // within its capacity, batchMax
+			d := &b.dgs[n]
+			if carried {
+				*d, carried = carry, false
+			} else {
+				// On a live stream, hand over what we have before
+				// waiting for more: a batch must not hold packets back.
+				if n > 0 && !r.Buffered() {
+					b.dgs = b.dgs[:n]
+					break
+				}
+				// The reader fills the batch's Datagram in place.
+				if err := r.next(d); err != nil {
+					b.dgs = b.dgs[:n]
+					b.err = err
+					break
+				}
 			}
-			d, err := r.Next()
-			if err != nil {
-				b.err = err
-				break
-			}
-			dg := *d
 			need := len(d.Frame)
 			if d.payloadAt < 0 {
 				need += len(d.Payload)
 			}
 			if len(b.slab)+need <= cap(b.slab) {
-				dg.Frame = appendCopy(&b.slab, d.Frame)
+				frame := appendCopy(&b.slab, d.Frame)
 				if d.payloadAt >= 0 {
-					dg.Payload = dg.Frame[d.payloadAt : d.payloadAt+len(d.Payload) : d.payloadAt+len(d.Payload)]
+					d.Payload = frame[d.payloadAt : d.payloadAt+len(d.Payload) : d.payloadAt+len(d.Payload)]
 				} else {
-					dg.Payload = appendCopy(&b.slab, d.Payload)
+					d.Payload = appendCopy(&b.slab, d.Payload)
 				}
-			} else if len(b.dgs) > 0 {
-				// No room: this datagram starts the next batch.
-				r.unread()
+				d.Frame = frame
+			} else if n > 0 {
+				// No room: this datagram starts the next batch. Its
+				// bytes stay valid until the reader's next call, made
+				// after they are copied there.
+				carry, carried = *d, true
+				b.dgs = b.dgs[:n]
 				break
 			} else {
-				dg.Frame = bytes.Clone(d.Frame)
-				dg.Payload = bytes.Clone(d.Payload)
-				dg.payloadAt = -1
+				d.Frame = bytes.Clone(d.Frame)
+				d.Payload = bytes.Clone(d.Payload)
+				d.payloadAt = -1
 			}
-			b.dgs = append(b.dgs, dg)
+			complete = len(b.dgs)
 		}
 		b.counts = r.Counters()
 		cur = nil // handed over: a fault from here on is not this batch's
