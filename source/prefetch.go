@@ -16,7 +16,7 @@ var ErrChanged = errors.New("capture file changed while it was read")
 // Prefetcher reads a Reader's datagrams ahead in a goroutine of its own, in
 // batches, so that reading and parsing the capture runs on one core while
 // the caller decodes and prints on another. Memory is bounded: at most a few
-// batches of about a megabyte are in flight.
+// batches of half a megabyte are in flight.
 type Prefetcher struct {
 	// Idle, when set, is called before Next waits for the input, so a
 	// caller can flush its output while a live stream is quiet.
@@ -45,9 +45,14 @@ const (
 	// have come by then, near enough that they are still there (measured
 	// on modern/multi appended 20 times: 8 to 16 are as good).
 	prefetchAhead = 12
-	batchSlab     = 1 << 20
-	batchMax      = 2048
-	batchesInUse  = 4
+	// Half a megabyte of frames, or 1024 datagrams, a batch: the four
+	// batches' memory (3 MB) is touched for the first time as the
+	// capture is read, which costs a small capture more than it saves a
+	// large one in handing batches over (measured on modern/multi
+	// appended 20 times: 2.4 ms less CPU than with twice as much).
+	batchSlab    = 512 << 10
+	batchMax     = 1024
+	batchesInUse = 4
 )
 
 // Prefetch starts reading r ahead. The caller must call Close when done, and
