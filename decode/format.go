@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/pmdump/pmdump/internal/decimal"
 )
 
 // AppendSummary appends the packet's key fields as "name=value" pairs, the
@@ -17,31 +19,14 @@ func (p *Packet) AppendSummary(b []byte) []byte {
 		if i >= len(p.Values) {
 			break
 		}
-		if k > 0 {
-			b = append(b, ' ')
-		}
-		f := &p.Layout.Fields[i]
-		b = append(b, f.Name...)
-		b = append(b, '=')
-		b = appendValue(b, f, &p.Values[i])
+		b = append(b, p.Layout.keyText[k]...) // "name=", " name=" after the first
+		b = appendValue(b, &p.Layout.Fields[i], &p.Values[i])
 	}
 	return b
 }
 
-// appendInt appends v in decimal, as strconv.AppendInt, with a shortcut for
-// the small numbers most fields hold.
-func appendInt(b []byte, v int64) []byte {
-	if v >= 0 && v < 1000 {
-		switch {
-		case v < 10:
-			return append(b, byte('0'+v))
-		case v < 100:
-			return append(b, byte('0'+v/10), byte('0'+v%10))
-		}
-		return append(b, byte('0'+v/100), byte('0'+v/10%10), byte('0'+v%10))
-	}
-	return strconv.AppendInt(b, v, 10)
-}
+// appendInt appends v in decimal, as strconv.AppendInt.
+func appendInt(b []byte, v int64) []byte { return decimal.AppendInt(b, v) }
 
 // appendValue appends a field's value in text form: the meant value, with
 // the raw one in parentheses when they differ; control bits by name.

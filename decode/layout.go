@@ -199,6 +199,10 @@ type Layout struct {
 	player, frame     int   // index of the RolePlayer and RoleFrame fields, or -1
 	offsets           []int // byte offset of each field in the payload, -1 after a variable-size one
 	keys              []int // indexes of the Key fields, in order
+
+	// What the summary writes before each Key field's value: "name=",
+	// then " name=".
+	keyText []string
 }
 
 // Field returns the index of the named field, or -1.
@@ -226,7 +230,12 @@ func (l *Layout) finish() {
 		l.index[f.Name] = i
 		l.offsets[i] = off
 		if f.Key {
+			sep := " "
+			if len(l.keys) == 0 {
+				sep = ""
+			}
 			l.keys = append(l.keys, i)
+			l.keyText = append(l.keyText, sep+f.Name+"=")
 		}
 		if sz := f.Type.Size(); sz > 0 && off >= 0 {
 			off += sz

@@ -79,6 +79,10 @@ type Config struct {
 	// without boxing them in an Event: the fast path of a front end that
 	// prints every packet. The event is valid only during the call.
 	OnPacket func(*PacketEvent)
+	// NoConversationEvents leaves ConversationEvents out of what OnEvent
+	// receives: a front end that prints packets and warnings only saves
+	// following every packet's conversation for them.
+	NoConversationEvents bool
 	// Idle, when set, is called before the engine waits for a live input,
 	// so a front end can flush its output.
 	Idle func()

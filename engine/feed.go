@@ -44,7 +44,7 @@ func (e *Engine) feed(d *source.Datagram) {
 		idx = e.index.add(r, d, e.input)
 	}
 	if c := r.Conv; c != nil {
-		if e.cfg.OnEvent != nil {
+		if e.cfg.OnEvent != nil && !e.cfg.NoConversationEvents {
 			e.conversationChanged(c)
 		}
 		if e.cfg.Work&Counts != 0 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/internal/decimal"
 	"github.com/pmdump/pmdump/internal/timefmt"
 	"github.com/pmdump/pmdump/session"
 )
@@ -30,8 +31,8 @@ type Line struct {
 	// resolution: 6 for microseconds, 9 for nanoseconds); 0 means 6, microseconds.
 	Digits int
 
-	tf    *timefmt.Formatter
-	addrs addrCache
+	tf     *timefmt.Formatter
+	routes routeCache
 }
 
 // AppendTime appends a capture time stamp in the Line's time format.
@@ -51,58 +52,52 @@ func (l *Line) AppendTime(b []byte, ts time.Time) []byte {
 	return l.tf.Append(b, ts)
 }
 
-// addrCache keeps the text of the few endpoints a capture's packets go
-// between, so each line copies it instead of formatting it again.
-type addrCache struct {
-	keys [8]netip.AddrPort
-	text [8][]byte
-	next int
+// routeCache keeps the text of the few routes a capture's packets take
+// ("SRC → DST DIR pPLAYER "), so each line copies it instead of formatting
+// it again: a table indexed by a hash of the ports, a newer route
+// taking the place of an older one with the same hash.
+type routeCache struct {
+	slots [64]route
 }
 
-func (c *addrCache) append(b []byte, a netip.AddrPort) []byte {
-	for i := range c.keys {
-		if c.keys[i] == a && c.text[i] != nil {
-			return append(b, c.text[i]...)
-		}
+type route struct {
+	src, dst netip.AddrPort
+	dir      decode.Dir
+	player   int
+	text     []byte // nil: the slot is empty
+}
+
+func (c *routeCache) append(b []byte, r *session.Record) []byte {
+	h := uint(r.Src.Port())*31 + uint(r.Dst.Port())
+	rt := &c.slots[(h^h>>6)%uint(len(c.slots))]
+	if rt.text == nil || rt.src != r.Src || rt.dst != r.Dst || rt.dir != r.Dir || rt.player != r.Player {
+		rt.src, rt.dst, rt.dir, rt.player = r.Src, r.Dst, r.Dir, r.Player
+		t := r.Src.AppendTo(rt.text[:0])
+		t = append(t, " → "...)
+		t = r.Dst.AppendTo(t)
+		t = append(t, ' ')
+		t = append(t, r.Dir.Arrow()...)
+		t = append(t, ' ')
+		t = AppendPlayer(t, r.Player)
+		rt.text = append(t, ' ')
 	}
-	i := c.next
-	c.next = (c.next + 1) % len(c.keys)
-	c.keys[i] = a
-	c.text[i] = a.AppendTo(c.text[i][:0])
-	return append(b, c.text[i]...)
+	return append(b, rt.text...)
 }
 
 // AppendPad appends n right-aligned in width columns.
 func AppendPad(b []byte, n int64, width int) []byte {
-	d := 1
-	for x := n; x >= 10 || x <= -10; x /= 10 {
-		d++
-	}
-	if n < 0 {
-		d++
-	}
-	for ; d < width; d++ {
-		b = append(b, ' ')
-	}
-	return strconv.AppendInt(b, n, 10)
+	return decimal.AppendPadded(b, n, width)
 }
 
 // Append appends the one-line form of a record, with a newline:
 //
 //	N TIME SRC → DST DIR pPLAYER NAME key=value…
 func (l *Line) Append(b []byte, r *session.Record) []byte {
-	b = AppendPad(b, int64(r.N), 6)
+	b = decimal.AppendPadded(b, int64(r.N), 6)
 	b = append(b, ' ')
 	b = l.AppendTime(b, r.TS)
 	b = append(b, ' ')
-	b = l.addrs.append(b, r.Src)
-	b = append(b, " → "...)
-	b = l.addrs.append(b, r.Dst)
-	b = append(b, ' ')
-	b = append(b, r.Dir.Arrow()...)
-	b = append(b, ' ')
-	b = AppendPlayer(b, r.Player)
-	b = append(b, ' ')
+	b = l.routes.append(b, r)
 	b = AppendName(b, r.Packet.Name[:])
 	b = AppendInfo(b, r.Kind, &r.Packet)
 	return append(b, '\n')
@@ -112,7 +107,7 @@ func (l *Line) Append(b []byte, r *session.Record) []byte {
 func AppendPlayer(b []byte, player int) []byte {
 	if player >= 0 {
 		b = append(b, 'p')
-		return strconv.AppendInt(b, int64(player), 10)
+		return decimal.AppendInt(b, int64(player))
 	}
 	return append(b, "p?"...)
 }
@@ -150,6 +145,9 @@ func appendSummary(b []byte, p *decode.Packet) []byte {
 
 // AppendName appends a packet name, escaping bytes that are not printable.
 func AppendName(b []byte, name []byte) []byte {
+	if len(name) == 4 && printable(name[0]) && printable(name[1]) && printable(name[2]) && printable(name[3]) {
+		return append(b, name...) // every known name, and most others
+	}
 	for _, c := range name {
 		if c >= 0x20 && c < 0x7f {
 			b = append(b, c)
@@ -159,6 +157,8 @@ func AppendName(b []byte, name []byte) []byte {
 	}
 	return b
 }
+
+func printable(c byte) bool { return c >= 0x20 && c < 0x7f }
 
 // AppendHexBytes appends up to max bytes of raw in hex, and "…" when raw is
 // longer.

@@ -3,11 +3,23 @@
 # line per packet to /dev/null, and tshark with pmdump's Wireshark dissector
 # against tshark alone, on the same large real capture: the real
 # modern/multi capture appended N times (default 20, about 290k packets).
-# Tools that are not installed are skipped. Best of RUNS wall-clock runs.
+# Tools that are not installed are skipped; --no-tshark skips tshark (its
+# runs take most of the script's time). Each figure is the best of RUNS runs:
+# wall time, and CPU time (user + system) beside it, which says more on a
+# busy machine; the load average is printed at the end.
 #
-#   scripts/compare-speed.sh [N] [RUNS]
+# tcpdump prints local time, and without TZ in the environment the C library
+# looks at /etc/localtime again for every packet (a stat call each: most of
+# tcpdump's CPU time); "TZ=UTC tcpdump -nr" is timed too, without it.
+#
+#   scripts/compare-speed.sh [--no-tshark] [N] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tshark=1
+if [ "${1:-}" = --no-tshark ]; then
+	tshark=
+	shift
+fi
 copies=${1:-20}
 runs=${2:-5}
 src=../shared/captures/modern/multi/multi.pcap
@@ -30,37 +42,57 @@ fi
 packets=$("$work/pmdump" read "$big" | wc -l)
 echo "capture: $copies x $(basename "$src"), $packets packets, $(du -h "$big" | cut -f1)"
 
-best() { # best wall time in seconds of $runs runs of "$@" > /dev/null
-	local b=""
+best() { # best wall and best CPU (user + system) seconds of $runs runs of "$@" > /dev/null
+	local bw="" bc="" t w u s c
 	for _ in $(seq "$runs"); do
-		local s e t
-		s=$(date +%s.%N)
-		"$@" >/dev/null 2>&1
-		e=$(date +%s.%N)
-		t=$(awk -v s="$s" -v e="$e" 'BEGIN { print e - s }')
-		b=$(awk -v a="$b" -v t="$t" 'BEGIN { print (a == "" || t < a) ? t : a }')
+		t=$( { TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>&1; } 2>&1 )
+		read -r w u s <<<"$t"
+		c=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+		bw=$(awk -v a="$bw" -v t="$w" 'BEGIN { print (a == "" || t < a) ? t : a }')
+		bc=$(awk -v a="$bc" -v t="$c" 'BEGIN { print (a == "" || t < a) ? t : a }')
 	done
-	printf '%.3f' "$b"
+	echo "$bw $bc"
 }
 
+# row NAME "WALL CPU" [NOTE]
+row() {
+	local w c
+	read -r w c <<<"$2"
+	printf '%-28s %7.3f s  %7.3f s  %s\n' "$1" "$w" "$c" "${3:-}"
+}
+
+# ratio "WALL CPU" "WALL CPU": a/b by wall and by CPU time
+ratio() {
+	local aw ac bw bc
+	read -r aw ac <<<"$1"
+	read -r bw bc <<<"$2"
+	awk -v aw="$aw" -v ac="$ac" -v bw="$bw" -v bc="$bc" 'BEGIN { printf "%.1fx (CPU %.1fx)", aw / bw, ac / bc }'
+}
+
+printf '%-28s %9s  %9s\n' "" "wall" "CPU"
 pm=$(best "$work/pmdump" read "$big")
-printf '%-28s %8s s\n' "pmdump read" "$pm"
+row "pmdump read" "$pm"
 st=$(best "$work/pmdump" stats "$big")
-printf '%-28s %8s s   %.1fx read (target <= 3x)\n' "pmdump stats" "$st" "$(awk -v a="$st" -v b="$pm" 'BEGIN { print a / b }')"
+row "pmdump stats" "$st" "$(ratio "$st" "$pm") read (target <= 2x)"
 if command -v tcpdump >/dev/null; then
 	td=$(best tcpdump -nr "$big")
-	printf '%-28s %8s s   pmdump is %.1fx as fast (target >= 5x)\n' "tcpdump -nr" "$td" "$(awk -v a="$td" -v b="$pm" 'BEGIN { print a / b }')"
+	row "tcpdump -nr" "$td" "pmdump read is $(ratio "$td" "$pm") as fast (target >= 5x)"
+	tu=$(best env TZ=UTC tcpdump -nr "$big")
+	row "TZ=UTC tcpdump -nr" "$tu" "pmdump read is $(ratio "$tu" "$pm") as fast"
 else
 	echo "tcpdump: not installed, skipped"
 fi
-if command -v tshark >/dev/null; then
+if [ -z "$tshark" ]; then
+	echo "tshark: skipped (--no-tshark)"
+elif command -v tshark >/dev/null; then
 	ts=$(best tshark -n -r "$big")
-	printf '%-28s %8s s   pmdump is %.1fx as fast (target >= 20x)\n' "tshark -n -r" "$ts" "$(awk -v a="$ts" -v b="$pm" 'BEGIN { print a / b }')"
+	row "tshark -n -r" "$ts" "pmdump read is $(ratio "$ts" "$pm") as fast (target >= 20x)"
 	# The generated Wireshark dissector, printing the summary lines as
 	# tshark alone does (no tree: no dif is inflated).
 	"$work/pmdump" dissector -o "$work/pmnet.lua"
-	td=$(best tshark -n -X "lua_script:$work/pmnet.lua" -r "$big")
-	printf '%-28s %8s s   %.1fx tshark alone (target <= 3x)\n' "tshark with pmnet.lua" "$td" "$(awk -v a="$td" -v b="$ts" 'BEGIN { print a / b }')"
+	tl=$(best tshark -n -X "lua_script:$work/pmnet.lua" -r "$big")
+	row "tshark with pmnet.lua" "$tl" "$(ratio "$tl" "$ts") tshark alone (target <= 3x)"
 else
 	echo "tshark: not installed, skipped"
 fi
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

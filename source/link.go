@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/binary"
 	"net"
 	"net/netip"
 
@@ -70,6 +71,15 @@ const (
 // cannot be parsed.
 func (p *linkParser) frame(lt layers.LinkType, data []byte) (frameKind, error) {
 	p.fragment = false
+	if lt == layers.LinkTypeEthernet && p.plainUDP(data) {
+		return frameUDP, nil
+	}
+	return p.layers(lt, data)
+}
+
+// layers parses one frame as frame does, with gopacket's layers only.
+func (p *linkParser) layers(lt layers.LinkType, data []byte) (frameKind, error) {
+	p.fragment = false
 	typ, ok := firstLayer(lt, data)
 	if !ok {
 		return frameUnsupported, nil
@@ -102,6 +112,38 @@ func (p *linkParser) frame(lt layers.LinkType, data []byte) (frameKind, error) {
 		typ = dec.NextLayerType()
 		data = dec.LayerPayload()
 	}
+}
+
+// plainUDP parses the frame most captures are made of, an Ethernet frame
+// of an unfragmented IPv4 datagram with no options, whole, carrying UDP,
+// as gopacket's layers would (the same addresses, ports, length and
+// payload), and reports whether the frame is one. Any other frame,
+// including every malformed one, is left to gopacket.
+func (p *linkParser) plainUDP(data []byte) bool {
+	if len(data) < 14+20+8 || data[12] != 0x08 || data[13] != 0x00 || data[14] != 0x45 {
+		return false // not Ethernet carrying IPv4 with a 20-byte header
+	}
+	ip := data[14:]
+	length := int(binary.BigEndian.Uint16(ip[2:4]))
+	frag := binary.BigEndian.Uint16(ip[6:8])
+	if length < 20+8 || length > len(ip) || frag&0x3fff != 0 || ip[9] != byte(layers.IPProtocolUDP) {
+		return false // cut short, padded oddly, fragmented or not UDP
+	}
+	udp := ip[20:length] // what IPv4 gives as its payload: its Length, without the frame's padding
+	ulen := binary.BigEndian.Uint16(udp[4:6])
+	if ulen < 8 {
+		return false // a jumbogram's 0, or too small: as gopacket says
+	}
+	p.srcIP = netip.AddrFrom4([4]byte(ip[12:16]))
+	p.dstIP = netip.AddrFrom4([4]byte(ip[16:20]))
+	u := &p.udp
+	u.SrcPort = layers.UDPPort(binary.BigEndian.Uint16(udp[0:2]))
+	u.DstPort = layers.UDPPort(binary.BigEndian.Uint16(udp[2:4]))
+	u.Length = ulen
+	u.Checksum = binary.BigEndian.Uint16(udp[6:8])
+	u.Contents = udp[:8]
+	u.Payload = udp[8:min(int(ulen), len(udp))]
+	return true
 }
 
 func addr(ip net.IP) netip.Addr {

@@ -164,7 +164,6 @@ type Reader struct {
 	parse      linkParser
 	frags      fragments
 	err        error
-	held       bool // Next returns dg again (see unread)
 	linkTypes  []linkTypeCount
 	ifNames    []string // interface names by index, looked up once
 	ifDigits   []int    // time stamp digits by interface index, looked up once
@@ -377,18 +376,24 @@ func (r *Reader) interfaceName(i int) string {
 // io.EOF; a capture that ends in the middle of a record returns an error
 // wrapping io.ErrUnexpectedEOF, after which the reader is finished.
 func (r *Reader) Next() (*Datagram, error) {
-	if r.held {
-		r.held = false
-		return &r.dg, nil
+	if err := r.next(&r.dg); err != nil {
+		return nil, err
 	}
+	return &r.dg, nil
+}
+
+// next reads the next UDP datagram into dg, as Next: its bytes are valid
+// until the following call. Prefetch reads into its batches through it,
+// without a copy of the Datagram.
+func (r *Reader) next(dg *Datagram) error {
 	if r.err != nil {
-		return nil, r.err
+		return r.err
 	}
 	for {
 		data, ci, lt, err := r.src.ReadFrame()
 		if err != nil {
 			r.err = r.wrapReadErr(err)
-			return nil, r.err
+			return r.err
 		}
 		r.counters.Frames++
 		n := r.counters.Frames
@@ -417,7 +422,7 @@ func (r *Reader) Next() (*Datagram, error) {
 			}
 			r.counters.Reassembled++
 		}
-		r.dg = Datagram{
+		*dg = Datagram{
 			N:           n,
 			TS:          ci.Timestamp,
 			Src:         netip.AddrPortFrom(p.srcIP, uint16(p.udp.SrcPort)),
@@ -431,26 +436,26 @@ func (r *Reader) Next() (*Datagram, error) {
 			Interface:   ci.InterfaceIndex,
 			Offset:      -1,
 		}
-		r.dg.InterfaceName = r.interfaceName(ci.InterfaceIndex)
-		r.dg.Digits = r.digitsOf(ci.InterfaceIndex)
-		r.dg.payloadAt = -1
-		if at := cap(data) - cap(r.dg.Payload); !p.fragment && at >= 0 && at+len(r.dg.Payload) <= len(data) {
-			r.dg.payloadAt = at
+		dg.InterfaceName = r.interfaceName(ci.InterfaceIndex)
+		dg.Digits = r.digitsOf(ci.InterfaceIndex)
+		dg.payloadAt = -1
+		if at := cap(data) - cap(dg.Payload); !p.fragment && at >= 0 && at+len(dg.Payload) <= len(data) {
+			dg.payloadAt = at
 		}
 		if r.offsets != nil {
-			r.dg.Offset = r.offsets.RecordOffset()
+			dg.Offset = r.offsets.RecordOffset()
 		}
 		if p.udp.Length == 0 { // jumbogram: trust what was captured
-			r.dg.Length = len(p.udp.Payload)
+			dg.Length = len(p.udp.Payload)
 		}
 		if p.fragment {
-			r.unfragmentedFrame(data, ip4Header)
+			r.unfragmentedFrame(dg, data, ip4Header)
 		}
-		if r.dg.Truncated() {
+		if dg.Truncated() {
 			r.counters.Truncated++
 		}
 		r.counters.Datagrams++
-		return &r.dg, nil
+		return nil
 	}
 }
 
@@ -459,7 +464,7 @@ func (r *Reader) Next() (*Datagram, error) {
 // IPv4 header (hdr, a slice of data) without fragmentation and with the
 // whole length, and the whole UDP datagram. Written out, it reads back as
 // the datagram.
-func (r *Reader) unfragmentedFrame(data, hdr []byte) {
+func (r *Reader) unfragmentedFrame(dg *Datagram, data, hdr []byte) {
 	link := cap(data) - cap(hdr)
 	udp := r.parse.udp.Contents
 	if link < 0 || link+len(hdr) > len(data) || len(hdr) < 20 || len(udp) != 8 {
@@ -467,7 +472,7 @@ func (r *Reader) unfragmentedFrame(data, hdr []byte) {
 	}
 	b := append(r.rebuilt[:0], data[:link+len(hdr)]...)
 	ip := b[link:]
-	total := len(hdr) + 8 + len(r.dg.Payload)
+	total := len(hdr) + 8 + len(dg.Payload)
 	if total > 0xffff {
 		return
 	}
@@ -477,12 +482,12 @@ func (r *Reader) unfragmentedFrame(data, hdr []byte) {
 	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:len(hdr)]))
 	b = append(b, udp...)
 	at := len(b)
-	b = append(b, r.dg.Payload...)
+	b = append(b, dg.Payload...)
 	r.rebuilt = b
-	r.dg.Frame = b
-	r.dg.WireLength = len(b)
-	r.dg.Payload = b[at:len(b):len(b)]
-	r.dg.payloadAt = at
+	dg.Frame = b
+	dg.WireLength = len(b)
+	dg.Payload = b[at:len(b):len(b)]
+	dg.payloadAt = at
 }
 
 // ipChecksum is the Internet checksum of an IPv4 header.
@@ -500,11 +505,8 @@ func ipChecksum(h []byte) uint16 {
 // Buffered reports whether the next datagram can be read from what is
 // already buffered, without waiting for the input (a live stream).
 func (r *Reader) Buffered() bool {
-	return r.held || r.buffered != nil && r.buffered.Buffered()
+	return r.buffered != nil && r.buffered.Buffered()
 }
-
-// unread makes the next call to Next return the current datagram again.
-func (r *Reader) unread() { r.held = true }
 
 func (r *Reader) wrapReadErr(err error) error {
 	if err == io.EOF {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,3 +151,46 @@ func largeSynthetic(b *testing.B) []byte {
 
 // BenchmarkDecodeSynthetic decodes a large synthetic capture.
 func BenchmarkDecodeSynthetic(b *testing.B) { benchDecode(b, largeSynthetic(b)) }
+
+// bigMulti writes the real modern/multi capture appended 20 times (286,520
+// packets, 172 MB: the file of the speed targets, scripts/compare-speed.sh)
+// to a temporary file and returns its path.
+func bigMulti(b *testing.B) string {
+	data := realMulti(b)
+	out := append([]byte(nil), data...)
+	for range 19 {
+		out = append(out, data[24:]...)
+	}
+	path := filepath.Join(b.TempDir(), "big.pcap")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// benchCommand runs a pmdump command on the big capture, its output
+// discarded, and reports packets/s and the CPU time (user and system, both
+// cores) per packet, which says more than the wall time on a busy machine.
+func benchCommand(b *testing.B, args ...string) {
+	path := bigMulti(b)
+	args = append(args, path)
+	const packets = 20 * 14326
+	var cpu0, cpu1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+	for b.Loop() {
+		if code := run(args, io.Discard, io.Discard); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+	syscall.Getrusage(syscall.RUSAGE_SELF, &cpu1)
+	cpu := cpu1.Utime.Nano() + cpu1.Stime.Nano() - cpu0.Utime.Nano() - cpu0.Stime.Nano()
+	b.ReportMetric(packets*float64(b.N)/b.Elapsed().Seconds(), "packets/s")
+	b.ReportMetric(float64(cpu)/float64(packets*b.N), "cpu-ns/packet")
+}
+
+// BenchmarkReadBig is "pmdump read" on modern/multi appended 20 times.
+func BenchmarkReadBig(b *testing.B) { benchCommand(b, "read") }
+
+// BenchmarkStatsBig is "pmdump stats" on modern/multi appended 20 times
+// (the target: within 2x of BenchmarkReadBig).
+func BenchmarkStatsBig(b *testing.B) { benchCommand(b, "stats") }

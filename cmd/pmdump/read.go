@@ -148,10 +148,11 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	stop := new(engine.Stopper)
 	pp := &packetPrinter{pr: printer{o: o, out: out}, flt: flt, stop: stop}
 	cfg := engine.Config{
-		Era:      era,
-		Stopper:  stop,
-		Idle:     func() { out.Flush() }, // a live stream shows its packets as they come
-		OnPacket: func(pe *engine.PacketEvent) { pp.handle(*pe) },
+		Era:                  era,
+		Stopper:              stop,
+		Idle:                 func() { out.Flush() }, // a live stream shows its packets as they come
+		OnPacket:             func(pe *engine.PacketEvent) { pp.handle(*pe) },
+		NoConversationEvents: true,
 	}
 	e, err := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
 	if e != nil {
@@ -304,13 +305,20 @@ func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filte
 // printer formats records as text lines, field trees or JSON.
 type printer struct {
 	o    *readOpts
-	out  io.Writer
-	buf  []byte
+	out  *bufio.Writer
 	line packetfmt.Line
 }
 
 func (pr *printer) print(r *session.Record) error {
-	b := pr.buf[:0]
+	// The record is formatted straight into the writer's buffer: most
+	// lines fit in what is left of it, and Write then has nothing to copy
+	// but the line onto itself.
+	if pr.out.Available() < 512 {
+		if err := pr.out.Flush(); err != nil {
+			return err
+		}
+	}
+	b := pr.out.AvailableBuffer()
 	if pr.o.json {
 		b = appendJSON(b, r, pr.o.hexdump)
 	} else {
@@ -326,7 +334,6 @@ func (pr *printer) print(r *session.Record) error {
 			b = packetfmt.AppendHex(b, r.Packet.Raw)
 		}
 	}
-	pr.buf = b
 	_, err := pr.out.Write(b)
 	return err
 }

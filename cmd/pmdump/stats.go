@@ -84,7 +84,7 @@ was seen and the kernel's received and dropped counts.`,
 			if err != nil {
 				return err
 			}
-			cfg := engine.Config{Era: era, Work: engine.Difs | engine.Counts, Schema: user}
+			cfg := engine.Config{Era: era, Work: engine.Difs | engine.Counts, Schema: user, NoConversationEvents: true}
 			if withStates {
 				cfg.Work |= engine.States
 			}

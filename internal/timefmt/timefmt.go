@@ -16,6 +16,8 @@ package timefmt
 import (
 	"fmt"
 	"time"
+
+	"github.com/pmdump/pmdump/internal/decimal"
 )
 
 // Format is a way of showing a capture time stamp, as tcpdump's and
@@ -184,9 +186,9 @@ func appendSeconds(b []byte, sec, nsec int64, digits int) []byte {
 		b = append(b, '-')
 		// uint64(-sec) is the magnitude also for the most negative
 		// int64, whose negation wraps to itself.
-		return appendFraction(appendUint(b, uint64(-sec)), -nsec, digits)
+		return appendFraction(decimal.AppendUint(b, uint64(-sec)), -nsec, digits)
 	}
-	return appendFraction(appendUint(b, uint64(sec)), nsec, digits)
+	return appendFraction(decimal.AppendUint(b, uint64(sec)), nsec, digits)
 }
 
 // appendFraction appends "." and the first digits digits of ns
@@ -195,28 +197,17 @@ func appendFraction(b []byte, ns int64, digits int) []byte {
 	if digits == 0 {
 		return b
 	}
-	var d [10]byte
-	d[0] = '.'
-	for i := 9; i >= 1; i-- {
-		d[i] = byte('0' + ns%10)
-		ns /= 10
+	b = append(b, '.')
+	switch digits { // constant divisors for the two usual precisions
+	case 6:
+		return decimal.AppendFixed(b, uint64(ns)/1000, 6)
+	case 9:
+		return decimal.AppendFixed(b, uint64(ns), 9)
 	}
-	return append(b, d[:1+digits]...)
+	return decimal.AppendFixed(b, uint64(ns)/pow10[9-digits], digits)
 }
 
-func appendUint(b []byte, v uint64) []byte {
-	var d [20]byte
-	i := len(d)
-	for {
-		i--
-		d[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return append(b, d[i:]...)
-}
+var pow10 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
 func append2(b []byte, v int) []byte {
 	return append(b, byte('0'+v/10), byte('0'+v%10))
