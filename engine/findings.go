@@ -40,6 +40,17 @@ const (
 	KindFileTransfer   = "file-transfer"   // a file the server sent a client (sfil)
 )
 
+// The packet fields the findings read by name, resolved once.
+var (
+	sjonPlayer    = decode.MustRoleRef(decode.EraUnknown, decode.RolePlayer, "SJON", "sjon")
+	sjonFrame     = decode.MustRoleRef(decode.EraUnknown, decode.RoleFrame, "SJON", "sjon")
+	sjonLevel     = decode.MustRef(decode.EraUnknown, "level", "SJON", "sjon")
+	fileID        = decode.MustRef(decode.Modern, "id", "sfil", "sfak")
+	filePieces    = decode.MustRoleRef(decode.Modern, decode.RolePieceCount, "sfil")
+	filePieceSize = decode.MustRoleRef(decode.Modern, decode.RoleSize, "sfil")
+	fileSize      = decode.MustRef(decode.Modern, "file_size", "sfil")
+)
+
 // The thresholds, derived from the game's own rates: 40 frames a second;
 // a legacy dif every 5 server frames (round robin), a modern one every
 // frame; a modern ping every second; a client acknowledges what it applies
@@ -70,6 +81,10 @@ const (
 	// BurstFrames frames or more is a warning too.
 	LossWarn    = 0.02
 	BurstFrames = GameFPS / 2
+	// OutageWarn is the share of a conversation's time spent in windows
+	// where nothing arrived either way (each at least 10 frames and 8 times
+	// the usual gap) that makes loss a warning.
+	OutageWarn = 0.05
 	// LateWarn is the fraction of a client's inputs arriving late that
 	// makes a warning (half its control changes came after their frame).
 	LateWarn = 0.5
@@ -167,13 +182,10 @@ type convWatch struct {
 	loss                evidence
 	incompl             int
 	lostPcs             int
-	// pings (modern): client time stamps one second apart
-	lastT0           float64
-	haveT0           bool
-	pings, lostPings int
-	pingLoss         evidence
-	pongs            echoes
-	rtt              []float64
+	// the ping round trip (modern), and what proves loss
+	pongs echoes
+	rtt   []float64
+	lw    lossWatch
 	// ack latency
 	lat      []float64
 	ewma     float64
@@ -308,6 +320,7 @@ func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
 	if w == nil {
 		w = &convWatch{conv: c.ID, client: c.Client, player: -1, reported: map[string]bool{},
 			sums: map[replay.Frame]stateSum{}, acked: map[replay.Frame]ackAt{}, pongs: map[float64]time.Time{}}
+		w.lw.init()
 		fc.convs[c.ID] = w
 		fc.order = append(fc.order, c.ID)
 	}
@@ -366,10 +379,12 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		fc.outage(w, w.last, r.TS, w.lastN, r.N)
 	}
 	w.last, w.lastN = r.TS, r.N
+	fc.arrived(w, r)
 	if w.prev != nil && w.era != decode.EraUnknown {
 		fc.sameEndpoint(w)
 	}
 	if r.Dir == decode.C2S {
+		fc.c2sArrived(w, r)
 		if !w.lastC2S.IsZero() && w.s2c.packets > 0 {
 			fc.silence(w, KindSilentClient, w.lastC2S, r.TS, w.lastC2SN, r.N, w.s2c, false)
 		}
@@ -389,18 +404,20 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	if r.Kind != session.Game {
 		return
 	}
+	fc.lossPacket(w, r, name)
 	switch name {
 	case "sjon", "SJON":
 		w.joinSeen = true
-		if pk.Has("player") && pk.Int("player") != 99 {
-			w.player = int(pk.Int("player"))
+		if pl, ok := sjonPlayer.Int(pk); ok && pl != 99 {
+			w.player = int(pl)
 			v := evidence{}
 			v.add(r.N, r.TS, 0)
-			f := fc.finding(w, KindJoin, SeverityInfo, v, "%s joined as player %d (level %d, server frame %d)", w.client, w.player, pk.Int("level"), pk.Int("frame"))
-			f.Figures["level"] = float64(pk.Int("level"))
-			if pk.Has("slsn") {
-				f.Figures["slsn"] = float64(pk.Int("slsn"))
-				fc.levels[levelKey{w.server.Addr(), int(pk.Int("slsn"))}] = true
+			level := refInt(sjonLevel, pk)
+			f := fc.finding(w, KindJoin, SeverityInfo, v, "%s joined as player %d (level %d, server frame %d)", w.client, w.player, level, refInt(sjonFrame, pk))
+			f.Figures["level"] = float64(level)
+			if slsn, ok := sjonSLSN.Int(pk); ok {
+				f.Figures["slsn"] = float64(slsn)
+				fc.levels[levelKey{w.server.Addr(), int(slsn)}] = true
 			}
 			fc.found(f)
 		}
@@ -414,18 +431,18 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	case "sdat":
 		fc.sdat(w, r)
 	case "sdak":
-		if pk.Has("fps_chase") {
-			w.chase(float64(pk.Int("fps_chase")))
+		if fps, ok := sdakChase.Int(pk); ok {
+			w.chase(float64(fps))
 		}
 	case "stak":
 		w.staks++
 		corrected := false
-		if pk.Has("corr") {
-			corrected = pk.Int("corr") != 0
+		if c, ok := stakCorr.Int(pk); ok {
+			corrected = c != 0
 		}
-		if pk.Has("chase_fps") {
-			w.chase(floatField(pk, "chase_fps"))
-			lc := floatField(pk, "local_correction")
+		if stakChase.Has(pk) {
+			w.chase(refFloat(stakChase, pk))
+			lc := refFloat(stakLocal, pk)
 			corrected = lc > JumpPx
 			if lc > w.maxCorr {
 				w.maxCorr = lc
@@ -442,24 +459,14 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	case "sfil":
 		fc.filePiece(w, r)
 	case "sfak":
-		if t := w.files[pk.Int("id")]; t != nil && t.ackN == 0 {
+		if t := w.files[refInt(fileID, pk)]; t != nil && t.ackN == 0 {
 			t.ackN, t.ackTS = r.N, r.TS
 		}
-	case "ping":
-		t0 := floatField(pk, "t0")
-		w.pings++
-		if w.haveT0 && t0 > w.lastT0 {
-			if missed := int(math.Round(t0-w.lastT0)) - 1; missed > 0 && missed < 3600 {
-				w.lostPings += missed
-				w.pingLoss.add(r.N, r.TS, float64(missed))
-			}
-		}
-		w.lastT0, w.haveT0 = t0, true
 	case "pong":
-		w.pongs.sent(floatField(pk, "t1"), r.TS)
+		w.pongs.sent(refFloat(pongT1, pk), r.TS)
 	case "pang":
 		if len(w.rtt) < 1<<16 {
-			if ms, ok := w.pongs.echoed(floatField(pk, "t1"), r.TS); ok {
+			if ms, ok := w.pongs.echoed(refFloat(pongT1, pk), r.TS); ok {
 				w.rtt = append(w.rtt, ms)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
@@ -232,6 +233,9 @@ func (fc *findingCollector) dif(d *Dif, baseReset bool) {
 		w.loss.add(d.LastN, d.Last, float64(len(d.Missing))/float64(max(d.Count, 1)))
 	}
 	w.lastN0, w.lastDifComplete, w.lastDifTS, w.lastMissing = d.LastN, d.Status == reassemble.Complete, d.Last, len(d.Missing)
+	if w.era == decode.Legacy {
+		w.lw.lossDif(d, d.Status == reassemble.Complete)
+	}
 }
 
 // ack takes every stak with its latency, when it has one.

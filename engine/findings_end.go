@@ -64,34 +64,46 @@ func (fc *findingCollector) finish(e *Engine) {
 	}
 }
 
-// lossFinding reports what the protocol proves lost: difs lost whole (dst
-// gaps), stdf pieces of the difs seen (server → client), and pings (client
-// → server, modern).
+// lossFinding reports what the protocol proves lost, per direction. Server
+// → client: difs lost whole (dst gaps) and stdf pieces missing, legacy
+// serr (their running total skips), modern pongs (a ping that got none).
+// Client → server: modern pings (their client time skips a second while
+// the client kept sending), pangs (a pong that got none), legacy sdaks (an
+// sdat never answered), legacy staks (a frame first acknowledged as a
+// re-acknowledgement) and cdats (two in a row with the same controls).
 func (fc *findingCollector) lossFinding(w *convWatch) {
-	if lost := w.lostWhole + w.incompl; lost > 0 && w.seenDifs > 0 {
-		total := w.seenDifs + w.lostWhole
-		rate := float64(lost) / float64(total)
-		sev := SeverityInfo
-		if rate >= LossWarn || w.longest*w.usualStep() >= BurstFrames {
-			sev = SeverityWarning
+	fc.lossEnd(w)
+	l := &w.lw
+	difs := &lossTally{seen: w.seenDifs - w.incompl, lost: w.lostWhole + w.incompl, longest: w.longest, ev: w.loss}
+	extra := ""
+	if difs.lost > 0 {
+		extra = fmt.Sprintf("%d difs of %d (%d lost whole, %d incomplete", difs.lost, difs.seen+difs.lost, w.lostWhole, w.incompl)
+		if w.lostPcs > 0 {
+			extra += fmt.Sprintf(" with %d pieces missing", w.lostPcs)
 		}
-		f := fc.finding(w, KindLoss, sev, w.loss, "server → %s: %d of %d difs lost (%.1f %%): %d lost whole, %d incomplete (%d pieces missing); longest run %d difs",
-			w.who(), lost, total, 100*rate, w.lostWhole, w.incompl, w.lostPcs, w.longest)
-		f.Figures["dir_s2c"] = 1
-		f.Figures["difs"], f.Figures["lost"], f.Figures["lost_whole"], f.Figures["incomplete"] = float64(total), float64(lost), float64(w.lostWhole), float64(w.incompl)
-		f.Figures["lost_pieces"], f.Figures["rate"], f.Figures["longest_run"] = float64(w.lostPcs), rate, float64(w.longest)
-		f.Evidence.Frames = w.lostFrames
-		fc.found(f)
+		extra += ")"
 	}
-	if w.lostPings > 0 {
-		total := w.pings + w.lostPings
-		rate := float64(w.lostPings) / float64(total)
-		// A client that stalls skips pings too: missing pings are no proof.
-		f := fc.finding(w, KindLoss, SeverityInfo, w.pingLoss, "%s → server: %d of %d pings missing (%.1f %%; the client pings every second of its clock: lost, or skipped while it stalled)", w.who(), w.lostPings, total, 100*rate)
-		f.Figures["dir_c2s"] = 1
-		f.Figures["pings"], f.Figures["lost"], f.Figures["rate"] = float64(total), float64(w.lostPings), rate
-		fc.found(f)
-	}
+	fc.directionLoss(w, false, difs, []kindLoss{
+		{"serr", " (late-input reports, by their running total)", &l.serrs},
+		{"pongs", " (pings the server got that were not answered)", &l.pongs},
+	}, extra, func(rate float64) Severity {
+		if rate >= LossWarn || w.longest*w.usualStep() >= BurstFrames || l.pongs.longest >= 2 {
+			return SeverityWarning
+		}
+		return SeverityInfo
+	})
+	fc.directionLoss(w, true, nil, []kindLoss{
+		{"pings", " (the client pings every second)", &l.pings},
+		{"pangs", " (pongs not echoed)", &l.pangs},
+		{"sdaks", " (sdats never answered)", &l.sdaks},
+		{"staks", " (frames first acknowledged again)", &l.staks},
+		{"cdats", " (inputs: the same controls twice in a row)", &l.cdats},
+	}, "", func(rate float64) Severity {
+		if rate >= LossWarn || l.pings.longest >= 2 {
+			return SeverityWarning
+		}
+		return SeverityInfo
+	})
 }
 
 // usualStep is the frames between two difs to this client, 1 when unknown.
