@@ -202,6 +202,15 @@ type convWatch struct {
 	resets, resetBytes int
 	slow               run
 	storm              run
+	// the difs sent and which were acknowledged, acks that went back
+	sent                map[replay.Frame]bool
+	sentQ               []replay.Frame
+	secApplied          int
+	secRewinds, secBack int
+	secToZero           int
+	ackedLast           replay.Frame
+	haveAck             bool
+	rewinds, rewindBack int // over the whole game
 	// late inputs, corrections
 	inputs, late       int
 	lateEv             evidence
@@ -250,6 +259,10 @@ type run struct {
 	secs       int
 	min, max   float64
 	difs, acks int
+	applied    int // difs acknowledged (the others were replaced before they were applied)
+	rewinds    int // acknowledgements that went back
+	back       int // the most frames one went back
+	toZero     int // of the rewinds, those to frame 0
 	bytes      int
 	count      int
 	ev         evidence
@@ -319,7 +332,7 @@ func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
 	w := fc.convs[c.ID]
 	if w == nil {
 		w = &convWatch{conv: c.ID, client: c.Client, player: -1, reported: map[string]bool{},
-			sums: map[replay.Frame]stateSum{}, acked: map[replay.Frame]ackAt{}, pongs: map[float64]time.Time{}}
+			sums: map[replay.Frame]stateSum{}, acked: map[replay.Frame]ackAt{}, pongs: map[float64]time.Time{}, sent: map[replay.Frame]bool{}}
 		w.lw.init()
 		fc.convs[c.ID] = w
 		fc.order = append(fc.order, c.ID)

@@ -34,6 +34,10 @@ const (
 	// reorderSeq is how many of the newest sequenced values (serr totals,
 	// cdat frames) wait to be put in order before their gaps are judged.
 	reorderSeq = 16
+	// seqRestart is how far a value may fall below the last one settled
+	// before the sequence is taken to have started again (3 s of frames;
+	// reordering moves values a few frames).
+	seqRestart = 3 * GameFPS
 	// minKindSent is the packets of one kind below which its own loss rate
 	// does not weigh on the severity (a rate of 1 in 10 proves little).
 	minKindSent = 50
@@ -81,6 +85,11 @@ type seqOrder struct {
 }
 
 func (s *seqOrder) add(it seqItem, judge func(prev, cur seqItem)) {
+	if s.have && it.v+seqRestart < s.last.v {
+		// The values started again (cdat frames at a new level).
+		s.flush(judge)
+		s.have = false
+	}
 	if s.have && it.v <= s.last.v {
 		return // a duplicate, or later than the values settled after it
 	}

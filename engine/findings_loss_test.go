@@ -139,3 +139,45 @@ func TestFindingsLossProvenSynth(t *testing.T) {
 		})
 	}
 }
+
+// A client that loses the states it holds (the forget fault) acknowledges
+// frame 0: its acknowledged frame goes back, once each time it forgot, in
+// the window of each, as the injected truth says.
+func TestFindingsRewinds(t *testing.T) {
+	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+		t.Run(era.String(), func(t *testing.T) {
+			cfg := synth.Config{Era: era, Players: 2, Duration: 20 * time.Second, Seed: 4, LevelChange: -1,
+				Faults: synth.Faults{Forgets: []synth.Forget{{Client: 2, At: 6 * time.Second, Every: 5 * time.Second}}}}
+			path, _, sum := synthGame(t, cfg)
+			truth := synth.FaultTruths(cfg, sum)
+			if len(truth) != 1 || truth[0].Times < 2 {
+				t.Fatalf("truth %+v", truth)
+			}
+			_, fs := findingsOf(t, engine.Difs, path)
+			epoch := synth.Epoch(cfg.Seed)
+			rewinds, toZero := 0, 0
+			slow := ofKind(fs, engine.KindSlowClient, 2)
+			for _, f := range slow {
+				rewinds += int(f.Figures["rewinds"])
+				toZero += int(f.Figures["rewinds_to_zero"])
+				// Each window holds a time the client forgot.
+				in := false
+				for k := 0; k < truth[0].Times; k++ {
+					at := epoch.Add(time.Duration((truth[0].From + float64(k)*truth[0].Every) * float64(time.Second)))
+					in = in || !at.Before(f.Start.Add(-time.Second)) && !at.After(f.End.Add(time.Second))
+				}
+				if !in {
+					t.Errorf("%s–%s: %s; no forget in the window", f.Start, f.End, f.Summary)
+				}
+			}
+			if rewinds != truth[0].Times || toZero != truth[0].Times {
+				t.Errorf("%d rewinds, %d to frame 0; the client forgot %d times: %v", rewinds, toZero, truth[0].Times, slow)
+			}
+			for _, f := range ofKind(fs, engine.KindSlowClient, 1) {
+				if f.Figures["rewinds"] != 0 {
+					t.Errorf("client 1 forgot nothing: %s", f.Summary)
+				}
+			}
+		})
+	}
+}

@@ -136,6 +136,25 @@ func TestFindingsInjectedFaults(t *testing.T) {
 		t.Fatalf("slow client 1: %v", slow)
 	}
 	s := slow[0]
+	// The difs it applied, of those sent in its window, as the ground truth
+	// has them (rows of the server and of client 1 from the window's first
+	// frame on): at 20 frames a second against the server's 40 it applies
+	// at most half, the rest are replaced before it applies them.
+	from := int32(s.Start.Sub(epoch) / frame)
+	sentRows, appliedRows := 0, 0
+	for _, r := range truth.Server {
+		if r.Player == 1 && r.Dst >= from {
+			sentRows++
+		}
+	}
+	for _, r := range truth.Clients[1] {
+		if r.Dst >= from {
+			appliedRows++
+		}
+	}
+	if want := 100 * float64(appliedRows) / float64(sentRows); math.Abs(s.Figures["applied_pct"]-want) > 3 || want > 50 {
+		t.Errorf("slow client 1 applied %.1f %% of its difs, the ground truth %.1f %%: %s", s.Figures["applied_pct"], want, s.Summary)
+	}
 	if s.Severity != engine.SeverityWarning || math.Abs(s.Figures["min_fps"]-20) > 2 || math.Abs(s.Figures["max_fps"]-20) > 2 ||
 		!near(s.Start, epoch.Add(4*time.Second), time.Second) || !near(s.End, epoch.Add(cfg.Duration), time.Second) {
 		t.Errorf("slow client 1: %v %s–%s %v", s.Severity, s.Start, s.End, s.Figures)
