@@ -9,6 +9,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/schema"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
@@ -117,6 +118,7 @@ type findingCollector struct {
 	pendLevels []*Finding
 	gameQ      []gameFrame
 	descy      int
+	user       *schema.Schema // the caller's state layouts, beside the built-in ones
 }
 
 type levelKey struct {
@@ -218,17 +220,24 @@ type convWatch struct {
 	maxCorr            float64
 	corrEv             evidence
 	// desync: this conversation's rebuilt and acknowledged states
-	sums            map[replay.Frame]stateSum
-	acked           map[replay.Frame]ackAt
-	ackQ            []replay.Frame
-	sumQ            []replay.Frame
-	fileAsked       []int               // frames of crfl requests
-	files           map[int64]*transfer // file transfers by id
-	fileOrder       []int64
-	lastN0          int // last piece of the newest dif
-	lastDifComplete bool
-	lastMissing     int
-	lastDifTS       time.Time
+	sums  map[replay.Frame]stateSum
+	acked map[replay.Frame]ackAt
+	ackQ  []replay.Frame
+	sumQ  []replay.Frame
+	// players active in the newest rebuilt state, and the client's last
+	// stak and menu input (modern), for the players the server drops
+	activeMask         uint8
+	activeSLSN         int
+	haveMask           bool
+	lastStak, lastMenu time.Time
+	lastStakN          int
+	fileAsked          []int               // frames of crfl requests
+	files              map[int64]*transfer // file transfers by id
+	fileOrder          []int64
+	lastN0             int // last piece of the newest dif
+	lastDifComplete    bool
+	lastMissing        int
+	lastDifTS          time.Time
 }
 
 type stateSum struct {
@@ -438,6 +447,9 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		fc.stdf(w, r)
 	case "cdat":
 		w.inputs++
+		if mv, ok := cdatMove.Int(pk); ok && (w.era == decode.Modern && mv&0x40 != 0 || w.era == decode.Legacy && mv == 127) {
+			w.lastMenu = r.TS
+		}
 	case "serr":
 		w.late++
 		w.lateEv.add(r.N, r.TS, 0)
@@ -449,6 +461,7 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		}
 	case "stak":
 		w.staks++
+		w.lastStak, w.lastStakN = r.TS, r.N
 		corrected := false
 		if c, ok := stakCorr.Int(pk); ok {
 			corrected = c != 0

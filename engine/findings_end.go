@@ -43,6 +43,7 @@ func (fc *findingCollector) finish(e *Engine) {
 			w.incompl--
 			w.lostPcs -= w.lastMissing
 		}
+		fc.droppedByDifs(w, end)
 		fc.fileFindings(w)
 		fc.idleFinding(w)
 		fc.lossFinding(w)

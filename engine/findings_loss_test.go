@@ -181,3 +181,55 @@ func TestFindingsRewinds(t *testing.T) {
 		})
 	}
 }
+
+// A modern client that stops sending is dropped by the server after 100
+// frames without a stak (the game's rule, which synth follows): found from
+// the rebuilt states (the player's record cleared, at the frame of the
+// drop in the injected truth) and, without states, from the server's difs
+// to it stopping 2.6 s after its last stak.
+func TestFindingsModernDrop(t *testing.T) {
+	cfg := synth.Config{Era: decode.Modern, Players: 3, Duration: 20 * time.Second, Seed: 4,
+		Faults: synth.Faults{Stops: []synth.Stop{{Client: 2, At: 8 * time.Second}}}}
+	path, _, sum := synthGame(t, cfg)
+	var drop *synth.FaultTruth
+	for _, ft := range synth.FaultTruths(cfg, sum) {
+		if ft.Kind == "dropped" {
+			drop = &ft
+		}
+	}
+	if drop == nil || drop.Player != 2 {
+		t.Fatalf("no drop of player 2 in the truth: %+v", synth.FaultTruths(cfg, sum))
+	}
+	epoch := synth.Epoch(cfg.Seed)
+	at := epoch.Add(time.Duration(drop.From * float64(time.Second)))
+	for _, tc := range []struct {
+		name string
+		work engine.Work
+	}{
+		{"states", engine.Difs | engine.Health},
+		{"fast", engine.Difs},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, fs := findingsOf(t, tc.work, path)
+			got := ofKind(fs, engine.KindDropped, 0)
+			if len(got) != 1 {
+				t.Fatalf("dropped: %v", got)
+			}
+			f := got[0]
+			if f.Severity != engine.SeverityError || f.Player != 2 || f.Client != synth.ClientAddr(2) ||
+				!near(f.Start, epoch.Add(8*time.Second), 3*synth.FrameTime) || !near(f.End, at, 3*synth.FrameTime) {
+				t.Errorf("%v player %d %s–%s: %s; want the stop at 8 s and the drop at %v s", f.Severity, f.Player, f.Start.Sub(epoch), f.End.Sub(epoch), f.Summary, drop.From)
+			}
+			if tc.work&engine.Health != 0 {
+				if st := f.Evidence.States; len(st) != 1 || st[0].SLSN != drop.SLSN || st[0].Frame < int32(drop.Frame) || st[0].Frame > int32(drop.Frame)+10 {
+					t.Errorf("state %v; the server dropped the player at level sequence %d frame %d", st, drop.SLSN, drop.Frame)
+				}
+			}
+			for _, o := range fs {
+				if o.Player != 2 && o.Severity > engine.SeverityInfo {
+					t.Errorf("%s", o.Summary)
+				}
+			}
+		})
+	}
+}

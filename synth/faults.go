@@ -205,7 +205,7 @@ func (f *Faults) slowFPS(n int, now int64) float64 {
 
 // FaultTruth is what a fault did, as written beside the capture.
 type FaultTruth struct {
-	Kind    string  `json:"kind"` // outage, stop, mute, burst, delay, slow, forget
+	Kind    string  `json:"kind"` // outage, stop, mute, burst, delay, slow, forget; dropped (what followed)
 	Client  int     `json:"client"`
 	Player  int     `json:"player"`
 	Addr    string  `json:"addr"`
@@ -220,6 +220,10 @@ type FaultTruth struct {
 	Dropped int     `json:"dropped"` // datagrams this fault dropped
 	// Times is how many times the client lost its states (forget).
 	Times int `json:"times,omitempty"`
+	// Frame and SLSN: the server frame (and level sequence) at which the
+	// server dropped the player (dropped).
+	Frame int `json:"frame,omitempty"`
+	SLSN  int `json:"slsn,omitempty"`
 }
 
 // FaultsPath is the file the injected faults are written to beside a
@@ -268,6 +272,14 @@ func FaultTruths(cfg Config, sum *Summary) []FaultTruth {
 	for _, x := range f.Forgets {
 		t := mk("forget", x.Client, x.At, end)
 		t.Every, t.Times = x.Every.Seconds(), sum.Forgot[x.Client]
+		out = append(out, t)
+	}
+	// What the faults led to: the modern server drops a client it got no
+	// stak from for 100 frames.
+	for _, d := range sum.Drops {
+		at := time.Duration(d.At)
+		t := mk("dropped", d.Player, at, at)
+		t.Frame, t.SLSN = d.Frame, d.SLSN
 		out = append(out, t)
 	}
 	return out

@@ -121,6 +121,14 @@ type Summary struct {
 	Frames       int            // server frames simulated
 	FaultDrops   map[string]int // datagrams dropped by the injected faults, by "kind client"
 	Forgot       map[int]int    // times each client lost its states (Forget), by client
+	Drops        []Drop         // players the modern server dropped for want of staks
+}
+
+// Drop is a player the server dropped: at server frame Frame of level
+// sequence SLSN, game time At (ns since the server's start).
+type Drop struct {
+	Player, Frame, SLSN int
+	At                  int64
 }
 
 // LossRate is the fraction of the datagrams that loss could drop that it
