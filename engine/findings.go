@@ -413,6 +413,7 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		w.lastC2S, w.lastC2SN, w.s2c = r.TS, r.N, gap{frames: w.s2c.frames[:0]}
 		w.c2s.packets++
 	} else if r.Dir == decode.S2C {
+		fc.s2cArrived(w, r)
 		if !w.lastS2C.IsZero() && w.c2s.packets > 0 {
 			fc.silence(w, KindSilentServer, w.lastS2C, r.TS, w.lastS2CN, r.N, w.c2s, false)
 		}

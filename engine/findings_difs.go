@@ -359,8 +359,8 @@ func (fc *findingCollector) endSlow(w *convWatch) {
 	var f *Finding
 	if r.min >= SlowFPS {
 		// Not slow: its acknowledgements went back.
-		f = fc.finding(w, KindSlowClient, sev, v, "%s's acknowledged frame went back %d times in %d s (%s) and it applied %.0f %% of the %d difs it was sent",
-			w.who(), r.rewinds, r.secs, r.rewound(), applied, r.difs)
+		f = fc.finding(w, KindSlowClient, sev, v, "%s's acknowledged frame went back %s in %d s (%s) and it applied %.0f %% of the %d difs it was sent",
+			w.who(), times(r.rewinds), r.secs, r.rewound(), applied, r.difs)
 	} else {
 		f = fc.finding(w, KindSlowClient, sev, v, "%s ran at %s fps against the server's %d for %d s and applied %.0f %% of the %d difs it was sent",
 			w.who(), fps, GameFPS, r.secs, applied, r.difs)
@@ -368,7 +368,7 @@ func (fc *findingCollector) endSlow(w *convWatch) {
 			f.Summary += fmt.Sprintf(" (%d replaced by newer ones before it applied them)", r.difs-min(r.applied, r.difs))
 		}
 		if r.rewinds > 0 {
-			f.Summary += fmt.Sprintf("; its acknowledged frame went back %d times (%s)", r.rewinds, r.rewound())
+			f.Summary += fmt.Sprintf("; its acknowledged frame went back %s (%s)", times(r.rewinds), r.rewound())
 		}
 	}
 	f.Figures["min_fps"], f.Figures["max_fps"], f.Figures["seconds"] = r.min, r.max, float64(r.secs)
@@ -381,9 +381,20 @@ func (fc *findingCollector) endSlow(w *convWatch) {
 func (r *run) rewound() string {
 	s := fmt.Sprintf("up to %d frames", r.back)
 	if r.toZero > 0 {
-		s += fmt.Sprintf(", %d times to frame 0: it held no state any more", r.toZero)
+		s += fmt.Sprintf(", %s to frame 0: it held no state any more", times(r.toZero))
 	}
 	return s
+}
+
+// times says how many times: once, twice, n times.
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 // sentDif records a dif sent to the client, until it is acknowledged.

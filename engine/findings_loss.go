@@ -142,6 +142,7 @@ type arrivals struct {
 	usualMs        float64 // moving average of the gaps
 	windows        int
 	longest, total time.Duration
+	short          time.Duration // in the windows under SilentAfter (the longer are outages)
 	ev             evidence
 }
 
@@ -152,6 +153,9 @@ func (a *arrivals) arrive(n int, ts time.Time) {
 		if d >= windowMin && a.usualMs > 0 && ms >= windowTimes*a.usualMs {
 			a.windows++
 			a.total += d
+			if d < SilentAfter {
+				a.short += d
+			}
 			if d > a.longest {
 				a.longest = d
 			}
@@ -174,7 +178,8 @@ type lossWatch struct {
 	// client → server
 	pings, pangs, sdaks, staks, cdats lossTally
 	skippedPings                      int
-	stalled                           bool // the client was silent for a second while the server sent, since the last ping
+	stalled                           bool          // the client was silent while the server kept sending, since the last ping
+	s2cGap                            time.Duration // the longest the server was silent during the client's silence
 	lastT0                            float64
 	haveT0                            bool
 	waitPang                          map[float64]echoAt
@@ -213,9 +218,31 @@ func (l *lossWatch) init() {
 // stall (or a one-way loss the capture cannot tell from one).
 func (fc *findingCollector) c2sArrived(w *convWatch, r *session.Record) {
 	l := &w.lw
-	if !w.lastC2S.IsZero() && r.TS.Sub(w.lastC2S) >= pingStall && w.s2c.packets > 0 {
-		l.stalled = true
+	if !w.lastC2S.IsZero() && r.TS.Sub(w.lastC2S) >= pingStall {
+		// The server kept sending through the client's silence: the
+		// client stalled (or its packets alone were lost); a network
+		// outage silences both.
+		trail := r.TS.Sub(maxTime(w.lastS2C, w.lastC2S))
+		if w.s2c.packets > 0 && max(l.s2cGap, trail) < pingStall {
+			l.stalled = true
+		}
 	}
+	l.s2cGap = 0
+}
+
+// s2cArrived notes a datagram from the server: the longest the server was
+// silent while the client was.
+func (fc *findingCollector) s2cArrived(w *convWatch, r *session.Record) {
+	if !w.lastC2S.IsZero() {
+		w.lw.s2cGap = max(w.lw.s2cGap, r.TS.Sub(maxTime(w.lastS2C, w.lastC2S)))
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // arrived notes every datagram of the conversation, for the windows where
@@ -424,6 +451,14 @@ func (fc *findingCollector) lossEnd(w *convWatch) {
 	l.sdakLoss()
 }
 
+// plural is n and a noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // kindLoss is one line of a loss finding: a packet kind and its tally.
 type kindLoss struct {
 	name, what string
@@ -473,7 +508,7 @@ func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTall
 	arr := &l.both
 	outaged := false
 	if span := w.last.Sub(w.first); span > 0 {
-		outaged = float64(arr.total) >= OutageWarn*float64(span)
+		outaged = float64(arr.short) >= OutageWarn*float64(span)
 	}
 	if lost == 0 && (!c2s || l.skippedPings == 0) && !outaged {
 		return
@@ -502,7 +537,7 @@ func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTall
 		summary += fmt.Sprintf("; longest run %d in a row", longest)
 	}
 	if arr.windows > 0 {
-		summary += fmt.Sprintf("; %d windows with nothing arriving either way (longest %.2f s, %.1f s in all)", arr.windows, arr.longest.Seconds(), arr.total.Seconds())
+		summary += fmt.Sprintf("; %s with nothing arriving either way (longest %.2f s, %.1f s in all)", plural(arr.windows, "window"), arr.longest.Seconds(), arr.total.Seconds())
 	}
 	if c2s && l.skippedPings > 0 {
 		summary += fmt.Sprintf("; %d pings missing while the client sent nothing and the server kept sending (a stall, or loss the capture cannot prove)", l.skippedPings)
