@@ -146,11 +146,11 @@ type arrivals struct {
 	ev             evidence
 }
 
-func (a *arrivals) arrive(n int, ts time.Time) {
+func (a *arrivals) arrive(n int, ts time.Time, bothLive bool) {
 	if !a.last.IsZero() {
 		d := ts.Sub(a.last)
 		ms := float64(d) / 1e6
-		if d >= windowMin && a.usualMs > 0 && ms >= windowTimes*a.usualMs {
+		if bothLive && d >= windowMin && a.usualMs > 0 && ms >= windowTimes*a.usualMs {
 			a.windows++
 			a.total += d
 			if d < SilentAfter {
@@ -246,9 +246,12 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // arrived notes every datagram of the conversation, for the windows where
-// nothing arrived either way.
+// nothing arrived either way; a window counts when both sides were sending
+// up to it (one side silent for a second is a silence, not a window).
 func (fc *findingCollector) arrived(w *convWatch, r *session.Record) {
-	w.lw.both.arrive(r.N, r.TS)
+	from := w.lw.both.last
+	live := !w.lastC2S.IsZero() && !w.lastS2C.IsZero() && from.Sub(w.lastC2S) < SilentAfter && from.Sub(w.lastS2C) < SilentAfter
+	w.lw.both.arrive(r.N, r.TS, live)
 }
 
 // lossPacket follows the sequenced packets that prove loss.
