@@ -133,7 +133,7 @@ func TestFindingsLossProvenSynth(t *testing.T) {
 			// Every burst is a window where nothing arrived either way (the
 			// last may fall after the client's last packet).
 			b := cfg.Faults.Bursts[0]
-			bursts := int((cfg.Duration-b.From+b.Every-1)/b.Every) // the bursts that began in the game
+			bursts := int((cfg.Duration - b.From + b.Every - 1) / b.Every) // the bursts that began in the game
 			if got := int(c2s[0].Figures["windows"]); got < bursts-1 || got > bursts || s2c[0].Figures["windows"] != float64(got) {
 				t.Errorf("%d windows with nothing arriving (s→c finding: %v), the faults made %d bursts", got, s2c[0].Figures["windows"], bursts)
 			}
