@@ -1,6 +1,9 @@
 package engine_test
 
 import (
+	"context"
+	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -238,5 +241,61 @@ func TestFindingsModernDrop(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// modern/multi: the share of the difs a slow client applied, against the
+// clients' ground truth (cN_client_gt.csv: a row per dif applied, keyed by
+// level sequence and dst; c1..c3 are the ports 24786..24788): of the difs
+// that ended in each slow-client window, those the client applied.
+func TestFindingsSlowAppliedMulti(t *testing.T) {
+	type key struct {
+		conv, slsn int
+		dst        int32
+	}
+	type ended struct {
+		key
+		at time.Time
+	}
+	var difs []ended
+	e := engine.New(engine.Config{Work: engine.Difs | engine.Findings, OnEvent: func(ev engine.Event) {
+		if d, ok := ev.(engine.DifEvent); ok {
+			difs = append(difs, ended{key{d.Dif.Conv, d.Dif.SLSN, d.Dif.Dst}, d.Dif.Last})
+		}
+	}})
+	defer e.Close()
+	if err := e.Run(context.Background(), realcap.Path(t, "modern/multi/multi.pcap")); err != nil {
+		t.Fatal(err)
+	}
+	fs := e.Findings()
+	applied := map[key]bool{}
+	convOf := map[uint16]int{}
+	for _, f := range ofKind(fs, engine.KindJoin, 0) {
+		convOf[f.Client.Port()] = f.Conv
+	}
+	for c := 1; c <= 3; c++ {
+		conv := convOf[uint16(24785+c)]
+		for _, r := range readCSV(t, realcap.Path(t, fmt.Sprintf("modern/multi/c%d_client_gt.csv", c))) {
+			applied[key{conv, atoi(t, r[3]), int32(atoi(t, r[0]))}] = true
+		}
+	}
+	slow := ofKind(fs, engine.KindSlowClient, 0)
+	if len(slow) == 0 {
+		t.Fatal("no slow client in modern/multi")
+	}
+	for _, f := range slow {
+		sent, got := 0, 0
+		for _, d := range difs {
+			if d.conv == f.Conv && !d.at.Before(f.Start) && d.at.Before(f.End) {
+				sent++
+				if applied[d.key] {
+					got++
+				}
+			}
+		}
+		// An acknowledgement may come in the second after its dif ended.
+		if int(f.Figures["difs"]) != sent || math.Abs(f.Figures["applied"]-float64(got)) > 2 {
+			t.Errorf("%s: %v difs, %v applied; the ground truth: %d difs ended in the window, %d applied", f.Summary, f.Figures["difs"], f.Figures["applied"], sent, got)
+		}
 	}
 }
