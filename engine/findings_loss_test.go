@@ -91,10 +91,17 @@ func TestFindingsLossProvenLossy(t *testing.T) {
 // the bursts dropped is proven lost, for the client they hit, and nothing
 // for the other client.
 func TestFindingsLossProvenSynth(t *testing.T) {
-	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+	for _, tc := range []struct {
+		era   decode.Era
+		burst synth.Burst // legacy: short and often, for the sdaks of the sdats sent just before
+	}{
+		{decode.Legacy, synth.Burst{Client: 1, From: 2 * time.Second, Every: 600 * time.Millisecond, Length: 300 * time.Millisecond}},
+		{decode.Modern, synth.Burst{Client: 1, From: 2 * time.Second, Every: 1200 * time.Millisecond, Length: 500 * time.Millisecond}},
+	} {
+		era := tc.era
 		t.Run(era.String(), func(t *testing.T) {
-			cfg := synth.Config{Era: era, Players: 2, Duration: 30 * time.Second, Seed: 21, LevelChange: -1,
-				Faults: synth.Faults{Bursts: []synth.Burst{{Client: 1, From: 3 * time.Second, Every: 1300 * time.Millisecond, Length: 400 * time.Millisecond}}}}
+			cfg := synth.Config{Era: era, Players: 2, Duration: 18 * time.Second, Seed: 21, LevelChange: -1,
+				Faults: synth.Faults{Bursts: []synth.Burst{tc.burst}}}
 			path, _, sum := synthGame(t, cfg)
 			_, fs := findingsOf(t, engine.Difs, path)
 			s2c, c2s := lossOf(fs, 1, false), lossOf(fs, 1, true)
@@ -156,8 +163,8 @@ func TestFindingsLossProvenSynth(t *testing.T) {
 func TestFindingsRewinds(t *testing.T) {
 	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
 		t.Run(era.String(), func(t *testing.T) {
-			cfg := synth.Config{Era: era, Players: 2, Duration: 20 * time.Second, Seed: 4, LevelChange: -1,
-				Faults: synth.Faults{Forgets: []synth.Forget{{Client: 2, At: 6 * time.Second, Every: 5 * time.Second}}}}
+			cfg := synth.Config{Era: era, Players: 2, Duration: 13 * time.Second, Seed: 4, LevelChange: -1,
+				Faults: synth.Faults{Forgets: []synth.Forget{{Client: 2, At: 4 * time.Second, Every: 4 * time.Second}}}}
 			path, _, sum := synthGame(t, cfg)
 			truth := synth.FaultTruths(cfg, sum)
 			if len(truth) != 1 || truth[0].Times < 2 {
@@ -198,8 +205,8 @@ func TestFindingsRewinds(t *testing.T) {
 // drop in the injected truth) and, without states, from the server's difs
 // to it stopping 2.6 s after its last stak.
 func TestFindingsModernDrop(t *testing.T) {
-	cfg := synth.Config{Era: decode.Modern, Players: 3, Duration: 20 * time.Second, Seed: 4,
-		Faults: synth.Faults{Stops: []synth.Stop{{Client: 2, At: 8 * time.Second}}}}
+	cfg := synth.Config{Era: decode.Modern, Players: 2, Duration: 12 * time.Second, Seed: 4, LevelChange: 5 * time.Second,
+		Faults: synth.Faults{Stops: []synth.Stop{{Client: 2, At: 5500 * time.Millisecond}}}}
 	path, _, sum := synthGame(t, cfg)
 	var drop *synth.FaultTruth
 	for _, ft := range synth.FaultTruths(cfg, sum) {
@@ -227,8 +234,8 @@ func TestFindingsModernDrop(t *testing.T) {
 			}
 			f := got[0]
 			if f.Severity != engine.SeverityError || f.Player != 2 || f.Client != synth.ClientAddr(2) ||
-				!near(f.Start, epoch.Add(8*time.Second), 3*synth.FrameTime) || !near(f.End, at, 3*synth.FrameTime) {
-				t.Errorf("%v player %d %s–%s: %s; want the stop at 8 s and the drop at %v s", f.Severity, f.Player, f.Start.Sub(epoch), f.End.Sub(epoch), f.Summary, drop.From)
+				!near(f.Start, epoch.Add(5500*time.Millisecond), 3*synth.FrameTime) || !near(f.End, at, 3*synth.FrameTime) {
+				t.Errorf("%v player %d %s–%s: %s; want the stop at 5.5 s and the drop at %v s", f.Severity, f.Player, f.Start.Sub(epoch), f.End.Sub(epoch), f.Summary, drop.From)
 			}
 			if tc.work&engine.Health != 0 {
 				if st := f.Evidence.States; len(st) != 1 || st[0].SLSN != drop.SLSN || st[0].Frame < int32(drop.Frame) || st[0].Frame > int32(drop.Frame)+10 {
