@@ -253,10 +253,13 @@ type evidence struct {
 }
 
 func (v *evidence) add(n int, ts time.Time, weight float64) {
-	if v.first == 0 {
+	// Evidence may come out of capture order (difs put back in dst order).
+	if v.first == 0 || n < v.first {
 		v.first, v.start = n, ts
 	}
-	v.last, v.end = n, ts
+	if n >= v.last {
+		v.last, v.end = n, ts
+	}
 	if v.worst == 0 || weight > v.worstV {
 		v.worst, v.worstV = n, weight
 	}
@@ -300,6 +303,9 @@ func newFindingCollector(found func(*Finding)) *findingCollector {
 
 // found records a finding and reports it as an event (the lock is held).
 func (e *Engine) found(f *Finding) {
+	if f.End.Before(f.Start) {
+		f.End = f.Start // time going back (captures read one after another)
+	}
 	if len(e.findings) >= MaxFindings {
 		if len(e.findings) == MaxFindings {
 			e.findings = append(e.findings, Finding{Kind: "too-many-findings", Severity: SeverityWarning, Start: f.Start, End: f.End, Player: -1,

@@ -75,7 +75,10 @@ func (fc *findingCollector) finish(e *Engine) {
 func (fc *findingCollector) lossFinding(w *convWatch) {
 	fc.lossEnd(w)
 	l := &w.lw
-	difs := &lossTally{seen: w.seenDifs - w.incompl, lost: w.lostWhole + w.incompl, longest: w.longest, ev: w.loss}
+	// The difs that came, whole or not (an incomplete dif whose dst was
+	// seen before counts once).
+	came := max(w.seenDifs, w.incompl)
+	difs := &lossTally{seen: came - w.incompl, lost: w.lostWhole + w.incompl, longest: max(w.longest, min(w.incompl, 1)), ev: w.loss}
 	extra := ""
 	if difs.lost > 0 {
 		extra = fmt.Sprintf("%d difs of %d (%d lost whole, %d incomplete", difs.lost, difs.seen+difs.lost, w.lostWhole, w.incompl)

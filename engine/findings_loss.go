@@ -568,7 +568,7 @@ func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTall
 		f.Figures["pings_skipped"] = float64(l.skippedPings)
 	}
 	if difs != nil {
-		total := w.seenDifs + w.lostWhole
+		total := difs.seen + difs.lost
 		f.Figures["difs"], f.Figures["difs_lost"], f.Figures["lost_whole"], f.Figures["incomplete"] = float64(total), float64(w.lostWhole+w.incompl), float64(w.lostWhole), float64(w.incompl)
 		f.Figures["lost_pieces"], f.Figures["longest_dif_run"] = float64(w.lostPcs), float64(w.longest)
 		if total > 0 {
