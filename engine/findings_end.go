@@ -2,8 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -244,5 +246,130 @@ func (fc *findingCollector) idleFinding(w *convWatch) {
 	v := evidence{first: w.firstN, worst: w.firstN, last: w.lastN, start: w.first, end: w.last}
 	f := fc.finding(w, KindIdleClient, SeverityInfo, v, "%s sent %d inputs in %.0f s: an idle player", w.who(), w.inputs, d.Seconds())
 	f.Figures["inputs"], f.Figures["seconds"] = float64(w.inputs), d.Seconds()
+	fc.found(f)
+}
+
+// plural is n and a noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// kindLoss is one line of a loss finding: a packet kind and its tally.
+type kindLoss struct {
+	name, what string
+	t          *lossTally
+}
+
+// directionLoss reports what is proven lost in one direction of one
+// conversation: kinds with their counts, the overall rate, the longest run
+// and the windows where nothing arrived.
+func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTally, kinds []kindLoss, extra string, sevOf func(rate float64) Severity) {
+	sent, lost, longest := 0, 0, 0
+	var parts []string
+	var v evidence
+	merge := func(e evidence) {
+		if e.first == 0 {
+			return
+		}
+		if v.first == 0 || e.first < v.first {
+			v.first, v.start = e.first, e.start
+		}
+		if e.last > v.last {
+			v.last, v.end = e.last, e.end
+		}
+		if e.worstV > v.worstV {
+			v.worst, v.worstV = e.worst, e.worstV
+		}
+	}
+	if difs != nil && difs.seen+difs.lost > 0 {
+		sent += difs.seen + difs.lost
+		lost += difs.lost
+		longest = max(longest, difs.longest)
+		merge(difs.ev)
+	}
+	for _, k := range kinds {
+		if k.t.seen+k.t.lost == 0 {
+			continue
+		}
+		sent += k.t.seen + k.t.lost
+		lost += k.t.lost
+		longest = max(longest, k.t.longest)
+		if k.t.lost > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s of %d%s", k.t.lost, k.name, k.t.seen+k.t.lost, k.what))
+			merge(k.t.ev)
+		}
+	}
+	l := &w.lw
+	arr := &l.both
+	outaged := false
+	if span := w.last.Sub(w.first); span > 0 {
+		outaged = float64(arr.short) >= OutageWarn*float64(span)
+	}
+	if lost == 0 && (!c2s || l.skippedPings == 0) && !outaged {
+		return
+	}
+	rate, worst := 0.0, 0.0
+	if sent > 0 {
+		rate = float64(lost) / float64(sent)
+	}
+	for _, k := range kinds {
+		if n := k.t.seen + k.t.lost; n >= minKindSent {
+			worst = math.Max(worst, float64(k.t.lost)/float64(n))
+		}
+	}
+	who := fmt.Sprintf("server → %s", w.who())
+	if c2s {
+		who = fmt.Sprintf("%s → server", w.who())
+	}
+	summary := fmt.Sprintf("%s: %d of %d datagrams proven lost (%.1f %%)", who, lost, sent, 100*rate)
+	if extra != "" {
+		parts = append([]string{extra}, parts...)
+	}
+	if len(parts) > 0 {
+		summary += ": " + strings.Join(parts, ", ")
+	}
+	if lost > 0 {
+		summary += fmt.Sprintf("; longest run %d in a row", longest)
+	}
+	if arr.windows > 0 {
+		summary += fmt.Sprintf("; %s with nothing arriving either way (longest %.2f s, %.1f s in all)", plural(arr.windows, "window"), arr.longest.Seconds(), arr.total.Seconds())
+	}
+	if c2s && l.skippedPings > 0 {
+		summary += fmt.Sprintf("; %d pings missing while the client sent nothing and the server kept sending (a stall, or loss the capture cannot prove)", l.skippedPings)
+	}
+	if v.first == 0 {
+		v = evidence{first: w.firstN, worst: w.firstN, last: w.lastN, start: w.first, end: w.last}
+	}
+	sev := sevOf(math.Max(rate, worst))
+	if outaged {
+		sev = SeverityWarning
+	}
+	f := fc.finding(w, KindLoss, sev, v, "%s", summary)
+	if c2s {
+		f.Figures["dir_c2s"] = 1
+	} else {
+		f.Figures["dir_s2c"] = 1
+	}
+	f.Figures["sent"], f.Figures["lost"], f.Figures["rate"], f.Figures["longest_run"] = float64(sent), float64(lost), rate, float64(longest)
+	for _, k := range kinds {
+		key := strings.ReplaceAll(k.name, " ", "_")
+		f.Figures[key], f.Figures[key+"_lost"] = float64(k.t.seen+k.t.lost), float64(k.t.lost)
+	}
+	f.Figures["windows"], f.Figures["longest_window_s"], f.Figures["window_s"] = float64(arr.windows), arr.longest.Seconds(), arr.total.Seconds()
+	if c2s {
+		f.Figures["pings_skipped"] = float64(l.skippedPings)
+	}
+	if difs != nil {
+		total := difs.seen + difs.lost
+		f.Figures["difs"], f.Figures["difs_lost"], f.Figures["lost_whole"], f.Figures["incomplete"] = float64(total), float64(w.lostWhole+w.incompl), float64(w.lostWhole), float64(w.incompl)
+		f.Figures["lost_pieces"], f.Figures["longest_dif_run"] = float64(w.lostPcs), float64(w.longest)
+		if total > 0 {
+			f.Figures["dif_rate"] = float64(w.lostWhole+w.incompl) / float64(total)
+		}
+		f.Evidence.Frames = w.lostFrames
+	}
 	fc.found(f)
 }
