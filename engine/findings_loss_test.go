@@ -306,3 +306,22 @@ func TestFindingsSlowAppliedMulti(t *testing.T) {
 		}
 	}
 }
+
+// The legacy server drops a client it got no sdak from for 100 frames and
+// says so in its game moves (player state 71), as the game's does: found
+// from the sdat entries, for the player and at the frame of the injected
+// truth.
+func TestFindingsLegacyDrop(t *testing.T) {
+	cfg := synth.Config{Era: decode.Legacy, Players: 3, Duration: 12 * time.Second, Seed: 4,
+		Faults: synth.Faults{Stops: []synth.Stop{{Client: 2, At: 5 * time.Second}}}}
+	path, _, sum := synthGame(t, cfg)
+	if len(sum.Drops) != 1 || sum.Drops[0].Player != 2 {
+		t.Fatalf("drops %+v", sum.Drops)
+	}
+	_, fs := findingsOf(t, engine.Difs, path)
+	got := ofKind(fs, engine.KindDropped, 0)
+	if len(got) != 1 || got[0].Player != 2 || got[0].Severity != engine.SeverityError ||
+		got[0].Figures["frame"] != float64(sum.Drops[0].Frame) || got[0].Figures["state"] != 71 {
+		t.Errorf("dropped: %v; the server dropped player 2 at frame %d", got, sum.Drops[0].Frame)
+	}
+}

@@ -19,9 +19,9 @@ const (
 	legacyStdfFreq  = 5  // legacy: one dif every 5 frames
 	maxSdatEntries  = 100
 	levelDoneFrames = 20 // frames of the level-done phase before a level change
-	// The modern server drops a client it got no stak from for dropFrames
-	// frames (a join counts as joinGrace frames ahead), dropLead frames
-	// later, as the game's server_proc_player_drop does.
+	// The server drops a client it got no stak (legacy: sdak) from for
+	// dropFrames frames (a join counts as joinGrace frames ahead), dropLead
+	// frames later, as the game's server_proc_player_drop does.
 	dropFrames = 100
 	joinGrace  = 200
 	dropLead   = 4
@@ -47,8 +47,8 @@ type sclient struct {
 	lastSdat    int32
 	clientFrame int32
 	late        int32
-	// modern: the server frame of the last stak, and when a drop for want
-	// of staks takes effect (-1: none)
+	// the server frame of the last acknowledgement (modern stak, legacy
+	// sdak), and when a drop for want of them takes effect (-1: none)
 	lastStak int32
 	dropAt   int32
 }
@@ -132,10 +132,10 @@ func (s *server) tick(now int64) error {
 	}
 	s.world.step()
 	g.sum.Frames++
+	s.dropSilent()
 	if g.era == decode.Legacy {
 		return s.sendLegacy()
 	}
-	s.dropSilent()
 	if err := s.prepareDifs(); err != nil {
 		return err
 	}
@@ -216,6 +216,7 @@ func (s *server) handle(m *msg) error {
 	case mSdak:
 		c.entryAck = max(c.entryAck, int(m.c))
 		c.clientFrame = m.b
+		c.lastStak = s.frame() // the legacy server drops on sdaks
 		s.trimMoves()
 	case mStak:
 		c.bases.Ack(m.b)
