@@ -244,6 +244,7 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Work&Findings != 0 {
 		e.finds = newFindingCollector(e.found)
+		e.finds.user = cfg.Schema
 		if e.health != nil {
 			e.finds.levelOf = e.health.nextLevel
 		}
@@ -275,6 +276,9 @@ func New(cfg Config) *Engine {
 func (e *Engine) inspect(s *replay.State, dif, state []byte) {
 	if e.cfg.Inspect != nil {
 		e.cfg.Inspect(s, dif, state)
+	}
+	if e.finds != nil {
+		e.finds.inspect(s, state)
 	}
 	if e.health != nil {
 		e.health.inspect(s, state)

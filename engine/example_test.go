@@ -51,7 +51,7 @@ func ExampleEngine_Findings() {
 		}
 	}
 	// Output:
-	// warning loss (conv 1): server → player 1 (10.0.0.2:24785): 7 of 191 difs lost (3.7 %): 7 lost whole, 0 incomplete (0 pieces missing); longest run 2 difs; first frame 19
+	// warning loss (conv 1): server → player 1 (10.0.0.2:24785): 7 of 195 datagrams proven lost (3.6 %): 7 difs of 191 (7 lost whole, 0 incomplete); longest run 2 in a row; first frame 19
 }
 
 // The engine as the terminal UI runs it: Run returns once the capture is

@@ -5,6 +5,82 @@ import (
 	"time"
 )
 
+// The kinds of Finding (Finding.Kind); the README describes each, its
+// threshold and its figures.
+const (
+	KindJoin           = "join"           // a client joined (handshake seen)
+	KindMidGame        = "mid-game"       // a conversation whose handshake is not in the capture
+	KindRejoin         = "rejoin"         // a client endpoint shook hands again
+	KindLeave          = "leave"          // a client stopped before the capture's end, or quit
+	KindDropped        = "player-dropped" // the server dropped a player (legacy sdat state 70/71)
+	KindSilentClient   = "silent-client"  // the client sent nothing while the server kept sending
+	KindSilentServer   = "silent-server"  // the server sent nothing to a client that kept sending
+	KindOutage         = "outage"         // nothing went either way, then the game went on
+	KindLevelChange    = "level-change"   // a new level sequence began
+	KindLoss           = "loss"           // datagrams provably lost, per direction
+	KindLatency        = "latency"        // ack latency baseline, spikes and jitter; ping round trip
+	KindSlowClient     = "slow-client"    // chase fps below the server's rate
+	KindLateInputs     = "late-inputs"    // inputs that reached the server after their frame
+	KindCorrections    = "corrections"    // the client's simulation overwritten by the server's states
+	KindResetStorm     = "base-reset-storm"
+	KindDesync         = "desync" // two clients acknowledged different states of one frame
+	KindCaptureEnd     = "capture-ends-mid-dif"
+	KindSnapLength     = "snap-length"     // frames cut by the capture's snap length
+	KindCaptureDrops   = "capture-drops"   // frames the kernel or the capture tool dropped
+	KindSharedEndpoint = "shared-endpoint" // two games in one capture share a client endpoint
+	KindIdleClient     = "idle-client"     // a client that sent (almost) no input
+	KindFileTransfer   = "file-transfer"   // a file the server sent a client (sfil)
+)
+
+// The thresholds, derived from the game's own rates: 40 frames a second;
+// a legacy dif every 5 server frames (round robin), a modern one every
+// frame; a modern ping every second; a client acknowledges what it applies
+// and answers every sdat.
+const (
+	// GameFPS is the game's frame rate.
+	GameFPS = 40
+	// SilentAfter is the silence (40 frames) after which a client (or the
+	// server) that sends nothing while the other side keeps sending is
+	// reported: a playing client sends a stak or an sdak several times a
+	// frame-second and a modern one pings every second.
+	SilentAfter = time.Second
+	// DropAfter is the silence that breaks the game for a player (an
+	// error): 100 frames, after which the legacy server drops a client
+	// that sent no sdak.
+	DropAfter = 2500 * time.Millisecond
+	// SlowFPS is the chase frame rate below which a client is slow: three
+	// quarters of the server's 40.
+	SlowFPS = 30
+	// StormResets is the base resets in one second that make a storm
+	// second (an eighth of the modern server's 40 difs a second); a storm
+	// of StormSeconds seconds or more in a row is a warning (a join or a
+	// level change, while the client loads the level, brings up to 3).
+	StormResets  = 5
+	StormSeconds = 4
+	// LossWarn is the fraction of a direction's datagrams lost that makes
+	// loss a warning (below it, info); a run of lost difs covering
+	// BurstFrames frames or more is a warning too.
+	LossWarn    = 0.02
+	BurstFrames = GameFPS / 2
+	// OutageWarn is the share of a conversation's time spent in windows
+	// where nothing arrived either way (each at least 10 frames and 8 times
+	// the usual gap) that makes loss a warning.
+	OutageWarn = 0.05
+	// LateWarn is the fraction of a client's inputs arriving late that
+	// makes a warning (half its control changes came after their frame).
+	LateWarn = 0.5
+	// LatencyWarnMs is the 95th percentile of the ack latency above which
+	// latency is a warning: 4 frames, twice the legacy control lead.
+	LatencyWarnMs = 4 * 1000 / GameFPS
+	// IdleEvery: a client that sent fewer than one input per IdleEvery
+	// over at least twice that of play is idle (a playing client changes
+	// its controls several times a second).
+	IdleEvery = 5 * time.Second
+	// CorrectionWarn is the fraction of acknowledgements that report a
+	// correction above which corrections are a warning.
+	CorrectionWarn = 0.5
+)
+
 // Severity ranks a Finding: Info is worth knowing (a join, a level change),
 // Warning hurt the game for someone (loss, lag, late inputs), Error broke it
 // (a desync, a dropped player, a client that went silent).

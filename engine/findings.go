@@ -9,80 +9,20 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/schema"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
 
-// The kinds of Finding (Finding.Kind); the README describes each, its
-// threshold and its figures.
-const (
-	KindJoin           = "join"           // a client joined (handshake seen)
-	KindMidGame        = "mid-game"       // a conversation whose handshake is not in the capture
-	KindRejoin         = "rejoin"         // a client endpoint shook hands again
-	KindLeave          = "leave"          // a client stopped before the capture's end, or quit
-	KindDropped        = "player-dropped" // the server dropped a player (legacy sdat state 70/71)
-	KindSilentClient   = "silent-client"  // the client sent nothing while the server kept sending
-	KindSilentServer   = "silent-server"  // the server sent nothing to a client that kept sending
-	KindOutage         = "outage"         // nothing went either way, then the game went on
-	KindLevelChange    = "level-change"   // a new level sequence began
-	KindLoss           = "loss"           // datagrams provably lost, per direction
-	KindLatency        = "latency"        // ack latency baseline, spikes and jitter; ping round trip
-	KindSlowClient     = "slow-client"    // chase fps below the server's rate
-	KindLateInputs     = "late-inputs"    // inputs that reached the server after their frame
-	KindCorrections    = "corrections"    // the client's simulation overwritten by the server's states
-	KindResetStorm     = "base-reset-storm"
-	KindDesync         = "desync" // two clients acknowledged different states of one frame
-	KindCaptureEnd     = "capture-ends-mid-dif"
-	KindSnapLength     = "snap-length"     // frames cut by the capture's snap length
-	KindCaptureDrops   = "capture-drops"   // frames the kernel or the capture tool dropped
-	KindSharedEndpoint = "shared-endpoint" // two games in one capture share a client endpoint
-	KindIdleClient     = "idle-client"     // a client that sent (almost) no input
-	KindFileTransfer   = "file-transfer"   // a file the server sent a client (sfil)
-)
-
-// The thresholds, derived from the game's own rates: 40 frames a second;
-// a legacy dif every 5 server frames (round robin), a modern one every
-// frame; a modern ping every second; a client acknowledges what it applies
-// and answers every sdat.
-const (
-	// GameFPS is the game's frame rate.
-	GameFPS = 40
-	// SilentAfter is the silence (40 frames) after which a client (or the
-	// server) that sends nothing while the other side keeps sending is
-	// reported: a playing client sends a stak or an sdak several times a
-	// frame-second and a modern one pings every second.
-	SilentAfter = time.Second
-	// DropAfter is the silence that breaks the game for a player (an
-	// error): 100 frames, after which the legacy server drops a client
-	// that sent no sdak.
-	DropAfter = 2500 * time.Millisecond
-	// SlowFPS is the chase frame rate below which a client is slow: three
-	// quarters of the server's 40.
-	SlowFPS = 30
-	// StormResets is the base resets in one second that make a storm
-	// second (an eighth of the modern server's 40 difs a second); a storm
-	// of StormSeconds seconds or more in a row is a warning (a join or a
-	// level change, while the client loads the level, brings up to 3).
-	StormResets  = 5
-	StormSeconds = 4
-	// LossWarn is the fraction of a direction's datagrams lost that makes
-	// loss a warning (below it, info); a run of lost difs covering
-	// BurstFrames frames or more is a warning too.
-	LossWarn    = 0.02
-	BurstFrames = GameFPS / 2
-	// LateWarn is the fraction of a client's inputs arriving late that
-	// makes a warning (half its control changes came after their frame).
-	LateWarn = 0.5
-	// LatencyWarnMs is the 95th percentile of the ack latency above which
-	// latency is a warning: 4 frames, twice the legacy control lead.
-	LatencyWarnMs = 4 * 1000 / GameFPS
-	// IdleEvery: a client that sent fewer than one input per IdleEvery
-	// over at least twice that of play is idle (a playing client changes
-	// its controls several times a second).
-	IdleEvery = 5 * time.Second
-	// CorrectionWarn is the fraction of acknowledgements that report a
-	// correction above which corrections are a warning.
-	CorrectionWarn = 0.5
+// The packet fields the findings read by name, resolved once.
+var (
+	sjonPlayer    = decode.MustRoleRef(decode.EraUnknown, decode.RolePlayer, "SJON", "sjon")
+	sjonFrame     = decode.MustRoleRef(decode.EraUnknown, decode.RoleFrame, "SJON", "sjon")
+	sjonLevel     = decode.MustRef(decode.EraUnknown, "level", "SJON", "sjon")
+	fileID        = decode.MustRef(decode.Modern, "id", "sfil", "sfak")
+	filePieces    = decode.MustRoleRef(decode.Modern, decode.RolePieceCount, "sfil")
+	filePieceSize = decode.MustRoleRef(decode.Modern, decode.RoleSize, "sfil")
+	fileSize      = decode.MustRef(decode.Modern, "file_size", "sfil")
 )
 
 // findingCollector finds what went wrong, from what the engine sees: the
@@ -102,6 +42,7 @@ type findingCollector struct {
 	pendLevels []*Finding
 	gameQ      []gameFrame
 	descy      int
+	user       *schema.Schema // the caller's state layouts, beside the built-in ones
 }
 
 type levelKey struct {
@@ -167,13 +108,10 @@ type convWatch struct {
 	loss                evidence
 	incompl             int
 	lostPcs             int
-	// pings (modern): client time stamps one second apart
-	lastT0           float64
-	haveT0           bool
-	pings, lostPings int
-	pingLoss         evidence
-	pongs            echoes
-	rtt              []float64
+	// the ping round trip (modern), and what proves loss
+	pongs echoes
+	rtt   []float64
+	lw    lossWatch
 	// ack latency
 	lat      []float64
 	ewma     float64
@@ -190,6 +128,15 @@ type convWatch struct {
 	resets, resetBytes int
 	slow               run
 	storm              run
+	// the difs sent and which were acknowledged, acks that went back
+	sent                map[replay.Frame]bool
+	sentQ               []replay.Frame
+	secApplied          int
+	secRewinds, secBack int
+	secToZero           int
+	ackedLast           replay.Frame
+	haveAck             bool
+	rewinds, rewindBack int // over the whole game
 	// late inputs, corrections
 	inputs, late       int
 	lateEv             evidence
@@ -197,17 +144,24 @@ type convWatch struct {
 	maxCorr            float64
 	corrEv             evidence
 	// desync: this conversation's rebuilt and acknowledged states
-	sums            map[replay.Frame]stateSum
-	acked           map[replay.Frame]ackAt
-	ackQ            []replay.Frame
-	sumQ            []replay.Frame
-	fileAsked       []int               // frames of crfl requests
-	files           map[int64]*transfer // file transfers by id
-	fileOrder       []int64
-	lastN0          int // last piece of the newest dif
-	lastDifComplete bool
-	lastMissing     int
-	lastDifTS       time.Time
+	sums  map[replay.Frame]stateSum
+	acked map[replay.Frame]ackAt
+	ackQ  []replay.Frame
+	sumQ  []replay.Frame
+	// players active in the newest rebuilt state, and the client's last
+	// stak and menu input (modern), for the players the server drops
+	activeMask         uint8
+	activeSLSN         int
+	haveMask           bool
+	lastStak, lastMenu time.Time
+	lastStakN          int
+	fileAsked          []int               // frames of crfl requests
+	files              map[int64]*transfer // file transfers by id
+	fileOrder          []int64
+	lastN0             int // last piece of the newest dif
+	lastDifComplete    bool
+	lastMissing        int
+	lastDifTS          time.Time
 }
 
 type stateSum struct {
@@ -223,10 +177,13 @@ type evidence struct {
 }
 
 func (v *evidence) add(n int, ts time.Time, weight float64) {
-	if v.first == 0 {
+	// Evidence may come out of capture order (difs put back in dst order).
+	if v.first == 0 || n < v.first {
 		v.first, v.start = n, ts
 	}
-	v.last, v.end = n, ts
+	if n >= v.last {
+		v.last, v.end = n, ts
+	}
 	if v.worst == 0 || weight > v.worstV {
 		v.worst, v.worstV = n, weight
 	}
@@ -238,6 +195,10 @@ type run struct {
 	secs       int
 	min, max   float64
 	difs, acks int
+	applied    int // difs acknowledged (the others were replaced before they were applied)
+	rewinds    int // acknowledgements that went back
+	back       int // the most frames one went back
+	toZero     int // of the rewinds, those to frame 0
 	bytes      int
 	count      int
 	ev         evidence
@@ -266,6 +227,9 @@ func newFindingCollector(found func(*Finding)) *findingCollector {
 
 // found records a finding and reports it as an event (the lock is held).
 func (e *Engine) found(f *Finding) {
+	if f.End.Before(f.Start) {
+		f.End = f.Start // time going back (captures read one after another)
+	}
 	if len(e.findings) >= MaxFindings {
 		if len(e.findings) == MaxFindings {
 			e.findings = append(e.findings, Finding{Kind: "too-many-findings", Severity: SeverityWarning, Start: f.Start, End: f.End, Player: -1,
@@ -307,7 +271,8 @@ func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
 	w := fc.convs[c.ID]
 	if w == nil {
 		w = &convWatch{conv: c.ID, client: c.Client, player: -1, reported: map[string]bool{},
-			sums: map[replay.Frame]stateSum{}, acked: map[replay.Frame]ackAt{}, pongs: map[float64]time.Time{}}
+			sums: map[replay.Frame]stateSum{}, acked: map[replay.Frame]ackAt{}, pongs: map[float64]time.Time{}, sent: map[replay.Frame]bool{}}
+		w.lw.init()
 		fc.convs[c.ID] = w
 		fc.order = append(fc.order, c.ID)
 	}
@@ -366,16 +331,19 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		fc.outage(w, w.last, r.TS, w.lastN, r.N)
 	}
 	w.last, w.lastN = r.TS, r.N
+	fc.arrived(w, r)
 	if w.prev != nil && w.era != decode.EraUnknown {
 		fc.sameEndpoint(w)
 	}
 	if r.Dir == decode.C2S {
+		fc.c2sArrived(w, r)
 		if !w.lastC2S.IsZero() && w.s2c.packets > 0 {
 			fc.silence(w, KindSilentClient, w.lastC2S, r.TS, w.lastC2SN, r.N, w.s2c, false)
 		}
 		w.lastC2S, w.lastC2SN, w.s2c = r.TS, r.N, gap{frames: w.s2c.frames[:0]}
 		w.c2s.packets++
 	} else if r.Dir == decode.S2C {
+		fc.s2cArrived(w, r)
 		if !w.lastS2C.IsZero() && w.c2s.packets > 0 {
 			fc.silence(w, KindSilentServer, w.lastS2C, r.TS, w.lastS2CN, r.N, w.c2s, false)
 		}
@@ -389,18 +357,20 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	if r.Kind != session.Game {
 		return
 	}
+	fc.lossPacket(w, r, name)
 	switch name {
 	case "sjon", "SJON":
 		w.joinSeen = true
-		if pk.Has("player") && pk.Int("player") != 99 {
-			w.player = int(pk.Int("player"))
+		if pl, ok := sjonPlayer.Int(pk); ok && pl != 99 {
+			w.player = int(pl)
 			v := evidence{}
 			v.add(r.N, r.TS, 0)
-			f := fc.finding(w, KindJoin, SeverityInfo, v, "%s joined as player %d (level %d, server frame %d)", w.client, w.player, pk.Int("level"), pk.Int("frame"))
-			f.Figures["level"] = float64(pk.Int("level"))
-			if pk.Has("slsn") {
-				f.Figures["slsn"] = float64(pk.Int("slsn"))
-				fc.levels[levelKey{w.server.Addr(), int(pk.Int("slsn"))}] = true
+			level := refInt(sjonLevel, pk)
+			f := fc.finding(w, KindJoin, SeverityInfo, v, "%s joined as player %d (level %d, server frame %d)", w.client, w.player, level, refInt(sjonFrame, pk))
+			f.Figures["level"] = float64(level)
+			if slsn, ok := sjonSLSN.Int(pk); ok {
+				f.Figures["slsn"] = float64(slsn)
+				fc.levels[levelKey{w.server.Addr(), int(slsn)}] = true
 			}
 			fc.found(f)
 		}
@@ -408,24 +378,28 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		fc.stdf(w, r)
 	case "cdat":
 		w.inputs++
+		if mv, ok := cdatMove.Int(pk); ok && (w.era == decode.Modern && mv&0x40 != 0 || w.era == decode.Legacy && mv == 127) {
+			w.lastMenu = r.TS
+		}
 	case "serr":
 		w.late++
 		w.lateEv.add(r.N, r.TS, 0)
 	case "sdat":
 		fc.sdat(w, r)
 	case "sdak":
-		if pk.Has("fps_chase") {
-			w.chase(float64(pk.Int("fps_chase")))
+		if fps, ok := sdakChase.Int(pk); ok {
+			w.chase(float64(fps))
 		}
 	case "stak":
 		w.staks++
+		w.lastStak, w.lastStakN = r.TS, r.N
 		corrected := false
-		if pk.Has("corr") {
-			corrected = pk.Int("corr") != 0
+		if c, ok := stakCorr.Int(pk); ok {
+			corrected = c != 0
 		}
-		if pk.Has("chase_fps") {
-			w.chase(floatField(pk, "chase_fps"))
-			lc := floatField(pk, "local_correction")
+		if stakChase.Has(pk) {
+			w.chase(refFloat(stakChase, pk))
+			lc := refFloat(stakLocal, pk)
 			corrected = lc > JumpPx
 			if lc > w.maxCorr {
 				w.maxCorr = lc
@@ -442,24 +416,14 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	case "sfil":
 		fc.filePiece(w, r)
 	case "sfak":
-		if t := w.files[pk.Int("id")]; t != nil && t.ackN == 0 {
+		if t := w.files[refInt(fileID, pk)]; t != nil && t.ackN == 0 {
 			t.ackN, t.ackTS = r.N, r.TS
 		}
-	case "ping":
-		t0 := floatField(pk, "t0")
-		w.pings++
-		if w.haveT0 && t0 > w.lastT0 {
-			if missed := int(math.Round(t0-w.lastT0)) - 1; missed > 0 && missed < 3600 {
-				w.lostPings += missed
-				w.pingLoss.add(r.N, r.TS, float64(missed))
-			}
-		}
-		w.lastT0, w.haveT0 = t0, true
 	case "pong":
-		w.pongs.sent(floatField(pk, "t1"), r.TS)
+		w.pongs.sent(refFloat(pongT1, pk), r.TS)
 	case "pang":
 		if len(w.rtt) < 1<<16 {
-			if ms, ok := w.pongs.echoed(floatField(pk, "t1"), r.TS); ok {
+			if ms, ok := w.pongs.echoed(refFloat(pongT1, pk), r.TS); ok {
 				w.rtt = append(w.rtt, ms)
 			}
 		}

@@ -20,7 +20,7 @@ type transfer struct {
 // filePiece follows the sfil pieces of a file transfer.
 func (fc *findingCollector) filePiece(w *convWatch, r *session.Record) {
 	pk := &r.Packet
-	id := pk.Int("id")
+	id := refInt(fileID, pk)
 	if w.files == nil {
 		w.files = map[int64]*transfer{}
 	}
@@ -29,12 +29,12 @@ func (fc *findingCollector) filePiece(w *convWatch, r *session.Record) {
 		if len(w.files) >= 64 {
 			return
 		}
-		t = &transfer{id: id, count: int(pk.Int("count")), size: int(pk.Int("file_size")), firstN: r.N, firstTS: r.TS}
+		t = &transfer{id: id, count: int(refInt(filePieces, pk)), size: int(refInt(fileSize, pk)), firstN: r.N, firstTS: r.TS}
 		w.files[id] = t
 		w.fileOrder = append(w.fileOrder, id)
 	}
 	t.pieces++
-	t.bytes += int(pk.Int("size"))
+	t.bytes += int(refInt(filePieceSize, pk))
 	t.lastN, t.lastTS = r.N, r.TS
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
@@ -221,6 +222,7 @@ func (fc *findingCollector) dif(d *Dif, baseReset bool) {
 	}
 	fc.nextSecond(w, d.Last)
 	w.secDifs++
+	w.sentDif(replay.Frame{SLSN: d.SLSN, N: d.Dst})
 	if baseReset {
 		w.resets++
 		w.resetBytes += d.Bytes
@@ -232,6 +234,9 @@ func (fc *findingCollector) dif(d *Dif, baseReset bool) {
 		w.loss.add(d.LastN, d.Last, float64(len(d.Missing))/float64(max(d.Count, 1)))
 	}
 	w.lastN0, w.lastDifComplete, w.lastDifTS, w.lastMissing = d.LastN, d.Status == reassemble.Complete, d.Last, len(d.Missing)
+	if w.era == decode.Legacy {
+		w.lw.lossDif(d, d.Status == reassemble.Complete)
+	}
 }
 
 // ack takes every stak with its latency, when it has one.
@@ -242,6 +247,7 @@ func (fc *findingCollector) ack(a Ack, ms float64, measured bool) {
 	}
 	fc.nextSecond(w, a.TS)
 	w.secAcks++
+	w.acked1(replay.Frame{SLSN: a.SLSN, N: a.Frame})
 	fc.ackedState(w, replay.Frame{SLSN: a.SLSN, N: a.Frame}, a.N, a.TS)
 	if !measured {
 		return
@@ -278,8 +284,11 @@ func (fc *findingCollector) nextSecond(w *convWatch, ts time.Time) {
 
 func (fc *findingCollector) closeSecond(w *convWatch, next int) {
 	gapped := next > w.sec+1
-	if w.chaseN > 0 && w.chaseSum/float64(w.chaseN) < SlowFPS {
-		m := w.chaseSum / float64(w.chaseN)
+	if w.chaseN > 0 && w.chaseSum/float64(w.chaseN) < SlowFPS || w.secRewinds > 0 {
+		m := float64(GameFPS)
+		if w.chaseN > 0 {
+			m = w.chaseSum / float64(w.chaseN)
+		}
 		r := &w.slow
 		if r.secs == 0 {
 			r.from, r.min, r.max = w.sec, m, m
@@ -288,6 +297,10 @@ func (fc *findingCollector) closeSecond(w *convWatch, next int) {
 		r.min, r.max = math.Min(r.min, m), math.Max(r.max, m)
 		r.difs += w.secDifs
 		r.acks += w.secAcks
+		r.applied += w.secApplied
+		r.rewinds += w.secRewinds
+		r.back = max(r.back, w.secBack)
+		r.toZero += w.secToZero
 		if r.ev.first == 0 {
 			r.ev.add(w.lastN, w.last, 0)
 		}
@@ -318,6 +331,7 @@ func (fc *findingCollector) closeSecond(w *convWatch, next int) {
 	}
 	w.sec = next
 	w.chaseSum, w.chaseN, w.secDifs, w.secAcks, w.resets, w.resetBytes = 0, 0, 0, 0, 0, 0
+	w.secApplied, w.secRewinds, w.secBack, w.secToZero = 0, 0, 0, 0
 }
 
 func (fc *findingCollector) at(sec int) time.Time { return fc.t0.Add(time.Duration(sec) * time.Second) }
@@ -329,24 +343,102 @@ func (fc *findingCollector) endSlow(w *convWatch) {
 		return
 	}
 	sev := SeverityInfo
-	if r.secs >= 3 {
+	if r.secs >= 3 || r.rewinds >= 2 {
 		sev = SeverityWarning
 	}
 	v := r.ev
 	v.start, v.end = fc.at(r.from), fc.at(r.to+1)
 	applied := 100.0
 	if r.difs > 0 {
-		applied = 100 * float64(min(r.acks, r.difs)) / float64(r.difs)
+		applied = 100 * float64(min(r.applied, r.difs)) / float64(r.difs)
 	}
 	fps := fmt.Sprintf("%.0f–%.0f", r.min, r.max)
 	if fps == fmt.Sprintf("%.0f–%.0f", r.min, r.min) {
 		fps = fmt.Sprintf("%.0f", r.min)
 	}
-	f := fc.finding(w, KindSlowClient, sev, v, "%s ran at %s fps against the server's %d for %d s and acknowledged %.0f %% of the %d difs it was sent",
-		w.who(), fps, GameFPS, r.secs, applied, r.difs)
+	var f *Finding
+	if r.min >= SlowFPS {
+		// Not slow: its acknowledgements went back.
+		f = fc.finding(w, KindSlowClient, sev, v, "%s's acknowledged frame went back %s in %d s (%s) and it applied %.0f %% of the %d difs it was sent",
+			w.who(), times(r.rewinds), r.secs, r.rewound(), applied, r.difs)
+	} else {
+		f = fc.finding(w, KindSlowClient, sev, v, "%s ran at %s fps against the server's %d for %d s and applied %.0f %% of the %d difs it was sent",
+			w.who(), fps, GameFPS, r.secs, applied, r.difs)
+		if r.difs > r.applied {
+			f.Summary += fmt.Sprintf(" (%d replaced by newer ones before it applied them)", r.difs-min(r.applied, r.difs))
+		}
+		if r.rewinds > 0 {
+			f.Summary += fmt.Sprintf("; its acknowledged frame went back %s (%s)", times(r.rewinds), r.rewound())
+		}
+	}
 	f.Figures["min_fps"], f.Figures["max_fps"], f.Figures["seconds"] = r.min, r.max, float64(r.secs)
-	f.Figures["difs"], f.Figures["acks"], f.Figures["applied_pct"] = float64(r.difs), float64(r.acks), applied
+	f.Figures["difs"], f.Figures["acks"], f.Figures["applied"], f.Figures["applied_pct"] = float64(r.difs), float64(r.acks), float64(r.applied), applied
+	f.Figures["rewinds"], f.Figures["max_rewind_frames"], f.Figures["rewinds_to_zero"] = float64(r.rewinds), float64(r.back), float64(r.toZero)
 	fc.found(f)
+}
+
+// rewound says how far a run's acknowledgements went back.
+func (r *run) rewound() string {
+	s := fmt.Sprintf("up to %d frames", r.back)
+	if r.toZero > 0 {
+		s += fmt.Sprintf(", %s to frame 0: it held no state any more", times(r.toZero))
+	}
+	return s
+}
+
+// times says how many times: once, twice, n times.
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// sentDif records a dif sent to the client, until it is acknowledged.
+func (w *convWatch) sentDif(k replay.Frame) {
+	if _, ok := w.sent[k]; ok {
+		return
+	}
+	w.sent[k] = false
+	w.sentQ = append(w.sentQ, k)
+	if len(w.sentQ) > 512 {
+		delete(w.sent, w.sentQ[0])
+		w.sentQ = w.sentQ[1:]
+	}
+}
+
+// acked1 takes an acknowledgement: the first of a dif sent is a dif
+// applied; one of an older frame than the last, in the same level
+// sequence, is a rewind.
+func (w *convWatch) acked1(k replay.Frame) {
+	if _, ok := w.sent[k]; !ok {
+		// Around a level change the engine's level sequence of an
+		// acknowledgement may be one off: the dif sent says.
+		for _, d := range []int{-1, 1} {
+			if _, ok := w.sent[replay.Frame{SLSN: k.SLSN + d, N: k.N}]; ok {
+				k.SLSN += d
+				break
+			}
+		}
+	}
+	if done, ok := w.sent[k]; ok && !done {
+		w.sent[k] = true
+		w.secApplied++
+	}
+	if w.haveAck && k.SLSN == w.ackedLast.SLSN && k.N < w.ackedLast.N {
+		w.secRewinds++
+		w.rewinds++
+		back := int(w.ackedLast.N - k.N)
+		w.secBack = max(w.secBack, back)
+		w.rewindBack = max(w.rewindBack, back)
+		if k.N == 0 {
+			w.secToZero++
+		}
+	}
+	w.ackedLast, w.haveAck = k, true
 }
 
 func (fc *findingCollector) endStorm(w *convWatch) {

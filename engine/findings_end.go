@@ -2,8 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -43,6 +45,7 @@ func (fc *findingCollector) finish(e *Engine) {
 			w.incompl--
 			w.lostPcs -= w.lastMissing
 		}
+		fc.droppedByDifs(w, end)
 		fc.fileFindings(w)
 		fc.idleFinding(w)
 		fc.lossFinding(w)
@@ -64,34 +67,49 @@ func (fc *findingCollector) finish(e *Engine) {
 	}
 }
 
-// lossFinding reports what the protocol proves lost: difs lost whole (dst
-// gaps), stdf pieces of the difs seen (server → client), and pings (client
-// → server, modern).
+// lossFinding reports what the protocol proves lost, per direction. Server
+// → client: difs lost whole (dst gaps) and stdf pieces missing, legacy
+// serr (their running total skips), modern pongs (a ping that got none).
+// Client → server: modern pings (their client time skips a second while
+// the client kept sending), pangs (a pong that got none), legacy sdaks (an
+// sdat never answered), legacy staks (a frame first acknowledged as a
+// re-acknowledgement) and cdats (two in a row with the same controls).
 func (fc *findingCollector) lossFinding(w *convWatch) {
-	if lost := w.lostWhole + w.incompl; lost > 0 && w.seenDifs > 0 {
-		total := w.seenDifs + w.lostWhole
-		rate := float64(lost) / float64(total)
-		sev := SeverityInfo
-		if rate >= LossWarn || w.longest*w.usualStep() >= BurstFrames {
-			sev = SeverityWarning
+	fc.lossEnd(w)
+	l := &w.lw
+	// The difs that came, whole or not (an incomplete dif whose dst was
+	// seen before counts once).
+	came := max(w.seenDifs, w.incompl)
+	difs := &lossTally{seen: came - w.incompl, lost: w.lostWhole + w.incompl, longest: max(w.longest, min(w.incompl, 1)), ev: w.loss}
+	extra := ""
+	if difs.lost > 0 {
+		extra = fmt.Sprintf("%d difs of %d (%d lost whole, %d incomplete", difs.lost, difs.seen+difs.lost, w.lostWhole, w.incompl)
+		if w.lostPcs > 0 {
+			extra += fmt.Sprintf(" with %d pieces missing", w.lostPcs)
 		}
-		f := fc.finding(w, KindLoss, sev, w.loss, "server → %s: %d of %d difs lost (%.1f %%): %d lost whole, %d incomplete (%d pieces missing); longest run %d difs",
-			w.who(), lost, total, 100*rate, w.lostWhole, w.incompl, w.lostPcs, w.longest)
-		f.Figures["dir_s2c"] = 1
-		f.Figures["difs"], f.Figures["lost"], f.Figures["lost_whole"], f.Figures["incomplete"] = float64(total), float64(lost), float64(w.lostWhole), float64(w.incompl)
-		f.Figures["lost_pieces"], f.Figures["rate"], f.Figures["longest_run"] = float64(w.lostPcs), rate, float64(w.longest)
-		f.Evidence.Frames = w.lostFrames
-		fc.found(f)
+		extra += ")"
 	}
-	if w.lostPings > 0 {
-		total := w.pings + w.lostPings
-		rate := float64(w.lostPings) / float64(total)
-		// A client that stalls skips pings too: missing pings are no proof.
-		f := fc.finding(w, KindLoss, SeverityInfo, w.pingLoss, "%s → server: %d of %d pings missing (%.1f %%; the client pings every second of its clock: lost, or skipped while it stalled)", w.who(), w.lostPings, total, 100*rate)
-		f.Figures["dir_c2s"] = 1
-		f.Figures["pings"], f.Figures["lost"], f.Figures["rate"] = float64(total), float64(w.lostPings), rate
-		fc.found(f)
-	}
+	fc.directionLoss(w, false, difs, []kindLoss{
+		{"serr", " (late-input reports, by their running total)", &l.serrs},
+		{"pongs", " (pings the server got that were not answered)", &l.pongs},
+	}, extra, func(rate float64) Severity {
+		if rate >= LossWarn || w.longest*w.usualStep() >= BurstFrames || l.pongs.longest >= 2 {
+			return SeverityWarning
+		}
+		return SeverityInfo
+	})
+	fc.directionLoss(w, true, nil, []kindLoss{
+		{"pings", " (the client pings every second)", &l.pings},
+		{"pangs", " (pongs not echoed)", &l.pangs},
+		{"sdaks", " (sdats never answered)", &l.sdaks},
+		{"staks", " (frames first acknowledged again)", &l.staks},
+		{"cdats", " (inputs: the same controls twice in a row)", &l.cdats},
+	}, "", func(rate float64) Severity {
+		if rate >= LossWarn || l.pings.longest >= 2 {
+			return SeverityWarning
+		}
+		return SeverityInfo
+	})
 }
 
 // usualStep is the frames between two difs to this client, 1 when unknown.
@@ -228,5 +246,130 @@ func (fc *findingCollector) idleFinding(w *convWatch) {
 	v := evidence{first: w.firstN, worst: w.firstN, last: w.lastN, start: w.first, end: w.last}
 	f := fc.finding(w, KindIdleClient, SeverityInfo, v, "%s sent %d inputs in %.0f s: an idle player", w.who(), w.inputs, d.Seconds())
 	f.Figures["inputs"], f.Figures["seconds"] = float64(w.inputs), d.Seconds()
+	fc.found(f)
+}
+
+// plural is n and a noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// kindLoss is one line of a loss finding: a packet kind and its tally.
+type kindLoss struct {
+	name, what string
+	t          *lossTally
+}
+
+// directionLoss reports what is proven lost in one direction of one
+// conversation: kinds with their counts, the overall rate, the longest run
+// and the windows where nothing arrived.
+func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTally, kinds []kindLoss, extra string, sevOf func(rate float64) Severity) {
+	sent, lost, longest := 0, 0, 0
+	var parts []string
+	var v evidence
+	merge := func(e evidence) {
+		if e.first == 0 {
+			return
+		}
+		if v.first == 0 || e.first < v.first {
+			v.first, v.start = e.first, e.start
+		}
+		if e.last > v.last {
+			v.last, v.end = e.last, e.end
+		}
+		if e.worstV > v.worstV {
+			v.worst, v.worstV = e.worst, e.worstV
+		}
+	}
+	if difs != nil && difs.seen+difs.lost > 0 {
+		sent += difs.seen + difs.lost
+		lost += difs.lost
+		longest = max(longest, difs.longest)
+		merge(difs.ev)
+	}
+	for _, k := range kinds {
+		if k.t.seen+k.t.lost == 0 {
+			continue
+		}
+		sent += k.t.seen + k.t.lost
+		lost += k.t.lost
+		longest = max(longest, k.t.longest)
+		if k.t.lost > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s of %d%s", k.t.lost, k.name, k.t.seen+k.t.lost, k.what))
+			merge(k.t.ev)
+		}
+	}
+	l := &w.lw
+	arr := &l.both
+	outaged := false
+	if span := w.last.Sub(w.first); span > 0 {
+		outaged = float64(arr.short) >= OutageWarn*float64(span)
+	}
+	if lost == 0 && (!c2s || l.skippedPings == 0) && !outaged {
+		return
+	}
+	rate, worst := 0.0, 0.0
+	if sent > 0 {
+		rate = float64(lost) / float64(sent)
+	}
+	for _, k := range kinds {
+		if n := k.t.seen + k.t.lost; n >= minKindSent {
+			worst = math.Max(worst, float64(k.t.lost)/float64(n))
+		}
+	}
+	who := fmt.Sprintf("server → %s", w.who())
+	if c2s {
+		who = fmt.Sprintf("%s → server", w.who())
+	}
+	summary := fmt.Sprintf("%s: %d of %d datagrams proven lost (%.1f %%)", who, lost, sent, 100*rate)
+	if extra != "" {
+		parts = append([]string{extra}, parts...)
+	}
+	if len(parts) > 0 {
+		summary += ": " + strings.Join(parts, ", ")
+	}
+	if lost > 0 {
+		summary += fmt.Sprintf("; longest run %d in a row", longest)
+	}
+	if arr.windows > 0 {
+		summary += fmt.Sprintf("; %s with nothing arriving either way (longest %.2f s, %.1f s in all)", plural(arr.windows, "window"), arr.longest.Seconds(), arr.total.Seconds())
+	}
+	if c2s && l.skippedPings > 0 {
+		summary += fmt.Sprintf("; %d pings missing while the client sent nothing and the server kept sending (a stall, or loss the capture cannot prove)", l.skippedPings)
+	}
+	if v.first == 0 {
+		v = evidence{first: w.firstN, worst: w.firstN, last: w.lastN, start: w.first, end: w.last}
+	}
+	sev := sevOf(math.Max(rate, worst))
+	if outaged {
+		sev = SeverityWarning
+	}
+	f := fc.finding(w, KindLoss, sev, v, "%s", summary)
+	if c2s {
+		f.Figures["dir_c2s"] = 1
+	} else {
+		f.Figures["dir_s2c"] = 1
+	}
+	f.Figures["sent"], f.Figures["lost"], f.Figures["rate"], f.Figures["longest_run"] = float64(sent), float64(lost), rate, float64(longest)
+	for _, k := range kinds {
+		key := strings.ReplaceAll(k.name, " ", "_")
+		f.Figures[key], f.Figures[key+"_lost"] = float64(k.t.seen+k.t.lost), float64(k.t.lost)
+	}
+	f.Figures["windows"], f.Figures["longest_window_s"], f.Figures["window_s"] = float64(arr.windows), arr.longest.Seconds(), arr.total.Seconds()
+	if c2s {
+		f.Figures["pings_skipped"] = float64(l.skippedPings)
+	}
+	if difs != nil {
+		total := difs.seen + difs.lost
+		f.Figures["difs"], f.Figures["difs_lost"], f.Figures["lost_whole"], f.Figures["incomplete"] = float64(total), float64(w.lostWhole+w.incompl), float64(w.lostWhole), float64(w.incompl)
+		f.Figures["lost_pieces"], f.Figures["longest_dif_run"] = float64(w.lostPcs), float64(w.longest)
+		if total > 0 {
+			f.Figures["dif_rate"] = float64(w.lostWhole+w.incompl) / float64(total)
+		}
+		f.Evidence.Frames = w.lostFrames
+	}
 	fc.found(f)
 }

@@ -9,12 +9,16 @@ import (
 // state takes every rebuilt state: an acknowledged state is compared with
 // the other clients' acknowledged states of the same frame.
 func (fc *findingCollector) state(s *replay.State) {
+	active, haveActive := unwrapFindings(s)
 	if len(fc.pendLevels) > 0 {
 		fc.levelNamed(s.Conv, s.SLSN, false)
 	}
 	w := fc.convs[s.Conv]
 	if w == nil || s.Status != replay.OK {
 		return
+	}
+	if haveActive {
+		fc.playersLeft(w, s, active)
 	}
 	k := replay.Frame{SLSN: s.SLSN, N: s.Dst}
 	if _, ok := w.sums[k]; !ok {

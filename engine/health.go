@@ -458,15 +458,3 @@ func (h *healthCollector) report() []*ClientHealth {
 	}
 	return out
 }
-
-// floatField is the value of a packet's float field, NaN when it has none.
-func floatField(p *decode.Packet, name string) float64 {
-	if p.Layout == nil {
-		return math.NaN()
-	}
-	i := p.Layout.Field(name)
-	if i < 0 || i >= len(p.Values) {
-		return math.NaN()
-	}
-	return p.Values[i].Float
-}

@@ -67,6 +67,7 @@ type client struct {
 	move     byte
 	busy     float64 // chance per frame of not reading the network
 	slowAcc  float64 // a slow client's frames owed (see Slow)
+	forgotAt int64   // 1 + the time of the last Forget done, 0 before
 	stall    int     // frames left in a stall
 	missed   int     // frames missed in the current stall
 	caughtUp bool    // the last frame ended a stall
@@ -171,8 +172,11 @@ func (c *client) hello(now int64) error {
 // server late); then it reads the network, unless it is busy this frame,
 // applies the newest dif it can, and runs the frame.
 func (c *client) play(now int64) error {
-	if c.g.faults && c.slowSkip(now) {
-		return nil
+	if c.g.faults {
+		c.forgetNow(now)
+		if c.slowSkip(now) {
+			return nil
+		}
 	}
 	if c.stall > 0 {
 		c.stall--

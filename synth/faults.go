@@ -22,6 +22,7 @@ type Faults struct {
 	Bursts  []Burst  // short outages, again and again
 	Delays  []Delay  // every datagram to and from the client arrives late
 	Slow    []Slow   // the client runs below the server's 40 frames a second
+	Forgets []Forget // the client loses the states it holds
 }
 
 // Outage drops every datagram to and from Client from From to To (game
@@ -63,6 +64,15 @@ type Slow struct {
 	Client int
 	FPS    float64
 	From   time.Duration
+}
+
+// Forget makes Client lose every state it holds at At, and again every
+// Every after (0: once), as a client that reset its netgame state does: it
+// cannot apply the next difs (their base is gone) and acknowledges frame 0,
+// its acknowledged frame going back, until the server sends it a keyframe.
+type Forget struct {
+	Client    int
+	At, Every time.Duration
 }
 
 // Validate reports whether the faults fit a game of players clients.
@@ -118,12 +128,20 @@ func (f *Faults) Validate(players int) error {
 			return fmt.Errorf("slow client %d: %v fps is not 1..40", s.Client, s.FPS)
 		}
 	}
+	for _, x := range f.Forgets {
+		if err := check("forget", x.Client); err != nil {
+			return err
+		}
+		if x.At < 0 || x.Every < 0 || x.Every > 0 && x.Every < time.Second {
+			return fmt.Errorf("forget of client %d: at %v every %v is not at ≥ 0 every 0 or ≥ 1s", x.Client, x.At, x.Every)
+		}
+	}
 	return nil
 }
 
 // empty reports whether no fault is injected.
 func (f *Faults) empty() bool {
-	return len(f.Outages)+len(f.Stops)+len(f.Mutes)+len(f.Bursts)+len(f.Delays)+len(f.Slow) == 0
+	return len(f.Outages)+len(f.Stops)+len(f.Mutes)+len(f.Bursts)+len(f.Delays)+len(f.Slow)+len(f.Forgets) == 0
 }
 
 // clientOf returns the client number of an endpoint, 0 for the server.
@@ -187,7 +205,7 @@ func (f *Faults) slowFPS(n int, now int64) float64 {
 
 // FaultTruth is what a fault did, as written beside the capture.
 type FaultTruth struct {
-	Kind    string  `json:"kind"` // outage, stop, mute, burst, delay, slow
+	Kind    string  `json:"kind"` // outage, stop, mute, burst, delay, slow, forget; dropped (what followed)
 	Client  int     `json:"client"`
 	Player  int     `json:"player"`
 	Addr    string  `json:"addr"`
@@ -200,6 +218,12 @@ type FaultTruth struct {
 	AddMs   float64 `json:"add_ms,omitempty"`
 	FPS     float64 `json:"fps,omitempty"`
 	Dropped int     `json:"dropped"` // datagrams this fault dropped
+	// Times is how many times the client lost its states (forget).
+	Times int `json:"times,omitempty"`
+	// Frame and SLSN: the server frame (and level sequence) at which the
+	// server dropped the player (dropped).
+	Frame int `json:"frame,omitempty"`
+	SLSN  int `json:"slsn,omitempty"`
 }
 
 // FaultsPath is the file the injected faults are written to beside a
@@ -245,6 +269,19 @@ func FaultTruths(cfg Config, sum *Summary) []FaultTruth {
 		t.FPS = s.FPS
 		out = append(out, t)
 	}
+	for _, x := range f.Forgets {
+		t := mk("forget", x.Client, x.At, end)
+		t.Every, t.Times = x.Every.Seconds(), sum.Forgot[x.Client]
+		out = append(out, t)
+	}
+	// What the faults led to: the modern server drops a client it got no
+	// stak from for 100 frames.
+	for _, d := range sum.Drops {
+		at := time.Duration(d.At)
+		t := mk("dropped", d.Player, at, at)
+		t.Frame, t.SLSN = d.Frame, d.SLSN
+		out = append(out, t)
+	}
 	return out
 }
 
@@ -283,6 +320,26 @@ func (c *client) slowFPS() float64 {
 		return 0
 	}
 	return c.g.cfg.Faults.slowFPS(c.n, c.g.now)
+}
+
+// forgetNow makes the client lose its states when a Forget says so.
+func (c *client) forgetNow(now int64) {
+	for _, x := range c.g.cfg.Faults.Forgets {
+		if x.Client != c.n || time.Duration(now) < x.At {
+			continue
+		}
+		due := x.At
+		if x.Every > 0 {
+			due += (time.Duration(now) - x.At) / x.Every * x.Every
+		}
+		if c.forgotAt == int64(due)+1 {
+			continue // done for this time
+		}
+		c.forgotAt = int64(due) + 1
+		c.held = c.held[:0]
+		c.applied, c.lastApplied = false, 0
+		c.g.sum.Forgot[c.n]++
+	}
 }
 
 // slowSkip reports whether a slow client skips this frame: it runs FPS of

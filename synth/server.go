@@ -19,6 +19,12 @@ const (
 	legacyStdfFreq  = 5  // legacy: one dif every 5 frames
 	maxSdatEntries  = 100
 	levelDoneFrames = 20 // frames of the level-done phase before a level change
+	// The server drops a client it got no stak (legacy: sdak) from for
+	// dropFrames frames (a join counts as joinGrace frames ahead), dropLead
+	// frames later, as the game's server_proc_player_drop does.
+	dropFrames = 100
+	joinGrace  = 200
+	dropLead   = 4
 )
 
 // gameMove is one entry of the legacy game-move list.
@@ -41,6 +47,10 @@ type sclient struct {
 	lastSdat    int32
 	clientFrame int32
 	late        int32
+	// the server frame of the last acknowledgement (modern stak, legacy
+	// sdak), and when a drop for want of them takes effect (-1: none)
+	lastStak int32
+	dropAt   int32
 }
 
 type server struct {
@@ -122,6 +132,7 @@ func (s *server) tick(now int64) error {
 	}
 	s.world.step()
 	g.sum.Frames++
+	s.dropSilent()
 	if g.era == decode.Legacy {
 		return s.sendLegacy()
 	}
@@ -150,8 +161,14 @@ func (s *server) levelChange(now int64) {
 		s.changed = true
 		s.slsn++
 		s.world.slsn = s.slsn
+		old := s.frame()
 		s.world.startLevel(modernNextLevel)
 		for _, c := range s.clients {
+			// The frames start again: keep the time since the last stak.
+			c.lastStak -= old - s.frame()
+			if c.dropAt >= 0 {
+				c.dropAt -= old - s.frame()
+			}
 			for i, h := range c.bases.Kept() {
 				s.snaps.unref(h.Value)
 				c.bases.Kept()[i].Value = nil
@@ -199,9 +216,11 @@ func (s *server) handle(m *msg) error {
 	case mSdak:
 		c.entryAck = max(c.entryAck, int(m.c))
 		c.clientFrame = m.b
+		c.lastStak = s.frame() // the legacy server drops on sdaks
 		s.trimMoves()
 	case mStak:
 		c.bases.Ack(m.b)
+		c.lastStak = s.frame()
 	case mPing:
 		p := g.packet("pong").SetFloat("t0", m.f0).SetFloat("t1", s.clock0+seconds(g.now))
 		return g.send(c.local, c.addr, p, msg{kind: mPong, f0: m.f0, f1: s.clock0 + seconds(g.now)}, false)
@@ -229,6 +248,7 @@ func (s *server) join(c *sclient, color int32) {
 		color = color%15 + 1
 	}
 	c.joined, c.color = true, color
+	c.lastStak, c.dropAt = s.frame()+joinGrace, -1
 	s.world.join(c.player, color, 2)
 	if s.g.era == decode.Legacy {
 		c.entryAck = s.base + len(s.moves)

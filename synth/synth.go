@@ -120,6 +120,15 @@ type Summary struct {
 	LevelChanges int
 	Frames       int            // server frames simulated
 	FaultDrops   map[string]int // datagrams dropped by the injected faults, by "kind client"
+	Forgot       map[int]int    // times each client lost its states (Forget), by client
+	Drops        []Drop         // players the modern server dropped for want of staks
+}
+
+// Drop is a player the server dropped: at server frame Frame of level
+// sequence SLSN, game time At (ns since the server's start).
+type Drop struct {
+	Player, Frame, SLSN int
+	At                  int64
 }
 
 // LossRate is the fraction of the datagrams that loss could drop that it
@@ -263,7 +272,7 @@ func newGen(cfg Config, w PacketWriter, truth TruthSink) (*gen, error) {
 		lossRNG: rng(cfg.Seed, 2),
 		owners:  map[netip.AddrPort]*inbox{},
 		packets: map[string]*decode.Packet{},
-		sum:     Summary{ByName: map[string]int{}, LostByName: map[string]int{}, FaultDrops: map[string]int{}},
+		sum:     Summary{ByName: map[string]int{}, LostByName: map[string]int{}, FaultDrops: map[string]int{}, Forgot: map[int]int{}},
 		faults:  !cfg.Faults.empty(),
 	}
 	srv, err := newServer(g)

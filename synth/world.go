@@ -271,6 +271,17 @@ func (w *world) join(p int, color, control int32) {
 	w.spawnPlayer(p)
 }
 
+// leave makes player p inactive, as the game's init_player does when a
+// player quits or is dropped: its record in the state is cleared.
+func (w *world) leave(p int) {
+	pl := &w.players[p]
+	pl.active, pl.control, pl.queue = false, 0, nil
+	base := w.lay.players + p*w.lay.playerSize
+	for i := 0; i+4 <= w.lay.playerSize; i += 4 {
+		w.putI32(base+i, 0)
+	}
+}
+
 // beginLevelDone starts the level-done phase: the level ends at server
 // frame at, and the next level is next.
 func (w *world) beginLevelDone(frames, at, next int32) {

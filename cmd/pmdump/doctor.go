@@ -28,13 +28,16 @@ words with the numbers, and the capture frames to look at (first, worst,
 last). Findings are sorted by severity (error, warning, info), then time.
 
 The kinds: join, rejoin, mid-game, leave, player-dropped, silent-client,
-silent-server, level-change, loss, latency, slow-client, late-inputs,
-corrections, base-reset-storm, desync, capture-ends-mid-dif, snap-length,
-capture-drops, shared-endpoint. The README gives each one's threshold
-(derived from the game's 40 frames a second) and figures.
+silent-server, outage, level-change, loss, latency, slow-client, late-inputs,
+corrections, base-reset-storm, desync, idle-client, file-transfer,
+capture-ends-mid-dif, snap-length, capture-drops, shared-endpoint. The README
+gives each one's threshold (derived from the game's 40 frames a second) and
+figures, and what the protocol proves lost in each direction.
 
-Every state is rebuilt (for desync and the modern late inputs); --fast skips
-that and finds every other kind at the speed of pmdump stats.
+Every state is rebuilt (for desync, the modern late inputs, the level's number
+and a modern player dropped); --fast skips that and finds every other kind (a
+modern player dropped from the server's difs to it) at the speed of pmdump
+stats.
 
 --json prints one object per finding and line: kind, severity, start, end
 (RFC 3339), start_s, end_s (seconds since the first packet), conv, client,

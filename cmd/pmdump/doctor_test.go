@@ -52,9 +52,10 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("start %v is %v s after the first packet, start_s %v", start, start.Sub(first).Seconds(), f["start_s"])
 		}
 	}
-	for _, want := range []string{"loss warning", "late-inputs warning", "join info"} {
-		if kinds[want] != 2 {
-			t.Errorf("%d × %s, want 2 (one per player): %v", kinds[want], want, kinds)
+	// Loss: one per player and direction (both directions were impaired).
+	for want, n := range map[string]int{"loss warning": 4, "late-inputs warning": 2, "join info": 2} {
+		if kinds[want] != n {
+			t.Errorf("%d × %s, want %d: %v", kinds[want], want, n, kinds)
 		}
 	}
 	text, _, code := pmdump("doctor", "--fast", path)

@@ -13,7 +13,7 @@ import (
 
 // faultFlags are pmdump synth's fault-injection flags, each repeatable.
 type faultFlags struct {
-	outages, stops, mutes, bursts, delays, slow []string
+	outages, stops, mutes, bursts, delays, slow, forgets []string
 }
 
 func (f *faultFlags) add(fs *pflag.FlagSet) {
@@ -23,6 +23,7 @@ func (f *faultFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.bursts, "burst", nil, "drop everything to and from client `N:LENGTH/EVERY[@FROM]` (e.g. 2:300ms/5s)")
 	fs.StringArrayVar(&f.delays, "delay", nil, "every datagram to and from client `N:D` arrives D later (e.g. 1:80ms)")
 	fs.StringArrayVar(&f.slow, "slow", nil, "client `N:FPS[@FROM]` runs at FPS frames a second (e.g. 3:20@5s)")
+	fs.StringArrayVar(&f.forgets, "forget", nil, "client `N:AT[/EVERY]` loses the states it holds at AT (and every EVERY after), e.g. 2:8s/5s")
 }
 
 // parse turns the flags into synth faults.
@@ -141,12 +142,30 @@ func (f *faultFlags) parse() (synth.Faults, error) {
 		}
 		out.Slow = append(out.Slow, synth.Slow{Client: c, FPS: fps, From: from})
 	}
+	for _, v := range f.forgets {
+		c, rest, err := split("forget", v)
+		if err != nil {
+			return out, err
+		}
+		a, b, every := rest, "", time.Duration(0)
+		if i := strings.Index(rest, "/"); i >= 0 {
+			a, b = rest[:i], rest[i+1:]
+			if every, err = dur("forget", v, b); err != nil {
+				return out, err
+			}
+		}
+		t, err := dur("forget", v, a)
+		if err != nil {
+			return out, err
+		}
+		out.Forgets = append(out.Forgets, synth.Forget{Client: c, At: t, Every: every})
+	}
 	return out, nil
 }
 
 // describeFaults says what was injected, for the summary line.
 func describeFaults(f synth.Faults) string {
-	n := len(f.Outages) + len(f.Stops) + len(f.Mutes) + len(f.Bursts) + len(f.Delays) + len(f.Slow)
+	n := len(f.Outages) + len(f.Stops) + len(f.Mutes) + len(f.Bursts) + len(f.Delays) + len(f.Slow) + len(f.Forgets)
 	if n == 0 {
 		return ""
 	}

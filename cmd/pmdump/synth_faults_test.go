@@ -46,3 +46,37 @@ func TestFaultFlagsMute(t *testing.T) {
 		t.Error("a mute of client 3 in a game of 2 clients validated")
 	}
 }
+
+// TestFaultFlagsForget: --forget N:AT[/EVERY] becomes a synth.Forget; a
+// malformed one is a usage error, a period under a second does not
+// validate.
+func TestFaultFlagsForget(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    synth.Forget
+		wantErr bool
+	}{
+		{in: "2:8s", want: synth.Forget{Client: 2, At: 8 * time.Second}},
+		{in: "1:8s/5s", want: synth.Forget{Client: 1, At: 8 * time.Second, Every: 5 * time.Second}},
+		{in: "1:8s/", wantErr: true},
+		{in: "1:later", wantErr: true},
+		{in: "8s", wantErr: true},
+	}
+	for _, c := range cases {
+		f := faultFlags{forgets: []string{c.in}}
+		got, err := f.parse()
+		if (err != nil) != c.wantErr {
+			t.Errorf("%q: error %v, want error %v", c.in, err, c.wantErr)
+			continue
+		}
+		if !c.wantErr && (len(got.Forgets) != 1 || got.Forgets[0] != c.want) {
+			t.Errorf("%q: %v, want %v", c.in, got.Forgets, c.want)
+		}
+	}
+	for _, bad := range []synth.Forget{{Client: 3, At: time.Second}, {Client: 1, At: time.Second, Every: time.Millisecond}, {Client: 1, At: -time.Second}} {
+		f := synth.Faults{Forgets: []synth.Forget{bad}}
+		if err := f.Validate(2); err == nil {
+			t.Errorf("%+v validated in a game of 2 clients", bad)
+		}
+	}
+}
