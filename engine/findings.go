@@ -11,6 +11,7 @@ import (
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // The kinds of Finding (Finding.Kind); the README describes each, its
@@ -117,7 +118,7 @@ type gameFrame struct {
 
 type ackedState struct {
 	conv int
-	sum  [32]byte
+	sum  statedif.Hash
 	n    int
 	ts   time.Time
 }
@@ -211,7 +212,7 @@ type convWatch struct {
 }
 
 type stateSum struct {
-	sum [32]byte
+	sum statedif.Hash
 	n   int
 }
 

@@ -17,6 +17,10 @@ type Options struct {
 	StateSize int
 	// Keep makes each emitted OK State carry its bytes in Data (a copy).
 	Keep bool
+	// SHA256 makes each emitted OK State carry its sha256 in Sum. Every
+	// OK State carries its Hash, which is enough to compare states within
+	// the process and costs a fraction of it.
+	SHA256 bool
 	// CheckpointEvery, when not 0, makes the Builder checkpoint a state
 	// (State.Checkpoint: the state, zlib-compressed) whenever rebuilding it
 	// from the nearest keyframe or checkpoint would take that many difs, so

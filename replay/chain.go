@@ -53,6 +53,7 @@ type kept struct {
 	f     Frame
 	seq   int
 	data  []byte
+	hash  statedif.Hash
 	depth int // difs from the nearest keyframe or checkpoint
 }
 
@@ -181,7 +182,7 @@ func (c *chain) keepAcked(n int32) {
 		buf = make([]byte, len(src.data))
 	}
 	copy(buf, src.data)
-	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf, depth: src.depth})
+	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf, hash: src.hash, depth: src.depth})
 }
 
 // reserve takes n bytes from the builder's budget, if it has them.
@@ -287,19 +288,26 @@ func (c *chain) build(j job, bufs *buffers) *State {
 		depth = base.depth + 1
 	}
 	f := Frame{s.SLSN, m.Dst}
-	// The new state goes to scratch first: the base may be the ring slot
-	// the new state takes.
-	if cap(bufs.state) < len(dif) {
-		bufs.state = make([]byte, len(dif))
+	// The new state goes straight to the ring slot it takes (the base's
+	// own, when the base is the slot the ring gives up: the dif is then
+	// applied in place), or to scratch when it is not kept: a frame
+	// already held keeps its state, a second dif to the same frame never
+	// overwrites a base.
+	slot := -1
+	var dst []byte
+	if _, held := c.states[f]; !held {
+		slot, dst = c.claim(len(dif))
 	}
-	dst := bufs.state[:len(dif)]
-	if base.data == nil {
-		clear(dst)
-		statedif.Sub(dst, dst, dif)
-	} else {
-		statedif.Sub(dst, base.data, dif)
+	if slot < 0 {
+		if cap(bufs.state) < len(dif) {
+			bufs.state = make([]byte, len(dif))
+		}
+		dst = bufs.state[:len(dif)]
 	}
-	s.Sum = sha256.Sum256(dst)
+	s.Hash = statedif.Apply(dst, base.data, dif, base.hash)
+	if c.opt.SHA256 {
+		s.Sum = sha256.Sum256(dst)
+	}
 	s.Dif = m.Compressed
 	if c.opt.CheckpointEvery > 0 && depth >= c.opt.CheckpointEvery {
 		s.Checkpoint = bufs.compress(dst)
@@ -311,10 +319,10 @@ func (c *chain) build(j job, bufs *buffers) *State {
 	if c.opt.Keep {
 		s.Data = append([]byte(nil), dst...)
 	}
-	if _, held := c.states[f]; !held {
-		// A frame already held keeps its state: a second dif to the same
-		// frame never overwrites a base.
-		c.keep(f, j.seq, dst, depth)
+	if slot >= 0 {
+		k := &c.ring[slot]
+		k.f, k.seq, k.hash, k.depth = f, j.seq, s.Hash, depth
+		c.states[f] = slot
 	}
 	if len(c.waiting) > 0 {
 		c.releaseWaiting(f, bufs) // this build is done with bufs
@@ -344,7 +352,7 @@ func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 	// on a copy of it.
 	if b, ok := c.base(f); ok {
 		prev := c.pinned
-		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data), depth: b.depth}
+		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data), hash: b.hash, depth: b.depth}
 		defer func() { c.pinned = prev }()
 	}
 	for _, w := range ready {
@@ -355,31 +363,27 @@ func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 	}
 }
 
-// keep stores state as frame f's in the ring, reusing the oldest slot when
-// the ring is full or the memory budget is spent. It reports whether the
-// state was kept.
-func (c *chain) keep(f Frame, seq int, state []byte, depth int) bool {
-	if len(c.ring) < c.opt.History && c.reserve(len(state)) {
-		data := make([]byte, len(state))
-		copy(data, state)
-		c.ring = append(c.ring, kept{f: f, seq: seq, data: data, depth: depth})
-		c.states[f] = len(c.ring) - 1
-		return true
+// claim gives a ring slot of size bytes for a new state: a new one while
+// the ring is not full and the memory budget allows, or else the oldest,
+// which stops being a base (it may be the new state's own base: the dif
+// is then applied in place). It returns -1 when no slot can be had. The
+// caller fills the slot's data and says which frame it holds.
+func (c *chain) claim(size int) (int, []byte) {
+	if len(c.ring) < c.opt.History && c.reserve(size) {
+		c.ring = append(c.ring, kept{data: make([]byte, size)})
+		return len(c.ring) - 1, c.ring[len(c.ring)-1].data
 	}
 	if len(c.ring) == 0 {
-		return false
+		return -1, nil
 	}
 	i := c.next
 	c.next = (c.next + 1) % len(c.ring)
 	old := &c.ring[i]
-	if c.states[old.f] == i {
+	if j, ok := c.states[old.f]; ok && j == i {
 		delete(c.states, old.f)
 	}
-	if len(old.data) != len(state) {
-		return false // the size never changes within a chain
+	if len(old.data) != size {
+		return -1, nil // the size never changes within a chain
 	}
-	copy(old.data, state)
-	old.f, old.seq, old.depth = f, seq, depth
-	c.states[f] = i
-	return true
+	return i, old.data
 }

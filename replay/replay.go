@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // Status is the outcome of rebuilding one state.
@@ -63,11 +64,12 @@ type State struct {
 	Count      int       // pieces the dif has
 	Status     Status
 	Err        error
-	Sum        [32]byte // sha256 of the state (OK)
-	Data       []byte   // the state itself, when the Builder keeps states
-	Checkpoint []byte   // the state zlib-compressed, for a checkpoint (see Options)
-	Dif        []byte   // the dif's zlib stream (the message's; do not modify)
-	Extra      any      // set by Options.Inspect
+	Sum        [32]byte      // sha256 of the state (OK, with Options.SHA256)
+	Hash       statedif.Hash // the state's Hash, to tell states apart in this process (OK)
+	Data       []byte        // the state itself, when the Builder keeps states
+	Checkpoint []byte        // the state zlib-compressed, for a checkpoint (see Options)
+	Dif        []byte        // the dif's zlib stream (the message's; do not modify)
+	Extra      any           // set by Options.Inspect
 }
 
 // Keyframe reports whether the state was sent against an all-zero base.
