@@ -103,17 +103,59 @@ func (h *hashKey) pow(j int) uint64 {
 	return r
 }
 
-// word adds to h the change of the 64-bit word at byte offset i (its two
-// limbs, at j = i/4) from old to new.
-func (h *Hash) word(i int, old, new uint64) {
-	j := i >> 2
-	d0 := addmod(new&0xffffffff, prime-old&0xffffffff)
-	d1 := addmod(new>>32, prime-old>>32)
-	for n := range h {
-		k := &keys[n]
-		// d0·kʲ + d1·kʲ⁺¹ = kʲ·(d0 + d1·k), k = lo[1]
-		h[n] = addmod(h[n], mulmod(k.pow(j), addmod(d0, mulmod(d1, k.lo[1]))))
+// hashAcc adds the changes of words to a Hash, block by block of 1024
+// limbs (4 KiB), which share hi[j>>10]: within a block the sums of
+// lo[j&1023]·x_j over the new limbs and over the old ones (each product
+// below 2⁹³, 1024 of them below 2¹⁰³) are kept in 128 bits unreduced, and
+// reduced, multiplied by the block's power and added when the block ends.
+type hashAcc struct {
+	h     *Hash
+	block int          // the block being summed, -1 for none
+	acc   [2][4]uint64 // per key: new sum (hi, lo), old sum (hi, lo)
+}
+
+func newHashAcc(h *Hash) hashAcc { return hashAcc{h: h, block: -1} }
+
+// word adds the change of the 64-bit word at byte offset i (limbs j =
+// i/4 and j+1, i a multiple of 8) from old to new.
+func (a *hashAcc) word(i int, old, new uint64) {
+	if b := i >> (powBits + 2); b != a.block {
+		a.flush()
+		a.block = b
 	}
+	j := (i >> 2) & (1<<powBits - 1)
+	for key := range a.acc {
+		k := &keys[key]
+		s := &a.acc[key]
+		l0, l1 := k.lo[j], k.lo[j+1]
+		s[0], s[1] = mulAdd(s[0], s[1], l0, new&0xffffffff)
+		s[0], s[1] = mulAdd(s[0], s[1], l1, new>>32)
+		if old != 0 {
+			s[2], s[3] = mulAdd(s[2], s[3], l0, old&0xffffffff)
+			s[2], s[3] = mulAdd(s[2], s[3], l1, old>>32)
+		}
+	}
+}
+
+// mulAdd returns (hi, lo) + a·b.
+func mulAdd(hi, lo, a, b uint64) (uint64, uint64) {
+	ph, pl := bits.Mul64(a, b)
+	lo, c := bits.Add64(lo, pl, 0)
+	return hi + ph + c, lo
+}
+
+// flush adds the block's sums to the Hash.
+func (a *hashAcc) flush() {
+	if a.block < 0 {
+		return
+	}
+	for key := range a.acc {
+		s := &a.acc[key]
+		d := addmod(reduce(s[0], s[1]), prime-reduce(s[2], s[3]))
+		a.h[key] = addmod(a.h[key], mulmod(keys[key].pow(a.block<<powBits), d))
+		*s = [4]uint64{}
+	}
+	a.block = -1
 }
 
 // ZeroHash is the Hash of n zero bytes.
@@ -124,44 +166,20 @@ func ZeroHash(n int) Hash {
 // HashOf returns the Hash of a state.
 func HashOf(state []byte) Hash {
 	h := ZeroHash(len(state))
+	acc := newHashAcc(&h)
 	n := len(state)
-	// By blocks of 1024 limbs, which share hi[j>>10]: the block's sum of
-	// lo[j&1023]·x_j (each below 2⁹³) fits 128 bits unreduced.
-	const block = 4 << powBits
-	for start := 0; start < n; start += block {
-		end := min(start+block, n)
-		for key := range h {
-			k := &keys[key]
-			var sHi, sLo, c uint64
-			i := start
-			for ; i+8 <= end; i += 8 {
-				w := binary.LittleEndian.Uint64(state[i:])
-				if w == 0 {
-					continue
-				}
-				j := (i >> 2) & (1<<powBits - 1)
-				hi0, lo0 := bits.Mul64(k.lo[j], w&0xffffffff)
-				hi1, lo1 := bits.Mul64(k.lo[j+1], w>>32)
-				sLo, c = bits.Add64(sLo, lo0, 0)
-				sHi += hi0 + c
-				sLo, c = bits.Add64(sLo, lo1, 0)
-				sHi += hi1 + c
-			}
-			if i < end {
-				var tail [8]byte
-				copy(tail[:], state[i:end])
-				w := binary.LittleEndian.Uint64(tail[:])
-				j := (i >> 2) & (1<<powBits - 1)
-				hi0, lo0 := bits.Mul64(k.lo[j], w&0xffffffff)
-				hi1, lo1 := bits.Mul64(k.lo[j+1], w>>32)
-				sLo, c = bits.Add64(sLo, lo0, 0)
-				sHi += hi0 + c
-				sLo, c = bits.Add64(sLo, lo1, 0)
-				sHi += hi1 + c
-			}
-			h[key] = addmod(h[key], mulmod(k.pow(start>>2), reduce(sHi, sLo)))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if w := binary.LittleEndian.Uint64(state[i:]); w != 0 {
+			acc.word(i, 0, w)
 		}
 	}
+	if i < n {
+		var tail [8]byte
+		copy(tail[:], state[i:])
+		acc.word(i, 0, binary.LittleEndian.Uint64(tail[:]))
+	}
+	acc.flush()
 	return h
 }
 

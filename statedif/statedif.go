@@ -44,12 +44,14 @@ func Apply(dst, base, dif []byte, h Hash) Hash {
 	if base == nil {
 		h = ZeroHash(len(dst))
 	}
-	sub(dst, base, dif, &h)
+	acc := newHashAcc(&h)
+	sub(dst, base, dif, &acc)
+	acc.flush()
 	return h
 }
 
 // sub is Sub, adding to h, when not nil, the change of each word.
-func sub(dst, base, b []byte, h *Hash) {
+func sub(dst, base, b []byte, h *hashAcc) {
 	// Eight bytes at a time, without borrows crossing bytes (SWAR):
 	// (x|H) − (y&^H) cannot borrow out of a byte, then bit 7 is fixed.
 	// Blocks of 32 bytes where b is zero leave base as it is (the difs
