@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"flag"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/internal/fuzzcorpus"
 	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/reassemble"
 )
@@ -21,9 +21,10 @@ var (
 )
 
 // TestMain removes the big capture of the benchmarks when they are done,
-// and bounds the minimizing of what fuzzing finds (see fuzzMinimize).
+// and bounds the minimizing of what fuzzing finds: a FuzzEngine input (a
+// game's first datagrams) is about 20 KB, at 5–15 ms a run.
 func TestMain(m *testing.M) {
-	fuzzMinimize()
+	fuzzcorpus.BoundMinimize("250x")
 	code := m.Run()
 	if bigPath != "" {
 		os.RemoveAll(filepath.Dir(bigPath))
@@ -204,21 +205,5 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 		b.ReportMetric(line1.Seconds(), "line1-s")
 		b.ReportMetric(all.Seconds(), "rebuilt-s")
 		b.ReportMetric(float64(p.Rebuilt), "states")
-	}
-}
-
-// fuzzMinimize bounds what fuzzing spends minimizing each new input it
-// finds to 250 runs, unless -test.fuzzminimizetime says otherwise. Go's
-// default is 60 s an input, and a FuzzEngine input (a game's first
-// datagrams, about 20 KB) takes a run per byte removed at 5–15 ms each:
-// every new input found kept a worker minimizing for the whole minute, the
-// status line said 0 execs/s (runs made while minimizing count only when
-// it ends), and with both workers at it fuzzing stood still.
-func fuzzMinimize() {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.fuzzminimizetime" })
-	if f := flag.Lookup("test.fuzzminimizetime"); f != nil && !set {
-		f.Value.Set("250x")
 	}
 }
