@@ -161,10 +161,12 @@ func (b *Builder) Add(m *reassemble.Message) {
 		return
 	}
 	if c == nil {
-		c = &chain{opt: b.opt, in: make(chan job, 64), out: b.results, mem: b.mem}
+		c = &chain{opt: b.opt, in: make(chan job, 64), ready: make(chan job, aheadDifs-1), out: b.results, mem: b.mem,
+			pool: make(chan []byte, aheadDifs+1)}
 		c.states = map[Frame]int{}
 		b.clients[l] = c
-		b.wg.Add(1)
+		b.wg.Add(2)
+		go func() { defer b.wg.Done(); c.ahead() }()
 		go func() { defer b.wg.Done(); c.run() }()
 	}
 	j := job{seq: b.next, msg: m, player: pl}

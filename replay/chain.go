@@ -28,6 +28,11 @@ type job struct {
 	ack   bool
 	ackN  int32
 	flush bool
+	// A dif inflated ahead (see ahead): the inflated dif, in a buffer of
+	// the chain's pool, or the error.
+	pre    bool
+	dif    []byte
+	difErr error
 }
 
 // maxWait is how many later difs of the same client a dif whose base is
@@ -57,10 +62,22 @@ type kept struct {
 	depth int // difs from the nearest keyframe or checkpoint
 }
 
-// chain rebuilds one client's states in order.
+// aheadDifs is how many difs a chain inflates ahead of the one it builds.
+const aheadDifs = 2
+
+// chain rebuilds one client's states in order. Its difs are inflated ahead
+// on a goroutine of their own (ahead), so a chain alone goes at the speed
+// of the slower of inflating and applying, on two cores.
 type chain struct {
 	opt   Options
 	in    chan job
+	ready chan job // in's jobs, their difs inflated
+	// The pool of inflated difs' buffers (aheadDifs+1 of them at most,
+	// counted in the builder's memory budget), and the size ahead
+	// inflates to (the chain's, as the builds set it).
+	pool      chan []byte
+	pooled    int
+	aheadSize int
 	out   chan<- *State
 	mem   *atomic.Int64
 	size  int
@@ -91,9 +108,81 @@ func (b *buffers) compress(state []byte) []byte {
 	return bytes.Clone(b.zbuf.Bytes())
 }
 
+// ahead inflates the difs of in's jobs, in order, into buffers of the
+// pool, and hands every job on to ready: the builds then only apply them.
+// A dif the pool has no buffer for (the memory budget is spent) goes on
+// as it came, to be inflated by its build.
+func (c *chain) ahead() {
+	defer close(c.ready)
+	for j := range c.in {
+		if m := j.msg; m != nil && willInflate(m) {
+			if buf := c.buffer(); buf != nil {
+				bufs := c.opt.Gate.enter()
+				size := c.aheadSize
+				if c.opt.StateSize > 0 {
+					size = c.opt.StateSize
+				}
+				j.dif, j.difErr = inflateDif(&bufs.inf, buf, m, size)
+				c.opt.Gate.leave(bufs)
+				j.pre = true
+				if c.aheadSize == 0 && j.difErr == nil && len(j.dif) > 0 {
+					c.aheadSize = len(j.dif) // as build sets the chain's
+				}
+			}
+		}
+		c.ready <- j
+	}
+}
+
+// buffer returns a buffer of the pool, waiting for one when aheadDifs+1
+// are out, or nil when none can be had.
+func (c *chain) buffer() []byte {
+	select {
+	case b := <-c.pool:
+		return b
+	default:
+	}
+	if c.pooled <= aheadDifs && c.reserve(MaxStateSize+1) {
+		c.pooled++
+		return make([]byte, 0, MaxStateSize+1)
+	}
+	if c.pooled == 0 {
+		return nil
+	}
+	return <-c.pool
+}
+
+// recycle gives a job's inflated dif's buffer back to the pool.
+func (c *chain) recycle(j *job) {
+	if j.pre {
+		b := j.dif[:0]
+		if cap(b) != MaxStateSize+1 { // grown by a stream of unknown size
+			b = make([]byte, 0, MaxStateSize+1)
+		}
+		c.pool <- b
+		j.pre, j.dif, j.difErr = false, nil, nil
+	}
+}
+
+// willInflate says whether a build inflates m's dif: a whole dif that is
+// not from a frame to itself.
+func willInflate(m *reassemble.Message) bool {
+	return m.Status == reassemble.Complete && !(m.Src == m.Dst && m.Src != 0)
+}
+
+// inflateDif inflates m's dif into dst as a build does: to size bytes, or
+// when the size is not known yet to at most MaxStateSize.
+func inflateDif(inf *reassemble.Inflater, dst []byte, m *reassemble.Message, size int) ([]byte, error) {
+	dif, err := inf.Inflate(dst, m.Compressed, min(size, MaxStateSize))
+	if size == 0 && err == nil && len(dif) > MaxStateSize {
+		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
+	}
+	return dif, err
+}
+
 func (c *chain) run() {
 	defer c.release()
-	for j := range c.in {
+	for j := range c.ready {
 		switch {
 		case j.ack:
 			c.keepAcked(j.ackN)
@@ -147,6 +236,8 @@ func (c *chain) release() {
 		c.mem.Add(-int64(cap(k.data)))
 	}
 	c.ring, c.acked = nil, nil
+	c.mem.Add(-int64(c.pooled) * (MaxStateSize + 1))
+	c.pooled = 0
 }
 
 // keepAcked keeps the newest rebuilt state of frame n as an acknowledged
@@ -222,6 +313,7 @@ func (c *chain) build(j job, bufs *buffers) *State {
 	} else if m.SLSN < 0 {
 		s.SLSN = c.level.Infer(m)
 	}
+	defer c.recycle(&j)
 	switch m.Status {
 	case reassemble.Incomplete:
 		s.Status, s.Err = Incomplete, m.Err
@@ -241,10 +333,13 @@ func (c *chain) build(j job, bufs *buffers) *State {
 	if c.opt.StateSize > 0 {
 		size = c.opt.StateSize
 	}
-	dif, err := bufs.inf.Inflate(bufs.dif, m.Compressed, min(size, MaxStateSize))
-	bufs.dif = dif
-	if size == 0 && err == nil && len(dif) > MaxStateSize {
-		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
+	var dif []byte
+	var err error
+	if j.pre {
+		dif, err = j.dif, j.difErr
+	} else {
+		dif, err = inflateDif(&bufs.inf, bufs.dif, m, size)
+		bufs.dif = dif
 	}
 	if err != nil {
 		s.Status, s.Err = Corrupt, err
@@ -267,8 +362,10 @@ func (c *chain) build(j job, bufs *buffers) *State {
 		base, ok = c.base(Frame{s.SLSN, m.Src})
 		if !ok {
 			if !j.final && len(c.waiting) < 4*maxWait {
-				j.parked, j.slsn = true, s.SLSN
-				c.waiting = append(c.waiting, j)
+				w := j
+				w.parked, w.slsn = true, s.SLSN
+				w.pre, w.dif, w.difErr = false, nil, nil // inflated again when its base comes
+				c.waiting = append(c.waiting, w)
 				return nil
 			}
 			s.Status = MissingBase
