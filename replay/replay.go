@@ -5,7 +5,9 @@
 // Clients are independent chains, so a Builder rebuilds each client on a
 // goroutine of its own, as many at once as its Gate lets (GOMAXPROCS by
 // default), and hands the results back in the order the difs ended in the
-// capture.
+// capture. A chain's difs do not depend on its states, so each chain
+// inflates them ahead of its builds on a second goroutine: a client
+// rebuilt alone (the one a front end asks for first) takes two cores.
 //
 // The package replays difs into states; it sends nothing. Sending a
 // recording again over the network (`pmdump replay`) is package sender.
