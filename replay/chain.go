@@ -78,10 +78,10 @@ type chain struct {
 	pool      chan []byte
 	pooled    int
 	aheadSize int
-	out   chan<- *State
-	mem   *atomic.Int64
-	size  int
-	level LevelInference
+	out       chan<- *State
+	mem       *atomic.Int64
+	size      int
+	level     LevelInference
 	// ring of recent states, and their index by frame (the newest state of
 	// each frame)
 	ring   []kept
