@@ -71,6 +71,11 @@ const aheadDifs = 2
 type chain struct {
 	opt   Options
 	in    chan job
+	out   chan<- *State
+	mem   *atomic.Int64
+	size  int
+	level LevelInference
+
 	ready chan job // in's jobs, their difs inflated
 	// The pool of inflated difs' buffers (aheadDifs+1 of them at most,
 	// counted in the builder's memory budget), and the size ahead
@@ -78,10 +83,7 @@ type chain struct {
 	pool      chan []byte
 	pooled    int
 	aheadSize int
-	out       chan<- *State
-	mem       *atomic.Int64
-	size      int
-	level     LevelInference
+
 	// ring of recent states, and their index by frame (the newest state of
 	// each frame)
 	ring   []kept
