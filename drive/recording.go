@@ -196,7 +196,7 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 		lines   = map[int]reassemble.Chain{}
 		era     decode.Era
 	)
-	cfg := engine.Config{Work: engine.Timeline, Schema: opt.Schema}
+	cfg := engine.Config{Work: engine.Timeline, Schema: opt.Schema, SHA256: true}
 	cfg.Inspect = func(s *replay.State, _, state []byte) {
 		sch := schema.For(len(state), optSchema(opt.Schema)...)
 		r := sch.Region("psyn")

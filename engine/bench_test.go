@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/internal/fuzzcorpus"
 	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/reassemble"
 )
@@ -19,8 +20,11 @@ var (
 	bigPath string
 )
 
-// TestMain removes the big capture of the benchmarks when they are done.
+// TestMain removes the big capture of the benchmarks when they are done,
+// and bounds the minimizing of what fuzzing finds: a FuzzEngine input (a
+// game's first datagrams) is about 20 KB, at 5–15 ms a run.
 func TestMain(m *testing.M) {
+	fuzzcorpus.BoundMinimize("250x")
 	code := m.Run()
 	if bigPath != "" {
 		os.RemoveAll(filepath.Dir(bigPath))

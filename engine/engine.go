@@ -114,6 +114,11 @@ type Config struct {
 	// Stopper, when set, stops the engine as its Stop does: an event
 	// handler made before the engine can stop it through it.
 	Stopper *Stopper
+	// SHA256 makes every rebuilt state carry its sha256 (State.Sum), for
+	// output that shows it or checks it against ground truth. Without it
+	// states carry only their Hash, which tells them apart within the
+	// process (the timeline's checks, desyncs) at a fraction of the cost.
+	SHA256 bool
 }
 
 // A Stopper stops the engine it is given to (Config.Stopper): Run and
@@ -250,7 +255,7 @@ func New(cfg Config) *Engine {
 		}
 	}
 	if cfg.Work&States != 0 {
-		opt := replay.Options{Inspect: e.inspect}
+		opt := replay.Options{Inspect: e.inspect, SHA256: cfg.SHA256}
 		if behindOn {
 			// Every core for the rebuild, but one while the fast pass
 			// runs: the packets come first.

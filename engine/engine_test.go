@@ -64,7 +64,7 @@ func TestImplausibleLegacyFrame(t *testing.T) {
 	e := engine.New(engine.Config{Work: engine.States})
 	defer e.Close()
 	var c collect
-	e2 := engine.New(engine.Config{Work: engine.States, OnEvent: c.on})
+	e2 := engine.New(engine.Config{Work: engine.States, OnEvent: c.on, SHA256: true})
 	defer e2.Close()
 	g := newGame(t, e2, decode.Legacy)
 	server := g.join(client1, 40000, 1)

@@ -12,7 +12,8 @@ import (
 func Example() {
 	shown := 0
 	e := engine.New(engine.Config{
-		Work: engine.States,
+		Work:   engine.States,
+		SHA256: true, // the states' sha256, printed
 		OnEvent: func(ev engine.Event) {
 			if s, ok := ev.(engine.StateEvent); ok && shown < 3 {
 				shown++

@@ -12,6 +12,7 @@ import (
 	"github.com/pmdump/pmdump/schema"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // The packet fields the findings read by name, resolved once.
@@ -58,7 +59,7 @@ type gameFrame struct {
 
 type ackedState struct {
 	conv int
-	sum  [32]byte
+	sum  statedif.Hash
 	n    int
 	ts   time.Time
 }
@@ -165,7 +166,7 @@ type convWatch struct {
 }
 
 type stateSum struct {
-	sum [32]byte
+	sum statedif.Hash
 	n   int
 }
 

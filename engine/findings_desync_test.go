@@ -8,6 +8,7 @@ import (
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // A desync is two clients' acknowledged states of one frame that differ;
@@ -25,9 +26,9 @@ func TestFindingsDesync(t *testing.T) {
 			Server: netip.AddrPortFrom(server, uint16(40000+id)), Player: id, Era: decode.Modern}
 		fc.watch(c).last = t0
 	}
-	sum := func(b byte) [32]byte { return [32]byte{b} }
+	sum := func(b byte) statedif.Hash { return statedif.Hash{uint64(b)} }
 	state := func(conv int, frame int32, b byte) {
-		fc.state(&replay.State{Conv: conv, SLSN: 0, Dst: frame, Status: replay.OK, Sum: sum(b), N: int(frame)})
+		fc.state(&replay.State{Conv: conv, SLSN: 0, Dst: frame, Status: replay.OK, Hash: sum(b), N: int(frame)})
 	}
 	ack := func(conv int, frame int32) {
 		fc.ackedState(fc.convs[conv], replay.Frame{SLSN: 0, N: frame}, int(frame)+1, t0.Add(time.Duration(frame)*25*time.Millisecond))

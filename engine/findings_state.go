@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // state takes every rebuilt state: an acknowledged state is compared with
@@ -22,7 +23,7 @@ func (fc *findingCollector) state(s *replay.State) {
 	}
 	k := replay.Frame{SLSN: s.SLSN, N: s.Dst}
 	if _, ok := w.sums[k]; !ok {
-		w.sums[k] = stateSum{s.Sum, s.N}
+		w.sums[k] = stateSum{s.Hash, s.N}
 		w.sumQ = append(w.sumQ, k)
 		if len(w.sumQ) > 4096 {
 			delete(w.sums, w.sumQ[0])
@@ -30,7 +31,7 @@ func (fc *findingCollector) state(s *replay.State) {
 		}
 	}
 	if a, ok := w.acked[k]; ok {
-		fc.compare(w, k, s.Sum, a)
+		fc.compare(w, k, s.Hash, a)
 	}
 }
 
@@ -61,7 +62,7 @@ const sameGame = 10 * time.Second
 
 // compare checks an acknowledged state against the game's first
 // acknowledged state of that frame.
-func (fc *findingCollector) compare(w *convWatch, k replay.Frame, sum [32]byte, a ackAt) {
+func (fc *findingCollector) compare(w *convWatch, k replay.Frame, sum statedif.Hash, a ackAt) {
 	n := a.n
 	g := gameFrame{w.server.Addr(), k.SLSN, k.N}
 	o, ok := fc.games[g]
@@ -85,8 +86,8 @@ func (fc *findingCollector) compare(w *convWatch, k replay.Frame, sum [32]byte, 
 		return // enough to see it
 	}
 	v := evidence{first: min(o.n, n), worst: n, last: max(o.n, n), start: w.last, end: w.last}
-	f := fc.finding(w, KindDesync, SeverityError, v, "%s and conversation %d acknowledged different states of level sequence %d frame %d (sha256 %x… and %x…)",
-		w.who(), o.conv, k.SLSN, k.N, sum[:4], o.sum[:4])
+	f := fc.finding(w, KindDesync, SeverityError, v, "%s and conversation %d acknowledged different states of level sequence %d frame %d",
+		w.who(), o.conv, k.SLSN, k.N)
 	f.Figures["other_conv"], f.Figures["frame"] = float64(o.conv), float64(k.N)
 	f.Evidence.States = []StateRef{{SLSN: k.SLSN, Frame: k.N}}
 	fc.found(f)

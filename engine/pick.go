@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/netip"
@@ -187,8 +188,8 @@ func (e *Engine) Pick(l reassemble.Chain, n, slsn int, sent bool) (PickedState, 
 
 // Describe says which state a pick is, in one line (Summary), and on the
 // following lines what a user should know about it (NewerNote, PastNote).
-func (p PickedState) Describe(size int) string {
-	s := p.Summary(size)
+func (p PickedState) Describe(state []byte) string {
+	s := p.Summary(state)
 	if n := p.NewerNote(); n != "" {
 		s += "\nnote: " + n
 	}
@@ -198,15 +199,17 @@ func (p PickedState) Describe(size int) string {
 	return s
 }
 
-// Summary says which state a pick is, in one line.
-func (p PickedState) Summary(size int) string {
+// Summary says which state a pick is, in one line, given the state (its
+// size and sha256).
+func (p PickedState) Summary(state []byte) string {
 	e := p.Entry
 	acked := "never acknowledged"
 	if e.Acked() {
 		acked = "acknowledged " + string(timefmt.AppendTime(nil, e.AckTime(), 6))
 	}
+	sum := sha256.Sum256(state)
 	return fmt.Sprintf("%s slsn %d frame %d: the state of frame %d (dif %d → %d, capture frame %d, %s), %d bytes, sha256 %s",
-		p.Line, p.SLSN, p.Frame, e.Frame.N, e.Src, e.Frame.N, e.CaptureN, acked, size, hex.EncodeToString(e.Sum[:]))
+		p.Line, p.SLSN, p.Frame, e.Frame.N, e.Src, e.Frame.N, e.CaptureN, acked, len(state), hex.EncodeToString(sum[:]))
 }
 
 // NewerNote says, when the server sent a newer state the client never

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // Prioritize asks the state rebuild running behind the fast pass
@@ -46,10 +48,60 @@ func (e *Engine) startWish() {
 }
 
 // maxEarly is the most states rebuilt ahead of their turn that wait for
-// their turn in the figures and events (each a State without its bytes,
-// about 300 bytes): past it, the rebuild goes on in capture order until
-// they are out.
-const maxEarly = 1 << 16
+// their turn in the figures and events (each an earlyState, about 130
+// bytes, and what the health's inspection keeps of it): past it, the
+// rebuild goes on in capture order until they are out. It is more than
+// one client's difs in a one-hour game (144,000 at 40 a second), so a
+// client asked for first is rebuilt to its end ahead of the others.
+const maxEarly = 1 << 18
+
+// earlyState is a state rebuilt ahead of its turn as it waits for it: a
+// replay.State without its bytes, packed.
+type earlyState struct {
+	ts                                                                             time.Time
+	hash                                                                           statedif.Hash
+	err                                                                            error
+	extra                                                                          any
+	sum                                                                            *[32]byte // nil when zero
+	line                                                                           int32     // in behind.lineTab
+	status                                                                         replay.Status
+	seq, baseSeq, conv, player, slsn, src, dst, n, size, compressed, pieces, count int32
+}
+
+// pack makes s an earlyState (under the engine's lock).
+func (b *behind) pack(s *replay.State) earlyState {
+	l := s.Line()
+	i, ok := b.lineIDs[l]
+	if !ok {
+		if b.lineIDs == nil {
+			b.lineIDs = map[reassemble.Chain]int32{}
+		}
+		i = int32(len(b.lineTab))
+		b.lineIDs[l] = i
+		b.lineTab = append(b.lineTab, l)
+	}
+	es := earlyState{ts: s.TS, hash: s.Hash, err: s.Err, extra: s.Extra, line: i, status: s.Status,
+		seq: int32(s.Seq), baseSeq: int32(s.BaseSeq), conv: int32(s.Conv), player: int32(s.Player), slsn: int32(s.SLSN),
+		src: s.Src, dst: s.Dst, n: int32(s.N), size: int32(s.Size), compressed: int32(s.Compressed),
+		pieces: int32(s.Pieces), count: int32(s.Count)}
+	if s.Sum != ([32]byte{}) {
+		sum := s.Sum
+		es.sum = &sum
+	}
+	return es
+}
+
+// unpack makes the replay.State of an earlyState.
+func (b *behind) unpack(es *earlyState) *replay.State {
+	s := &replay.State{TS: es.ts, Hash: es.hash, Err: es.err, Extra: es.extra, Client: b.lineTab[es.line].Client, Status: es.status,
+		Seq: int(es.seq), BaseSeq: int(es.baseSeq), Conv: int(es.conv), Player: int(es.player), SLSN: int(es.slsn),
+		Src: es.src, Dst: es.dst, N: int(es.n), Size: int(es.size), Compressed: int(es.compressed),
+		Pieces: int(es.pieces), Count: int(es.count)}
+	if es.sum != nil {
+		s.Sum = *es.sum
+	}
+	return s
+}
 
 // seqRun maps the Builder's own sequence numbers (the order in which the
 // rebuild hands it the difs) to the states' places in capture order: local
@@ -105,9 +157,9 @@ func (e *Engine) addEarly(s *replay.State) {
 			e.warnf("state timeline: %v", err)
 		}
 	}
-	s.Dif, s.Checkpoint, s.Data = nil, nil, nil
-	i, _ := slices.BinarySearchFunc(b.deferred, s.Seq, func(d *replay.State, seq int) int { return d.Seq - seq })
-	b.deferred = slices.Insert(b.deferred, i, s)
+	es := b.pack(s)
+	i, _ := slices.BinarySearchFunc(b.deferred, es.seq, func(d earlyState, seq int32) int { return int(d.seq) - int(seq) })
+	b.deferred = slices.Insert(b.deferred, i, es)
 }
 
 // addDeferred gives the states rebuilt ahead of their turn whose turn has
@@ -115,9 +167,9 @@ func (e *Engine) addEarly(s *replay.State) {
 // them to out for their events (under the engine's lock).
 func (e *Engine) addDeferred(upTo int, out []*replay.State) []*replay.State {
 	b := e.bh
-	for len(b.deferred) > 0 && (b.deferred[0].Seq < upTo || b.deferred[0].Seq == b.added) {
-		s := b.deferred[0]
-		b.deferred[0] = nil
+	for len(b.deferred) > 0 && (int(b.deferred[0].seq) < upTo || int(b.deferred[0].seq) == b.added) {
+		s := b.unpack(&b.deferred[0])
+		b.deferred[0] = earlyState{}
 		b.deferred = b.deferred[1:]
 		b.early--
 		e.difs.state(s)

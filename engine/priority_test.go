@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/pmdump/pmdump/internal/realcap"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // pcapPart writes the records of a classic pcap file that start in its
@@ -94,7 +94,7 @@ func TestPrioritizeFirst(t *testing.T) {
 							continue
 						}
 						data, err := e.State(nil, l, i)
-						if err != nil || sha256.Sum256(data) != es[i].Sum {
+						if err != nil || statedif.HashOf(data) != es[i].Hash {
 							t.Errorf("%s, budget %d, first %v: %v entry %d: state does not hash to its sum (%v)", tc.in, tc.budget, first, l, i, err)
 							return
 						}

@@ -31,9 +31,11 @@ type behind struct {
 	wished   bool
 	// The rebuild goroutine's, for the difs taken ahead of their turn
 	// (under the engine's lock where the states go in).
-	runs     []seqRun        // the Builder's numbers to capture order
-	deferred []*replay.State // states in the timeline early, waiting for their turn, by Seq
-	early    int             // difs handed early whose states are not out yet
+	runs     []seqRun     // the Builder's numbers to capture order
+	deferred []earlyState // states in the timeline early, waiting for their turn, by Seq
+	lineTab  []reassemble.Chain
+	lineIDs  map[reassemble.Chain]int32
+	early    int // difs handed early whose states are not out yet
 }
 
 // queue hands an op to the rebuild.

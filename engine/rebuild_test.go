@@ -36,7 +36,7 @@ func rebuildWith(t *testing.T, cfg engine.Config, read, done func(*engine.Engine
 	cfg.OnEvent = func(ev engine.Event) {
 		if s, ok := ev.(engine.StateEvent); ok {
 			st := s.State
-			r.states = append(r.states, fmt.Sprintf("%d %d %v %d %d:%d→%d %v %x %d", st.Seq, st.N, st.Client, st.Player, st.SLSN, st.Src, st.Dst, st.Status, st.Sum, st.BaseSeq))
+			r.states = append(r.states, fmt.Sprintf("%d %d %v %d %d:%d→%d %v %x %x %d", st.Seq, st.N, st.Client, st.Player, st.SLSN, st.Src, st.Dst, st.Status, st.Sum, st.Hash, st.BaseSeq))
 		}
 	}
 	e := engine.New(cfg)
@@ -75,9 +75,9 @@ func rebuildWith(t *testing.T, cfg engine.Config, read, done func(*engine.Engine
 func TestRebuildBehindSame(t *testing.T) {
 	for _, in := range []string{"modern/basic/basic.pcap", "legacy/lossy/capture.pcap"} {
 		path := realcap.Path(t, in)
-		want := rebuildAll(t, engine.Config{}, path)
+		want := rebuildAll(t, engine.Config{SHA256: true}, path)
 		for _, budget := range []int{3 << 10} {
-			got := rebuildAll(t, engine.Config{RebuildBehind: true, MemoryBudget: budget}, path)
+			got := rebuildAll(t, engine.Config{RebuildBehind: true, MemoryBudget: budget, SHA256: true}, path)
 			if !reflect.DeepEqual(got.states, want.states) {
 				t.Errorf("%s, budget %d: %d states, want %d; they differ", in, budget, len(got.states), len(want.states))
 			}

@@ -2,10 +2,12 @@ package reassemble
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zlib"
 )
 
@@ -15,9 +17,14 @@ const MaxState = 4 << 20
 
 // Inflater inflates difs, reusing its decompressor and buffers. It is not
 // safe for concurrent use; use one per goroutine.
+//
+// It reads the zlib framing (RFC 1950) itself around a flate decompressor,
+// with zlib's errors, so that the checksum of a dif goes at the speed of
+// its runs of zeros (see adlerSum).
 type Inflater struct {
-	src bytes.Reader
-	zr  io.ReadCloser
+	src     bytes.Reader
+	fr      io.ReadCloser
+	scratch [4]byte
 }
 
 // ErrSize is wrapped by Inflate's errors for a stream that inflates to the
@@ -35,13 +42,12 @@ func (f *Inflater) Inflate(dst, z []byte, size int) ([]byte, error) {
 		limit = MaxState
 	}
 	f.src.Reset(z)
-	if f.zr == nil {
-		zr, err := zlib.NewReader(&f.src)
-		if err != nil {
-			return dst[:0], fmt.Errorf("zlib: %w", err)
-		}
-		f.zr = zr
-	} else if err := f.zr.(zlib.Resetter).Reset(&f.src, nil); err != nil {
+	if err := f.header(); err != nil {
+		return dst[:0], fmt.Errorf("zlib: %w", err)
+	}
+	if f.fr == nil {
+		f.fr = flate.NewReader(&f.src)
+	} else if err := f.fr.(flate.Resetter).Reset(&f.src, nil); err != nil {
 		return dst[:0], fmt.Errorf("zlib: %w", err)
 	}
 	// Room for one byte past the bound, to see a stream that goes on. When
@@ -66,8 +72,11 @@ func (f *Inflater) Inflate(dst, z []byte, size int) ([]byte, error) {
 			dst = append(dst, make([]byte, min(len(dst), limit+1-len(dst)))...)
 			dst = dst[:min(cap(dst), limit+1)]
 		}
-		m, err := f.zr.Read(dst[n:])
+		m, err := f.fr.Read(dst[n:])
 		n += m
+		if err == io.EOF {
+			err = f.trailer(dst[:n])
+		}
 		if err == io.EOF {
 			break // the stream ended and its checksum was verified
 		}
@@ -85,4 +94,46 @@ func (f *Inflater) Inflate(dst, z []byte, size int) ([]byte, error) {
 		return dst[:0], fmt.Errorf("inflates to %d bytes, the state has %d: %w", n, size, ErrSize)
 	}
 	return dst[:n], nil
+}
+
+// header reads a zlib stream's header (RFC 1950 section 2.2), as zlib's
+// reader does: a preset dictionary is refused (none is given).
+func (f *Inflater) header() error {
+	h := f.scratch[:2]
+	if _, err := io.ReadFull(&f.src, h); err != nil {
+		return unexpected(err)
+	}
+	if h[0]&0x0f != 8 || h[0]>>4 > 7 || binary.BigEndian.Uint16(h)%31 != 0 {
+		return zlib.ErrHeader
+	}
+	if h[1]&0x20 != 0 {
+		sum := f.scratch[:4]
+		if _, err := io.ReadFull(&f.src, sum); err != nil {
+			return unexpected(err)
+		}
+		if binary.BigEndian.Uint32(sum) != 1 { // the checksum of no dictionary
+			return zlib.ErrDictionary
+		}
+	}
+	return nil
+}
+
+// trailer checks the checksum that follows the deflate stream against
+// what it inflated to: io.EOF when it matches, as zlib's reader.
+func (f *Inflater) trailer(out []byte) error {
+	sum := f.scratch[:4]
+	if _, err := io.ReadFull(&f.src, sum); err != nil {
+		return unexpected(err)
+	}
+	if binary.BigEndian.Uint32(sum) != adlerSum(out) {
+		return zlib.ErrChecksum
+	}
+	return io.EOF
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }

@@ -119,8 +119,9 @@ func BenchmarkRebuild(b *testing.B) {
 }
 
 // BenchmarkFullPassVsInflate compares a Builder's full pass over the real
-// capture (inflate, subtract, sha256, every client) with only inflating the
-// same difs one after the other; the x-inflate metric is the ratio.
+// capture (inflate, subtract, the states' Hash and, asked, sha256, every
+// client) with only inflating the same difs one after the other; the
+// x-inflate metric is the ratio.
 func BenchmarkFullPassVsInflate(b *testing.B) {
 	var complete []*reassemble.Message
 	for _, m := range realMessages(b) {
@@ -147,31 +148,36 @@ func BenchmarkFullPassVsInflate(b *testing.B) {
 		inflateNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 		b.ReportMetric(float64(len(complete)), "difs/op")
 	})
-	b.Run("rebuild+hash", func(b *testing.B) {
-		ok := 0
-		for b.Loop() {
-			ok = 0
-			bd := replay.New(replay.Options{StateSize: stateSize}, func(s *replay.State) {
-				if s.Status == replay.OK {
-					ok++
+	// The rebuild as the TUI runs it (each state's Hash) and as states
+	// runs it (its sha256 too).
+	for _, sha := range []bool{false, true} {
+		b.Run(map[bool]string{false: "rebuild+hash", true: "rebuild+sha256"}[sha], func(b *testing.B) {
+			ok := 0
+			for b.Loop() {
+				ok = 0
+				bd := replay.New(replay.Options{StateSize: stateSize, SHA256: sha}, func(s *replay.State) {
+					if s.Status == replay.OK {
+						ok++
+					}
+				})
+				for _, m := range complete {
+					bd.Add(m)
 				}
-			})
-			for _, m := range complete {
-				bd.Add(m)
+				bd.Close()
 			}
-			bd.Close()
-		}
-		ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		if inflateNs == 0 { // inflate-only filtered out: time a few passes
-			var f reassemble.Inflater
-			var dst []byte
-			start := time.Now()
-			for range 5 {
-				dst = inflateAll(&f, dst)
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			if inflateNs == 0 { // inflate-only filtered out: time a few passes
+				var f reassemble.Inflater
+				var dst []byte
+				start := time.Now()
+				for range 5 {
+					dst = inflateAll(&f, dst)
+				}
+				inflateNs = float64(time.Since(start).Nanoseconds()) / 5
 			}
-			inflateNs = float64(time.Since(start).Nanoseconds()) / 5
-		}
-		b.ReportMetric(ns/inflateNs, "x-inflate")
-		b.ReportMetric(float64(ok), "states/op")
-	})
+			b.ReportMetric(ns/inflateNs, "x-inflate")
+			b.ReportMetric(ns/float64(len(complete)), "ns/state")
+			b.ReportMetric(float64(ok), "states/op")
+		})
+	}
 }

@@ -17,6 +17,10 @@ type Options struct {
 	StateSize int
 	// Keep makes each emitted OK State carry its bytes in Data (a copy).
 	Keep bool
+	// SHA256 makes each emitted OK State carry its sha256 in Sum. Every
+	// OK State carries its Hash, which is enough to compare states within
+	// the process and costs a fraction of it.
+	SHA256 bool
 	// CheckpointEvery, when not 0, makes the Builder checkpoint a state
 	// (State.Checkpoint: the state, zlib-compressed) whenever rebuilding it
 	// from the nearest keyframe or checkpoint would take that many difs, so
@@ -157,10 +161,12 @@ func (b *Builder) Add(m *reassemble.Message) {
 		return
 	}
 	if c == nil {
-		c = &chain{opt: b.opt, in: make(chan job, 64), out: b.results, mem: b.mem}
+		c = &chain{opt: b.opt, in: make(chan job, 64), ready: make(chan job, aheadDifs-1), out: b.results, mem: b.mem,
+			pool: make(chan []byte, aheadDifs+1)}
 		c.states = map[Frame]int{}
 		b.clients[l] = c
-		b.wg.Add(1)
+		b.wg.Add(2)
+		go func() { defer b.wg.Done(); c.ahead() }()
 		go func() { defer b.wg.Done(); c.run() }()
 	}
 	j := job{seq: b.next, msg: m, player: pl}

@@ -28,6 +28,11 @@ type job struct {
 	ack   bool
 	ackN  int32
 	flush bool
+	// A dif inflated ahead (see ahead): the inflated dif, in a buffer of
+	// the chain's pool, or the error.
+	pre    bool
+	dif    []byte
+	difErr error
 }
 
 // maxWait is how many later difs of the same client a dif whose base is
@@ -53,10 +58,16 @@ type kept struct {
 	f     Frame
 	seq   int
 	data  []byte
+	hash  statedif.Hash
 	depth int // difs from the nearest keyframe or checkpoint
 }
 
-// chain rebuilds one client's states in order.
+// aheadDifs is how many difs a chain inflates ahead of the one it builds.
+const aheadDifs = 2
+
+// chain rebuilds one client's states in order. Its difs are inflated ahead
+// on a goroutine of their own (ahead), so a chain alone goes at the speed
+// of the slower of inflating and applying, on two cores.
 type chain struct {
 	opt   Options
 	in    chan job
@@ -64,6 +75,15 @@ type chain struct {
 	mem   *atomic.Int64
 	size  int
 	level LevelInference
+
+	ready chan job // in's jobs, their difs inflated
+	// The pool of inflated difs' buffers (aheadDifs+1 of them at most,
+	// counted in the builder's memory budget), and the size ahead
+	// inflates to (the chain's, as the builds set it).
+	pool      chan []byte
+	pooled    int
+	aheadSize int
+
 	// ring of recent states, and their index by frame (the newest state of
 	// each frame)
 	ring   []kept
@@ -90,9 +110,81 @@ func (b *buffers) compress(state []byte) []byte {
 	return bytes.Clone(b.zbuf.Bytes())
 }
 
+// ahead inflates the difs of in's jobs, in order, into buffers of the
+// pool, and hands every job on to ready: the builds then only apply them.
+// A dif the pool has no buffer for (the memory budget is spent) goes on
+// as it came, to be inflated by its build.
+func (c *chain) ahead() {
+	defer close(c.ready)
+	for j := range c.in {
+		if m := j.msg; m != nil && willInflate(m) {
+			if buf := c.buffer(); buf != nil {
+				bufs := c.opt.Gate.enter()
+				size := c.aheadSize
+				if c.opt.StateSize > 0 {
+					size = c.opt.StateSize
+				}
+				j.dif, j.difErr = inflateDif(&bufs.inf, buf, m, size)
+				c.opt.Gate.leave(bufs)
+				j.pre = true
+				if c.aheadSize == 0 && j.difErr == nil && len(j.dif) > 0 {
+					c.aheadSize = len(j.dif) // as build sets the chain's
+				}
+			}
+		}
+		c.ready <- j
+	}
+}
+
+// buffer returns a buffer of the pool, waiting for one when aheadDifs+1
+// are out, or nil when none can be had.
+func (c *chain) buffer() []byte {
+	select {
+	case b := <-c.pool:
+		return b
+	default:
+	}
+	if c.pooled <= aheadDifs && c.reserve(MaxStateSize+1) {
+		c.pooled++
+		return make([]byte, 0, MaxStateSize+1)
+	}
+	if c.pooled == 0 {
+		return nil
+	}
+	return <-c.pool
+}
+
+// recycle gives a job's inflated dif's buffer back to the pool.
+func (c *chain) recycle(j *job) {
+	if j.pre {
+		b := j.dif[:0]
+		if cap(b) != MaxStateSize+1 { // grown by a stream of unknown size
+			b = make([]byte, 0, MaxStateSize+1)
+		}
+		c.pool <- b
+		j.pre, j.dif, j.difErr = false, nil, nil
+	}
+}
+
+// willInflate says whether a build inflates m's dif: a whole dif that is
+// not from a frame to itself.
+func willInflate(m *reassemble.Message) bool {
+	return m.Status == reassemble.Complete && !(m.Src == m.Dst && m.Src != 0)
+}
+
+// inflateDif inflates m's dif into dst as a build does: to size bytes, or
+// when the size is not known yet to at most MaxStateSize.
+func inflateDif(inf *reassemble.Inflater, dst []byte, m *reassemble.Message, size int) ([]byte, error) {
+	dif, err := inf.Inflate(dst, m.Compressed, min(size, MaxStateSize))
+	if size == 0 && err == nil && len(dif) > MaxStateSize {
+		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
+	}
+	return dif, err
+}
+
 func (c *chain) run() {
 	defer c.release()
-	for j := range c.in {
+	for j := range c.ready {
 		switch {
 		case j.ack:
 			c.keepAcked(j.ackN)
@@ -146,6 +238,8 @@ func (c *chain) release() {
 		c.mem.Add(-int64(cap(k.data)))
 	}
 	c.ring, c.acked = nil, nil
+	c.mem.Add(-int64(c.pooled) * (MaxStateSize + 1))
+	c.pooled = 0
 }
 
 // keepAcked keeps the newest rebuilt state of frame n as an acknowledged
@@ -181,7 +275,7 @@ func (c *chain) keepAcked(n int32) {
 		buf = make([]byte, len(src.data))
 	}
 	copy(buf, src.data)
-	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf, depth: src.depth})
+	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf, hash: src.hash, depth: src.depth})
 }
 
 // reserve takes n bytes from the builder's budget, if it has them.
@@ -221,6 +315,7 @@ func (c *chain) build(j job, bufs *buffers) *State {
 	} else if m.SLSN < 0 {
 		s.SLSN = c.level.Infer(m)
 	}
+	defer c.recycle(&j)
 	switch m.Status {
 	case reassemble.Incomplete:
 		s.Status, s.Err = Incomplete, m.Err
@@ -240,10 +335,13 @@ func (c *chain) build(j job, bufs *buffers) *State {
 	if c.opt.StateSize > 0 {
 		size = c.opt.StateSize
 	}
-	dif, err := bufs.inf.Inflate(bufs.dif, m.Compressed, min(size, MaxStateSize))
-	bufs.dif = dif
-	if size == 0 && err == nil && len(dif) > MaxStateSize {
-		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
+	var dif []byte
+	var err error
+	if j.pre {
+		dif, err = j.dif, j.difErr
+	} else {
+		dif, err = inflateDif(&bufs.inf, bufs.dif, m, size)
+		bufs.dif = dif
 	}
 	if err != nil {
 		s.Status, s.Err = Corrupt, err
@@ -266,8 +364,10 @@ func (c *chain) build(j job, bufs *buffers) *State {
 		base, ok = c.base(Frame{s.SLSN, m.Src})
 		if !ok {
 			if !j.final && len(c.waiting) < 4*maxWait {
-				j.parked, j.slsn = true, s.SLSN
-				c.waiting = append(c.waiting, j)
+				w := j
+				w.parked, w.slsn = true, s.SLSN
+				w.pre, w.dif, w.difErr = false, nil, nil // inflated again when its base comes
+				c.waiting = append(c.waiting, w)
 				return nil
 			}
 			s.Status = MissingBase
@@ -287,19 +387,26 @@ func (c *chain) build(j job, bufs *buffers) *State {
 		depth = base.depth + 1
 	}
 	f := Frame{s.SLSN, m.Dst}
-	// The new state goes to scratch first: the base may be the ring slot
-	// the new state takes.
-	if cap(bufs.state) < len(dif) {
-		bufs.state = make([]byte, len(dif))
+	// The new state goes straight to the ring slot it takes (the base's
+	// own, when the base is the slot the ring gives up: the dif is then
+	// applied in place), or to scratch when it is not kept: a frame
+	// already held keeps its state, a second dif to the same frame never
+	// overwrites a base.
+	slot := -1
+	var dst []byte
+	if _, held := c.states[f]; !held {
+		slot, dst = c.claim(len(dif))
 	}
-	dst := bufs.state[:len(dif)]
-	if base.data == nil {
-		clear(dst)
-		statedif.Sub(dst, dst, dif)
-	} else {
-		statedif.Sub(dst, base.data, dif)
+	if slot < 0 {
+		if cap(bufs.state) < len(dif) {
+			bufs.state = make([]byte, len(dif))
+		}
+		dst = bufs.state[:len(dif)]
 	}
-	s.Sum = sha256.Sum256(dst)
+	s.Hash = statedif.Apply(dst, base.data, dif, base.hash)
+	if c.opt.SHA256 {
+		s.Sum = sha256.Sum256(dst)
+	}
 	s.Dif = m.Compressed
 	if c.opt.CheckpointEvery > 0 && depth >= c.opt.CheckpointEvery {
 		s.Checkpoint = bufs.compress(dst)
@@ -311,10 +418,10 @@ func (c *chain) build(j job, bufs *buffers) *State {
 	if c.opt.Keep {
 		s.Data = append([]byte(nil), dst...)
 	}
-	if _, held := c.states[f]; !held {
-		// A frame already held keeps its state: a second dif to the same
-		// frame never overwrites a base.
-		c.keep(f, j.seq, dst, depth)
+	if slot >= 0 {
+		k := &c.ring[slot]
+		k.f, k.seq, k.hash, k.depth = f, j.seq, s.Hash, depth
+		c.states[f] = slot
 	}
 	if len(c.waiting) > 0 {
 		c.releaseWaiting(f, bufs) // this build is done with bufs
@@ -344,7 +451,7 @@ func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 	// on a copy of it.
 	if b, ok := c.base(f); ok {
 		prev := c.pinned
-		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data), depth: b.depth}
+		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data), hash: b.hash, depth: b.depth}
 		defer func() { c.pinned = prev }()
 	}
 	for _, w := range ready {
@@ -355,31 +462,27 @@ func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 	}
 }
 
-// keep stores state as frame f's in the ring, reusing the oldest slot when
-// the ring is full or the memory budget is spent. It reports whether the
-// state was kept.
-func (c *chain) keep(f Frame, seq int, state []byte, depth int) bool {
-	if len(c.ring) < c.opt.History && c.reserve(len(state)) {
-		data := make([]byte, len(state))
-		copy(data, state)
-		c.ring = append(c.ring, kept{f: f, seq: seq, data: data, depth: depth})
-		c.states[f] = len(c.ring) - 1
-		return true
+// claim gives a ring slot of size bytes for a new state: a new one while
+// the ring is not full and the memory budget allows, or else the oldest,
+// which stops being a base (it may be the new state's own base: the dif
+// is then applied in place). It returns -1 when no slot can be had. The
+// caller fills the slot's data and says which frame it holds.
+func (c *chain) claim(size int) (int, []byte) {
+	if len(c.ring) < c.opt.History && c.reserve(size) {
+		c.ring = append(c.ring, kept{data: make([]byte, size)})
+		return len(c.ring) - 1, c.ring[len(c.ring)-1].data
 	}
 	if len(c.ring) == 0 {
-		return false
+		return -1, nil
 	}
 	i := c.next
 	c.next = (c.next + 1) % len(c.ring)
 	old := &c.ring[i]
-	if c.states[old.f] == i {
+	if j, ok := c.states[old.f]; ok && j == i {
 		delete(c.states, old.f)
 	}
-	if len(old.data) != len(state) {
-		return false // the size never changes within a chain
+	if len(old.data) != size {
+		return -1, nil // the size never changes within a chain
 	}
-	copy(old.data, state)
-	old.f, old.seq, old.depth = f, seq, depth
-	c.states[f] = i
-	return true
+	return i, old.data
 }

@@ -11,12 +11,14 @@ import (
 
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // The FuzzBuilder input is one options byte, then messages, each a 4-byte
 // header and its data:
 //
-//	options: bits 0-2 History-1, bits 3-4 CheckpointEvery, bit 5 StateSize 16 (else unknown)
+//	options: bits 0-2 History-1, bits 3-4 CheckpointEvery, bit 5 StateSize 16 (else unknown),
+//	         bit 6 no SHA256
 //	0: bits 0-1 client (mod 3), bits 2-3 status (0, 1 complete, 2 incomplete,
 //	   3 corrupt), bits 4-5 slsn (0: -1, legacy; else 0..2)
 //	1: src / 10
@@ -64,7 +66,7 @@ func parseBuilder(t testing.TB, data []byte) (replay.Options, []*reassemble.Mess
 	if len(data) == 0 {
 		return replay.Options{}, nil
 	}
-	opt := replay.Options{History: 1 + int(data[0]&7), CheckpointEvery: int(data[0] >> 3 & 3), Keep: true}
+	opt := replay.Options{History: 1 + int(data[0]&7), CheckpointEvery: int(data[0] >> 3 & 3), Keep: true, SHA256: data[0]&0x40 == 0}
 	if data[0]&0x20 != 0 {
 		opt.StateSize = fuzzState
 	}
@@ -166,8 +168,11 @@ func checkBuilder(t *testing.T, opt replay.Options, msgs []*reassemble.Message) 
 		if err != nil || len(s.Data) != len(dif) || s.Size != len(dif) || opt.StateSize > 0 && s.Size != opt.StateSize {
 			t.Fatalf("state %d: ok with %d bytes (size %d) from a dif of %d (%v)", i, len(s.Data), s.Size, len(dif), err)
 		}
-		if s.Sum != sha256.Sum256(s.Data) {
-			t.Fatalf("state %d: sum is not the sha256 of its bytes", i)
+		if opt.SHA256 && s.Sum != sha256.Sum256(s.Data) || !opt.SHA256 && s.Sum != [32]byte{} {
+			t.Fatalf("state %d: sum %x is not the sha256 of its bytes (asked: %v)", i, s.Sum, opt.SHA256)
+		}
+		if s.Hash != statedif.HashOf(s.Data) {
+			t.Fatalf("state %d: Hash is not its bytes'", i)
 		}
 		var candidates [][]byte
 		var idx []int

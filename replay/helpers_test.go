@@ -83,8 +83,9 @@ func (e testError) Error() string { return string(e) }
 const errFailed = testError("pieces went missing")
 
 // rebuild runs messages through a Builder and returns the states in the
-// order emitted.
+// order emitted, with their sha256.
 func rebuild(opt replay.Options, msgs ...*reassemble.Message) []*replay.State {
+	opt.SHA256 = true
 	var out []*replay.State
 	b := replay.New(opt, func(s *replay.State) { out = append(out, s) })
 	for _, m := range msgs {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // finishes runs f and fails the test if it has not returned within limit:
@@ -133,7 +134,7 @@ func TestBaseOfAnyAge(t *testing.T) {
 		b.Close()
 		last := out[len(out)-1]
 		switch {
-		case acked && (last.Status != replay.OK || last.Sum != sha256.Sum256(st[n+1])):
+		case acked && (last.Status != replay.OK || last.Hash != statedif.HashOf(st[n+1])):
 			t.Errorf("dif on the acknowledged frame 1 after %d others: %v %v", n, last.Status, last.Err)
 		case !acked && last.Status != replay.MissingBase:
 			t.Errorf("dif on a frame never acknowledged and long gone: %v, want missing-base", last.Status)

@@ -5,7 +5,9 @@
 // Clients are independent chains, so a Builder rebuilds each client on a
 // goroutine of its own, as many at once as its Gate lets (GOMAXPROCS by
 // default), and hands the results back in the order the difs ended in the
-// capture.
+// capture. A chain's difs do not depend on its states, so each chain
+// inflates them ahead of its builds on a second goroutine: a client
+// rebuilt alone (the one a front end asks for first) takes two cores.
 //
 // The package replays difs into states; it sends nothing. Sending a
 // recording again over the network (`pmdump replay`) is package sender.
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // Status is the outcome of rebuilding one state.
@@ -63,11 +66,12 @@ type State struct {
 	Count      int       // pieces the dif has
 	Status     Status
 	Err        error
-	Sum        [32]byte // sha256 of the state (OK)
-	Data       []byte   // the state itself, when the Builder keeps states
-	Checkpoint []byte   // the state zlib-compressed, for a checkpoint (see Options)
-	Dif        []byte   // the dif's zlib stream (the message's; do not modify)
-	Extra      any      // set by Options.Inspect
+	Sum        [32]byte      // sha256 of the state (OK, with Options.SHA256)
+	Hash       statedif.Hash // the state's Hash, to tell states apart in this process (OK)
+	Data       []byte        // the state itself, when the Builder keeps states
+	Checkpoint []byte        // the state zlib-compressed, for a checkpoint (see Options)
+	Dif        []byte        // the dif's zlib stream (the message's; do not modify)
+	Extra      any           // set by Options.Inspect
 }
 
 // Keyframe reports whether the state was sent against an all-zero base.

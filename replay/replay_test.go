@@ -12,6 +12,7 @@ import (
 
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // chainOf returns n states, each a small mutation of the one before.
@@ -87,8 +88,8 @@ func TestBuilder(t *testing.T) {
 					}
 					continue
 				}
-				if s.Err != nil || !bytes.Equal(s.Data, st[w.state]) || s.Sum != sha256.Sum256(st[w.state]) || s.Size != stateSize {
-					t.Errorf("state %d: error %v, size %d, bytes equal %v, sum equal %v", i, s.Err, s.Size, bytes.Equal(s.Data, st[w.state]), s.Sum == sha256.Sum256(st[w.state]))
+				if s.Err != nil || !bytes.Equal(s.Data, st[w.state]) || s.Sum != sha256.Sum256(st[w.state]) || s.Hash != statedif.HashOf(st[w.state]) || s.Size != stateSize {
+					t.Errorf("state %d: error %v, size %d, bytes equal %v, sum equal %v, hash equal %v", i, s.Err, s.Size, bytes.Equal(s.Data, st[w.state]), s.Sum == sha256.Sum256(st[w.state]), s.Hash == statedif.HashOf(st[w.state]))
 				}
 				if !bytes.Equal(s.Dif, m.Compressed) || s.Keyframe() != (m.Src == 0) {
 					t.Errorf("state %d: dif not the message's, or keyframe %v", i, s.Keyframe())

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"sort"
@@ -22,13 +21,13 @@ type Entry struct {
 	Player     int8
 	Size       int32
 	Compressed int32
-	CaptureN   int32 // capture frame number of the dif's last piece
-	Seq        int32 // the state's Seq (see State)
-	Sum        [32]byte
-	ts, ackTS  int64 // unix nanoseconds
-	dif        blob  // the compressed dif (OK states)
-	base       int32 // index of the base entry, -1 for a keyframe
-	ckpt       bool  // a checkpoint of the state is in the line's ckpts
+	CaptureN   int32         // capture frame number of the dif's last piece
+	Seq        int32         // the state's Seq (see State)
+	Hash       statedif.Hash // the state's (see State)
+	ts, ackTS  int64         // unix nanoseconds
+	dif        blob          // the compressed dif (OK states)
+	base       int32         // index of the base entry, -1 for a keyframe
+	ckpt       bool          // a checkpoint of the state is in the line's ckpts
 	acked      bool
 }
 
@@ -152,7 +151,7 @@ func (t *Timeline) Add(s *State) error {
 	}
 	e := Entry{
 		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, ts: s.TS.UnixNano(), CaptureN: int32(s.N), Size: int32(s.Size),
-		Compressed: int32(s.Compressed), Pieces: uint8(min(s.Pieces, 255)), Count: uint8(min(s.Count, 255)), Sum: s.Sum,
+		Compressed: int32(s.Compressed), Pieces: uint8(min(s.Pieces, 255)), Count: uint8(min(s.Count, 255)), Hash: s.Hash,
 		Player: int8(max(min(s.Player, 127), -1)), base: -1, Seq: int32(s.Seq),
 	}
 	i := int32(len(l.entries))
@@ -296,7 +295,7 @@ func (t *Timeline) SLSNs(key reassemble.Chain, n int32) []int {
 }
 
 // State rebuilds the state of entry i of client into dst (reusing its
-// capacity) and checks it against the sha256 recorded when it was first
+// capacity) and checks it against the Hash recorded when it was first
 // rebuilt.
 func (t *Timeline) State(dst []byte, key reassemble.Chain, i int) ([]byte, error) {
 	l := t.lines[key]
@@ -340,7 +339,7 @@ func (t *Timeline) State(dst []byte, key reassemble.Chain, i int) ([]byte, error
 			return nil, err
 		}
 	}
-	if sha256.Sum256(dst) != l.entries[i].Sum {
+	if statedif.HashOf(dst) != l.entries[i].Hash {
 		return nil, fmt.Errorf("state of frame %d (slsn %d) rebuilt from the index differs from the first pass", l.entries[i].Frame.N, l.entries[i].Frame.SLSN)
 	}
 	return dst, nil

@@ -114,7 +114,7 @@ func TestTimeline(t *testing.T) {
 			}
 			for i, e := range entries {
 				s := states[index[c.Client][i]]
-				if e.Frame != (replay.Frame{SLSN: s.SLSN, N: s.Dst}) || e.Src != s.Src || e.Status != s.Status || e.Sum != s.Sum || !e.Time().Equal(s.TS) || int(e.Size) != s.Size || e.Acked() {
+				if e.Frame != (replay.Frame{SLSN: s.SLSN, N: s.Dst}) || e.Src != s.Src || e.Status != s.Status || e.Hash != s.Hash || !e.Time().Equal(s.TS) || int(e.Size) != s.Size || e.Acked() {
 					t.Errorf("entry %d of %s: %+v does not match its state", i, c, e)
 				}
 				var err error

@@ -162,7 +162,7 @@ func Load(inputs []string, opt LoadOptions) (*Recording, error) {
 		sel.Player = -1
 	}
 	e := engine.New(engine.Config{
-		Era: opt.Era, Work: engine.States, Select: &sel,
+		Era: opt.Era, Work: engine.States, Select: &sel, SHA256: true,
 		// The served player's states, kept as the rebuild makes them.
 		Inspect: func(s *replay.State, _, state []byte) { s.Extra = bytes.Clone(state) },
 		OnEvent: func(ev engine.Event) {

@@ -34,29 +34,104 @@ const (
 // the dif from base to it, with b a dif it applies it. A nil base stands
 // for the all-zero base of a keyframe. dst may alias base or b; all must
 // have the same length (base unless nil).
-func Sub(dst, base, b []byte) {
+func Sub(dst, base, b []byte) { sub(dst, base, b, nil) }
+
+// Apply is Sub for a dif that also follows the state's Hash: given h, the
+// Hash of base (ignored for a nil base), it returns the Hash of dst. It
+// costs what the changed words cost: a dif's runs of zeros are copied
+// from base, or skipped when dst is base.
+func Apply(dst, base, dif []byte, h Hash) Hash {
+	if base == nil {
+		h = ZeroHash(len(dst))
+	}
+	acc := newHashAcc(&h)
+	sub(dst, base, dif, &acc)
+	acc.flush()
+	return h
+}
+
+// sub is Sub, adding to h, when not nil, the change of each word.
+func sub(dst, base, b []byte, h *hashAcc) {
 	// Eight bytes at a time, without borrows crossing bytes (SWAR):
 	// (x|H) − (y&^H) cannot borrow out of a byte, then bit 7 is fixed.
-	const h = 0x8080808080808080
+	// Blocks of 32 bytes where b is zero leave base as it is (the difs
+	// of a game are zero but for about one word in a hundred): runs of
+	// them are copied whole, or skipped when dst is base.
+	le := binary.LittleEndian
 	n := len(dst)
+	b = b[:n]
+	if base != nil {
+		base = base[:n]
+	}
+	inPlace := n > 0 && base != nil && &dst[0] == &base[0]
+	run := 0 // where the current run of zero blocks started
 	i := 0
-	if base == nil {
-		for ; i+8 <= n; i += 8 {
-			y := binary.LittleEndian.Uint64(b[i:])
-			binary.LittleEndian.PutUint64(dst[i:], (h-(y&^h))^(^y&h))
+	for ; i+32 <= n; i += 32 {
+		y := b[i : i+32 : i+32]
+		y0, y1, y2, y3 := le.Uint64(y), le.Uint64(y[8:]), le.Uint64(y[16:]), le.Uint64(y[24:])
+		if y0|y1|y2|y3 == 0 {
+			continue
 		}
-		for ; i < n; i++ {
-			dst[i] = -b[i]
+		keep(dst, base, run, i, inPlace)
+		run = i + 32
+		var x0, x1, x2, x3 uint64
+		if base != nil {
+			x := base[i : i+32 : i+32]
+			x0, x1, x2, x3 = le.Uint64(x), le.Uint64(x[8:]), le.Uint64(x[16:]), le.Uint64(x[24:])
 		}
-		return
+		z := dst[i : i+32 : i+32]
+		z0, z1, z2, z3 := swar(x0, y0), swar(x1, y1), swar(x2, y2), swar(x3, y3)
+		le.PutUint64(z, z0)
+		le.PutUint64(z[8:], z1)
+		le.PutUint64(z[16:], z2)
+		le.PutUint64(z[24:], z3)
+		if h != nil {
+			if y0 != 0 {
+				h.word(i, x0, z0)
+			}
+			if y1 != 0 {
+				h.word(i+8, x1, z1)
+			}
+			if y2 != 0 {
+				h.word(i+16, x2, z2)
+			}
+			if y3 != 0 {
+				h.word(i+24, x3, z3)
+			}
+		}
 	}
-	for ; i+8 <= n; i += 8 {
-		x := binary.LittleEndian.Uint64(base[i:])
-		y := binary.LittleEndian.Uint64(b[i:])
-		binary.LittleEndian.PutUint64(dst[i:], ((x|h)-(y&^h))^((x^^y)&h))
+	keep(dst, base, run, i, inPlace)
+	for ; i < n; i += 8 { // the last few words, the last one padded
+		var xs, ys, zs [8]byte
+		m := copy(ys[:], b[i:])
+		if base != nil {
+			copy(xs[:], base[i:])
+		}
+		x, y := le.Uint64(xs[:]), le.Uint64(ys[:])
+		z := swar(x, y)
+		le.PutUint64(zs[:], z)
+		copy(dst[i:i+m], zs[:])
+		if h != nil && y != 0 {
+			h.word(i, x, z)
+		}
 	}
-	for ; i < n; i++ {
-		dst[i] = base[i] - b[i]
+}
+
+// swar is x − y bytewise (mod 256).
+func swar(x, y uint64) uint64 {
+	const hi = 0x8080808080808080
+	return ((x | hi) - (y &^ hi)) ^ ((x ^ ^y) & hi)
+}
+
+// keep sets dst[from:to] to base's (zeros for a nil base), unless dst is
+// base.
+func keep(dst, base []byte, from, to int, inPlace bool) {
+	switch {
+	case from >= to || inPlace:
+	case base == nil:
+		clear(dst[from:to])
+	default:
+		copy(dst[from:to], base[from:to])
 	}
 }
 

@@ -114,7 +114,7 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 		if err != nil {
 			return side{}, err
 		}
-		fmt.Fprintln(cmd.ErrOrStderr(), describePick(p, len(d)))
+		fmt.Fprintln(cmd.ErrOrStderr(), describePick(p, d))
 		return side{fmt.Sprintf("%s (player %d) frame %d", p.Line.Client, p.Entry.Player, p.Entry.Frame.N), p, d}, nil
 	}
 	load := func(l reassemble.Chain, frame int) (side, error) {

@@ -269,6 +269,7 @@ func runLive(cmd *cobra.Command, o *liveOpts) error {
 	cfg := engine.Config{Era: era, Work: engine.Counts, Idle: func() { out.Flush() }, Stopper: stop}
 	if o.states {
 		cfg.Work |= engine.States
+		cfg.SHA256 = true // printed with each state
 	}
 	var buf []byte
 	cfg.OnEvent = func(ev engine.Event) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -135,7 +136,7 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		return err
 	}
 	en := pick.Entry
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", describePick(pick, len(data)))
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s\n", describePick(pick, data))
 	if o.out != "" {
 		if o.out == "-" {
 			_, err = cmd.OutOrStdout().Write(data)
@@ -171,9 +172,10 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		return runErr
 	}
 	if o.json {
+		sum := sha256.Sum256(data)
 		obj := map[string]any{
 			"client": pick.Line.Client.String(), "conv": pick.Line.Conv, "player": en.Player, "slsn": pick.SLSN, "frame": en.Frame.N,
-			"src": en.Src, "schema": sch.Name, "size": len(data), "sha256": hex.EncodeToString(en.Sum[:]),
+			"src": en.Src, "schema": sch.Name, "size": len(data), "sha256": hex.EncodeToString(sum[:]),
 			"regions": gameview.JSON(sch, data, o.region),
 		}
 		enc := json.NewEncoder(w)
@@ -244,8 +246,8 @@ func (h flagHint) Unwrap() error { return h.err }
 
 // describePick says which state a pick is and what the user should know
 // about it, with the flags that give the others.
-func describePick(p engine.PickedState, size int) string {
-	s := p.Summary(size)
+func describePick(p engine.PickedState, state []byte) string {
+	s := p.Summary(state)
 	if n := p.NewerNote(); n != "" {
 		s += "\nnote: " + n + "; --sent gives that one"
 	}

@@ -146,7 +146,7 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 	defer out.Flush()
 	var buf []byte
 	shown := 0
-	cfg := engine.Config{Era: era, Work: engine.States}
+	cfg := engine.Config{Era: era, Work: engine.States, SHA256: true}
 	if !sel.Any() {
 		cfg.Select = &sel // only the states asked for are rebuilt
 	}
