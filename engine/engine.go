@@ -170,7 +170,8 @@ type Engine struct {
 	levels map[reassemble.Chain]*replay.LevelInference
 	convs  map[int]convSig // what was last said of each conversation
 
-	held     []heldAck
+	held     []heldAck                      // acknowledgements waiting for their states, in the order of their turns
+	early    map[reassemble.Chain][]heldAck // those taken ahead of their turn, per line, in the order of their turns
 	order    stateOrder
 	badStdf  int
 	finished bool

@@ -75,11 +75,35 @@ func (e *Engine) onAck(a Ack) {
 	}
 }
 
+// applyAcks gives the timeline the held acknowledgements whose turn has
+// come (after ≤ upTo), in the order of their turns: the held ones and those
+// taken ahead of their turn merged.
 func (e *Engine) applyAcks(upTo int) {
 	k := 0
-	for ; k < len(e.held) && e.held[k].after <= upTo; k++ {
+	for {
+		// The next in turn: the held list's head or a line's early head
+		// (few lines are ever taken early, so a scan of their heads).
+		next, from := 0, reassemble.Chain{}
+		found, early := false, false
+		if k < len(e.held) && e.held[k].after <= upTo {
+			next, found = e.held[k].after, true
+		}
+		for l, q := range e.early {
+			if q[0].after <= upTo && (!found || q[0].after < next) {
+				next, from, found, early = q[0].after, l, true, true
+			}
+		}
+		if !found {
+			break
+		}
+		if early {
+			e.timeline.Ack(from, e.early[from][0].Frame, e.early[from][0].TS)
+			e.popEarly(from, 1)
+			continue
+		}
 		a := e.held[k]
 		e.timeline.Ack(a.Line, a.Frame, a.TS)
+		k++
 	}
 	if k > 0 {
 		e.held = append(e.held[:0], e.held[k:]...)

@@ -141,17 +141,31 @@ func (b *behind) global(local int) (int, bool) {
 func (e *Engine) addEarly(s *replay.State) {
 	b := e.bh
 	if e.timeline != nil {
-		l, k := s.Line(), 0
+		// Only this line's early acknowledgements can come before its
+		// early state: a prefix of its own list (scanning every held
+		// acknowledgement here made a long prioritized rebuild quadratic).
+		// The held ones (few: the rebuild's own) are scanned; the two
+		// are merged in the order of their turns.
+		l := s.Line()
+		q, k := e.early[l], 0
+		n := 0
 		for _, a := range e.held {
 			if a.Line == l && a.after <= s.Seq {
+				for ; k < len(q) && q[k].after <= a.after; k++ {
+					e.timeline.Ack(l, q[k].Frame, q[k].TS)
+				}
 				e.timeline.Ack(a.Line, a.Frame, a.TS)
 				continue
 			}
-			e.held[k] = a
-			k++
+			e.held[n] = a
+			n++
 		}
-		clear(e.held[k:])
-		e.held = e.held[:k]
+		clear(e.held[n:])
+		e.held = e.held[:n]
+		for ; k < len(q) && q[k].after <= s.Seq; k++ {
+			e.timeline.Ack(l, q[k].Frame, q[k].TS)
+		}
+		e.popEarly(l, k)
 		if err := e.timeline.Add(s); err != nil && e.cap.timelineErr == nil {
 			e.cap.timelineErr = err
 			e.warnf("state timeline: %v", err)
@@ -191,11 +205,30 @@ func (e *Engine) addDeferred(upTo int, out []*replay.State) []*replay.State {
 	return out
 }
 
-// heldEarly holds an acknowledgement taken ahead of its turn among the
-// held ones, in the order of their turns (under the engine's lock).
+// heldEarly holds an acknowledgement taken ahead of its turn among its
+// line's early ones, in the order of their turns (under the engine's lock).
 func (e *Engine) heldEarly(a heldAck) {
-	i := sort.Search(len(e.held), func(i int) bool { return e.held[i].after > a.after })
-	e.held = slices.Insert(e.held, i, a)
+	if e.early == nil {
+		e.early = map[reassemble.Chain][]heldAck{}
+	}
+	q := e.early[a.Line]
+	i := sort.Search(len(q), func(i int) bool { return q[i].after > a.after })
+	e.early[a.Line] = slices.Insert(q, i, a)
+}
+
+// popEarly drops the first n early acknowledgements of line l (under the
+// engine's lock).
+func (e *Engine) popEarly(l reassemble.Chain, n int) {
+	q := e.early[l]
+	if n == 0 {
+		return
+	}
+	if n >= len(q) {
+		delete(e.early, l)
+		return
+	}
+	clear(q[:n])
+	e.early[l] = q[n:]
 }
 
 // priority is the backlog's side of Prioritize: where the search for the
