@@ -224,6 +224,9 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 	b.WriteString("\n")
 	b.WriteString(inflateLua)
 	b.WriteString(runtime)
+	if err := writeFast(&b); err != nil {
+		return err
+	}
 	_, err = io.WriteString(w, b.String())
 	return err
 }

@@ -16,6 +16,7 @@ pmnet.prefs.inflate = Pref.bool("Inflate reassembled difs", true,
 	"Inflate each reassembled stdf dif to show its inflated size (costs time on long captures)")
 
 local floor = math.floor
+local byte, sub, format = string.byte, string.sub, string.format
 
 -- text of an integer value. (math.floor gives an integer in Lua 5.4, whose
 -- text has no ".0"; Lua 5.2 prints a whole double without one.)
@@ -265,9 +266,17 @@ end
 -- does: {layout, v, p, n, entries, err}: the value, position and length of
 -- each field that decoded, by its index in the layout (no table per field:
 -- field_vals makes them for the tree).
+local NO_ENTRIES = {}
+
 local function decode(raw, len, name, era)
-	local res = {v = {}, p = {}, n = {}, entries = {}}
 	local l = LAYOUTS[era] and LAYOUTS[era][name]
+	if l and l.fast then
+		local v, p, n = l.fast(raw, len)
+		if v then
+			return {layout = l, v = v, p = p, n = n, entries = NO_ENTRIES}
+		end
+	end
+	local res = {v = {}, p = {}, n = {}, entries = {}}
 	if not l then
 		res.err = string.format("%s in the %s era: %s", quote(name), era, ERR_UNKNOWN)
 		return res
@@ -329,21 +338,22 @@ local function bits_text(names, v)
 	return table.concat(out, "|")
 end
 
-local function value_text(f, v)
+-- value_text is the text of field f's value v of length n.
+local function value_text(f, v, n)
 	if f.type == "f64" then
-		return fmt_float(v.v)
+		return fmt_float(v)
 	elseif f.type == "str16" then
-		return quote(v.v)
+		return quote(v)
 	elseif f.type == "data" or f.type == "rest" then
-		return int(v.n) .. " bytes"
+		return int(n) .. " bytes"
 	end
-	local m, differs = meant(f, v.v)
+	local m, differs = meant(f, v)
 	if differs then
-		return int(m) .. "(raw " .. int(v.v) .. ")"
+		return int(m) .. "(raw " .. int(v) .. ")"
 	end
-	local s = int(v.v)
-	if f.bits and v.v ~= 0 then
-		s = s .. "[" .. bits_text(f.bits, v.v) .. "]"
+	local s = int(v)
+	if f.bits and v ~= 0 then
+		s = s .. "[" .. bits_text(f.bits, v) .. "]"
 	end
 	return s
 end
@@ -372,6 +382,11 @@ local function summary(res)
 	if not l then
 		return ""
 	end
+	-- every key field is there when the payload decoded without an error
+	local s = not res.err and l.summary(res.v, res.n)
+	if s then
+		return s
+	end
 	local k, rv, fields = key_fields(l), res.v, l.fields
 	local out, n = {}, 0
 	for j, i in ipairs(k.idx) do
@@ -381,7 +396,7 @@ local function summary(res)
 			if k.plain[j] then
 				out[n] = k.prefix[j] .. tostring(floor(v))
 			else
-				out[n] = k.prefix[j] .. value_text(fields[i], {v = v, n = res.n[i]})
+				out[n] = k.prefix[j] .. value_text(fields[i], v, res.n[i])
 			end
 		end
 	end

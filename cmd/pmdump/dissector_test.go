@@ -654,6 +654,17 @@ func compareOnPlainLua(t *testing.T, interp, stub, lua, path string) {
 		}
 	}
 	compareDifs(t, got, path, true)
+
+	// Without a tree, as tshark printing summary lines: the same packets
+	// and Info column, nothing added to the tree.
+	cmd = exec.Command(interp, stub, lua, packets, "notree")
+	stdout.Reset()
+	stderr.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s without a tree: %v: %s", interp, err, stderr.String())
+	}
+	compareSummaries(t, parseStubOutput(t, stdout.String()), want, lines)
 }
 
 // FuzzDissector feeds datagrams between two clients (10.0.0.2:40000 and
