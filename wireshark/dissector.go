@@ -278,7 +278,7 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 		if data < 0 {
 			return fmt.Errorf("%s %s: pieces without a size field and the data it measures", l.Era, l.Name)
 		}
-		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d, size = %d, data = %d}", seq+1, count+1, start+1, size+1, data+1)
+		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d, size = %d, data = %d, at = %d}", seq+1, count+1, start+1, size+1, data+1, constOffset(l, data))
 	}
 	if src := roleField(l, decode.RoleDifBase); src >= 0 {
 		dst := roleField(l, decode.RoleFrame)

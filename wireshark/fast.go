@@ -8,13 +8,17 @@ import (
 	"github.com/pmdump/pmdump/decode"
 )
 
-// The fast paths: for every layout without a group, a decoder written out
-// as straight-line Lua (each field read at its offset, no table walked),
-// and for every layout a summary that formats its key fields with one
-// string.format. A fast decoder gives up (returns nil) on any payload that
-// does not fit, and the runtime's table-driven decoder then decodes it and
-// words the error: the fast path only ever decodes what decodes without
-// one, so it never changes a result, only its cost.
+// The fast paths: for every layout without a group, two decoders written
+// out as straight-line Lua (each field read at its offset, no table
+// walked): fast gives every field's value, position and length, for the
+// tree; quick checks the payload the same way but reads only the values a
+// summary line needs (key fields, fields with a role, sizes and counts),
+// for dissections without a tree. And for every layout a summary that
+// formats its key fields with one string.format. A fast or quick decoder
+// gives up (returns nil) on any payload that does not fit, and the
+// runtime's table-driven decoder then decodes it and words the error: the
+// fast paths only ever decode what decodes without one, so they never
+// change a result, only its cost.
 
 // offset is a payload offset: pos+k once a field of variable size has been
 // read (pos is then a Lua local), k before.
@@ -61,8 +65,13 @@ func writeFast(b *strings.Builder) error {
 		for _, l := range decode.Layouts(era) {
 			fmt.Fprintf(b, "do\nlocal l = LAYOUTS[%s][%s]\n", luaString(era.String()), luaString(l.Name))
 			if canFast(l) {
-				if err := writeFastDecode(b, l); err != nil {
+				if err := writeFastDecode(b, l, false); err != nil {
 					return err
+				}
+				if constData(l) {
+					if err := writeFastDecode(b, l, true); err != nil {
+						return err
+					}
 				}
 			}
 			writeFastSummary(b, l)
@@ -72,23 +81,67 @@ func writeFast(b *strings.Builder) error {
 	return nil
 }
 
-// fastDecoder builds one layout's fast decoder.
+// constData tells whether a piece layout's data is at a constant offset
+// (the runtime finds it there after a quick decoding), or whether the
+// layout has no pieces.
+func constData(l *decode.Layout) bool {
+	if _, _, _, ok := l.PieceFields(); !ok {
+		return true
+	}
+	_, data := pieceData(l)
+	return data >= 0 && constOffset(l, data) >= 0
+}
+
+// constOffset is field i's offset when no field before it varies in size,
+// else -1.
+func constOffset(l *decode.Layout, i int) int {
+	off := 4
+	for _, f := range l.Fields[:i] {
+		if f.Type.Size() == 0 || f.Optional {
+			return -1
+		}
+		off += f.Type.Size()
+	}
+	return off
+}
+
+// needed tells whether a quick decoding reads field i of a layout: a key
+// field, a field with a role, or one that gives another's size or count.
+func needed(l *decode.Layout, i int) bool {
+	f := &l.Fields[i]
+	if f.Key || f.Role != decode.RoleNone || f.Type == decode.Data || f.Type == decode.Rest {
+		return true
+	}
+	for _, g := range l.Fields {
+		if g.SizeOf == f.Name || g.CountOf == f.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// fastDecoder builds one layout's fast or quick decoder.
 type fastDecoder struct {
 	b         *strings.Builder
 	l         *decode.Layout
 	be        bool
+	quick     bool
 	at        offset
 	havePos   bool
 	v, p, n   []string // Lua expressions of each decoded field's value, position and length
 	pieceVars [3]int   // indexes of seq, count, start, or -1
 }
 
-func writeFastDecode(b *strings.Builder, l *decode.Layout) error {
-	d := &fastDecoder{b: b, l: l, be: l.Era == decode.Legacy, at: offset{k: 4}, pieceVars: [3]int{-1, -1, -1}}
+func writeFastDecode(b *strings.Builder, l *decode.Layout, quick bool) error {
+	d := &fastDecoder{b: b, l: l, be: l.Era == decode.Legacy, quick: quick, at: offset{k: 4}, pieceVars: [3]int{-1, -1, -1}}
 	if seq, count, start, ok := l.PieceFields(); ok {
 		d.pieceVars = [3]int{seq, count, start}
 	}
-	b.WriteString("l.fast = function(s, len)\n")
+	if quick {
+		b.WriteString("l.quick = function(s, len)\n")
+	} else {
+		b.WriteString("l.fast = function(s, len)\n")
+	}
 	fmt.Fprintf(b, "\tif len < %d", l.MinLen())
 	if l.MaxLen() >= 0 {
 		fmt.Fprintf(b, " or len > %d", l.MaxLen())
@@ -139,6 +192,10 @@ func (d *fastDecoder) ret(in string) {
 		seq, count, start := d.v[d.pieceVars[0]], d.v[d.pieceVars[1]], d.v[d.pieceVars[2]]
 		fmt.Fprintf(d.b, "%sif %s == 0 or %s >= %s or %s < 0 then\n%s\treturn nil\n%send\n", in, count, seq, count, start, in, in)
 	}
+	if d.quick {
+		fmt.Fprintf(d.b, "%sreturn {%s}\n", in, strings.Join(d.v, ", "))
+		return
+	}
 	fmt.Fprintf(d.b, "%sreturn {%s}, {%s}, {%s}\n", in, strings.Join(d.v, ", "), strings.Join(d.p, ", "), strings.Join(d.n, ", "))
 }
 
@@ -148,11 +205,16 @@ func (d *fastDecoder) field(i int) error {
 	at := d.at.lua()
 	idx := d.at.plus(1).lua() // 1-based index of the field's first byte
 	p := at
-	if d.at.variable {
+	if d.at.variable && !d.quick {
 		p = "p" + strconv.Itoa(i+1)
 		fmt.Fprintf(d.b, "\tlocal %s = %s\n", p, at)
 	}
 	n := strconv.Itoa(f.Type.Size())
+	if d.quick && !needed(d.l, i) {
+		d.at = d.at.plus(f.Type.Size()) // fixed size: needed() holds every variable one
+		d.v, d.p, d.n = append(d.v, "nil"), append(d.p, p), append(d.n, n)
+		return nil
+	}
 	switch f.Type {
 	case decode.U8:
 		fmt.Fprintf(d.b, "\tlocal %s = byte(s, %s)\n", v, idx)
@@ -240,10 +302,11 @@ func writeFastSummary(b *strings.Builder, l *decode.Layout) {
 			args = append(args, v)
 		default:
 			format = append(format, f.Name+"=%s")
-			args = append(args, fmt.Sprintf("value_text(fields[%d], %s, n[%d])", i+1, v, i+1))
+			// the value of a data or rest field is its length
+			args = append(args, fmt.Sprintf("value_text(fields[%d], %s, %s)", i+1, v, v))
 		}
 	}
-	b.WriteString("local fields = l.fields\nl.summary = function(v, n)\n")
+	b.WriteString("local fields = l.fields\nl.summary = function(v)\n")
 	for _, i := range checks {
 		fmt.Fprintf(b, "\tif v[%d] == nil then\n\t\treturn nil\n\tend\n", i)
 	}

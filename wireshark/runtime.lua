@@ -268,12 +268,22 @@ end
 -- field_vals makes them for the tree).
 local NO_ENTRIES = {}
 
-local function decode(raw, len, name, era)
+-- With full false, only what a summary line needs is decoded when the
+-- layout has a quick decoder: the values of the key fields and of the
+-- fields with a role, no positions (res.quick).
+local function decode(raw, len, name, era, full)
 	local l = LAYOUTS[era] and LAYOUTS[era][name]
-	if l and l.fast then
-		local v, p, n = l.fast(raw, len)
-		if v then
-			return {layout = l, v = v, p = p, n = n, entries = NO_ENTRIES}
+	if l then
+		if not full and l.quick then
+			local v = l.quick(raw, len)
+			if v then
+				return {layout = l, v = v, quick = true}
+			end
+		elseif l.fast then
+			local v, p, n = l.fast(raw, len)
+			if v then
+				return {layout = l, v = v, p = p, n = n, entries = NO_ENTRIES}
+			end
 		end
 	end
 	local res = {v = {}, p = {}, n = {}, entries = {}}
@@ -383,7 +393,7 @@ local function summary(res)
 		return ""
 	end
 	-- every key field is there when the payload decoded without an error
-	local s = not res.err and l.summary(res.v, res.n)
+	local s = not res.err and l.summary(res.v)
 	if s then
 		return s
 	end
@@ -450,28 +460,28 @@ local function plausible_era(raw, len)
 end
 
 -- track_decode chooses the era as the tracker does: era, strong, result.
-local function track_decode(raw, len, name, c)
+local function track_decode(raw, len, name, c, full)
 	if c and c.era ~= "unknown" then
-		local r = decode(raw, len, name, c.era)
+		local r = decode(raw, len, name, c.era, full)
 		if not r.err then
 			return c.era, false, r
 		end
 		local o = other(c.era)
 		if LAYOUTS[o][name] then
-			local r2 = decode(raw, len, name, o)
+			local r2 = decode(raw, len, name, o, full)
 			if not r2.err then
 				return o, true, r2
 			end
 		end
 		if not LAYOUTS[c.era][name] then
-			return o, false, decode(raw, len, name, o)
+			return o, false, decode(raw, len, name, o, full)
 		end
 		return c.era, false, r
 	end
 	local fits = {}
 	for _, e in ipairs(ERAS) do
 		if LAYOUTS[e][name] then
-			local r = decode(raw, len, name, e)
+			local r = decode(raw, len, name, e, full)
 			if not r.err then
 				fits[#fits + 1] = {e, r}
 			end
@@ -494,7 +504,7 @@ local function track_decode(raw, len, name, c)
 	else
 		era = plausible_era(raw, len)
 	end
-	return era, false, decode(raw, len, name, era)
+	return era, false, decode(raw, len, name, era, full)
 end
 
 local function on_game_endpoint(src, dst, dport)
@@ -600,7 +610,7 @@ local function asm_finish(c, m)
 		c.done[m.key] = true
 		c.next = c.next % FINISHED_KEEP + 1
 	end
-	m.pieces = nil
+	m.starts, m.datas = nil, nil
 end
 
 local function asm_finished(c, key)
@@ -619,9 +629,10 @@ local function asm_abandon_stale(c)
 	end
 end
 
--- asm_add adds one piece; it returns the compressed dif and its piece
--- count when the piece completes it.
-local function asm_add(client, cid, key, p)
+-- asm_add adds one piece (seq, count, start, data) that arrived at ts; it
+-- returns the compressed dif's size and piece count when the piece
+-- completes it, and with bytes true the compressed dif.
+local function asm_add(client, cid, key, seq, count, start, data, ts, bytes)
 	local c = asm.clients[client]
 	if not c then
 		c = {pending = {}, done = {}, ring = {}, next = 1, newest = -math.huge, cid = cid}
@@ -634,8 +645,8 @@ local function asm_add(client, cid, key, p)
 		end
 		c.done, c.ring, c.next, c.cid = {}, {}, 1, cid
 	end
-	if p.ts > c.newest then
-		c.newest = p.ts
+	if ts > c.newest then
+		c.newest = ts
 		asm_abandon_stale(c)
 	end
 	local m = asm.msgs[key]
@@ -643,8 +654,8 @@ local function asm_add(client, cid, key, p)
 		if asm_finished(c, key) then
 			return nil
 		end
-		m = {key = key, count = p.count, pieces = {}, n = 0}
-		if p.count < 1 or p.count > MAX_PIECES then
+		m = {key = key, count = count, starts = {}, datas = {}, n = 0}
+		if count < 1 or count > MAX_PIECES then
 			asm_finish(c, m)
 			return nil
 		end
@@ -661,35 +672,37 @@ local function asm_add(client, cid, key, p)
 		asm.order[#asm.order + 1] = m
 		asm.total = asm.total + 1
 	end
-	m.last_ts = p.ts
-	if p.count ~= m.count or p.seq < 0 or p.seq >= m.count or p.start < 0 or p.start + #p.data > MAX_COMPRESSED then
+	m.last_ts = ts
+	if count ~= m.count or seq < 0 or seq >= count or start < 0 or start + #data > MAX_COMPRESSED then
 		asm_finish(c, m) -- corrupt
 		return nil
 	end
-	local pc = m.pieces[p.seq]
-	if pc then
-		if pc.start ~= p.start or pc.data ~= p.data then
+	local starts, datas = m.starts, m.datas
+	local had = starts[seq]
+	if had then
+		if had ~= start or datas[seq] ~= data then
 			asm_finish(c, m) -- corrupt
 		end
 		return nil
 	end
-	m.pieces[p.seq] = {start = p.start, data = p.data}
+	starts[seq], datas[seq] = start, data
 	m.n = m.n + 1
-	if m.n < m.count then
+	if m.n < count then
 		return nil
 	end
-	local size, parts = 0, {}
-	for i = 0, m.count - 1 do
-		pc = m.pieces[i]
-		if pc.start ~= size then
+	local size = 0
+	for i = 0, count - 1 do
+		if starts[i] ~= size then
 			asm_finish(c, m) -- a hole or an overlap: corrupt
 			return nil
 		end
-		size = size + #pc.data
-		parts[#parts + 1] = pc.data
+		size = size + #datas[i]
 	end
 	asm_finish(c, m)
-	return table.concat(parts), m.count
+	if bytes then
+		return size, count, table.concat(datas, "", 0, count - 1)
+	end
+	return size, count
 end
 
 -- inflated_size is the size a reassembled dif inflates to, or nil when it
@@ -715,20 +728,28 @@ local function inflated_size(z)
 	return nil
 end
 
-local function reassemble(raw, res, client, conv, st, ts, measure)
+-- reassemble adds a piece to its dif; the frame that completes the dif
+-- (number) gets its figures, and with measure (and the preference) its
+-- inflated size.
+local function reassemble(raw, res, client, conv, number, ts, measure)
 	local rv, d = res.v, res.layout.dif
-	local slsn = d.slsn > 0 and rv[d.slsn]
-	local key = client .. "|" .. (slsn and int(slsn) or "-1") .. "|" .. int(rv[d.src]) .. "|" .. int(rv[d.dst])
+	local slsn = d.slsn > 0 and rv[d.slsn] or -1
+	-- (integers: the same text in Lua 5.2 and 5.4)
+	local key = client .. "|" .. slsn .. "|" .. rv[d.src] .. "|" .. rv[d.dst]
 	local pc = res.layout.piece
-	local dp, dn = res.p[pc.data], res.n[pc.data]
-	local z, count = asm_add(client, conv.id, key, {seq = rv[pc.seq], count = rv[pc.count], start = rv[pc.start],
-		data = raw:sub(dp + 1, dp + dn), ts = ts})
-	if not z then
+	local dp, dn = pc.at, rv[pc.data] -- a data field's value is its length
+	if res.p then
+		dp = res.p[pc.data]
+	end
+	measure = measure and pmnet.prefs.inflate
+	local size, count, z = asm_add(client, conv.id, key, rv[pc.seq], rv[pc.count], rv[pc.start],
+		sub(raw, dp + 1, dp + dn), ts, measure)
+	if not size then
 		return
 	end
-	st.dif = {compressed = #z, pieces = count}
-	if #z > 0 and measure and pmnet.prefs.inflate then
-		st.dif.inflated = inflated_size(z)
+	dif_compressed[number], dif_pieces[number] = size, count
+	if size > 0 and measure then
+		dif_inflated[number] = inflated_size(z)
 	end
 end
 
@@ -777,7 +798,7 @@ local function first_pass(buf, pinfo, measure)
 		existing = nil
 	end
 	local raw = buf:raw(0, len)
-	local era, strong, res = track_decode(raw, len, name, existing)
+	local era, strong, res = track_decode(raw, len, name, existing, measure)
 	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
 		return nil
 	end
@@ -815,24 +836,20 @@ local function first_pass(buf, pinfo, measure)
 		st.player = pl
 	end
 	if st.kind == "game" and res.layout.dif and res.layout.piece then
-		reassemble(raw, res, client, c, st, pinfo.abs_ts, measure)
+		reassemble(raw, res, client, c, pinfo.number, pinfo.abs_ts, measure)
 	end
 	return st, res
 end
 
 -- What the first pass found of a frame is kept for the whole capture, so
--- the records of frames are shared (most frames are alike), and a dif's
--- figures go to the dif tables.
+-- the records of frames are shared (most frames are alike; a dif's figures
+-- are in the dif tables).
 local shared = {}
 
 local INTERN_BY = {"name", "kind", "era", "dec_era", "dir", "player", "err"}
 local RECORD = {} -- the key of the record at the end of a path
 
-local function intern(st, number)
-	if st.dif then
-		dif_compressed[number], dif_pieces[number], dif_inflated[number] = st.dif.compressed, st.dif.pieces, st.dif.inflated
-		st.dif = nil
-	end
+local function intern(st)
 	-- A tree of tables by each field, so that finding the shared record
 	-- builds no string.
 	local t = shared
@@ -966,7 +983,7 @@ local function dissect(buf, pinfo, tree)
 		end
 		st, res = first_pass(buf, pinfo, full)
 		if st then
-			st = intern(st, pinfo.number)
+			st = intern(st)
 		end
 		frames[pinfo.number] = st or false
 	end
@@ -977,7 +994,7 @@ local function dissect(buf, pinfo, tree)
 	-- The decoded fields are not kept: frames shown again are decoded
 	-- again from their bytes.
 	if st.kind ~= "unknown" and not res then
-		res = decode(buf:raw(0, len), len, st.name, st.dec_era)
+		res = decode(buf:raw(0, len), len, st.name, st.dec_era, full)
 	end
 	local cols = pinfo.cols
 	cols.protocol = "PMNET"
