@@ -542,6 +542,12 @@ local function role_player(res)
 	return res.v[l.player_field]
 end
 
+for _, layouts in pairs(LAYOUTS) do
+	for _, l in pairs(layouts) do
+		field_index(l) -- l.player_field, read for every packet
+	end
+end
+
 local function learn(c, res, kind, server, dir)
 	local name = res.layout and res.layout.name or ""
 	if name == "1234" then
@@ -757,90 +763,6 @@ local function endpoint(addr, port)
 	return tostring(addr) .. ":" .. int(port)
 end
 
--- first_pass recognises one datagram and updates the conversations; it
--- returns what the frame is, or nil when it is not game traffic.
-local function first_pass(buf, pinfo, measure)
-	local len = buf:len()
-	if len < 4 then
-		return nil
-	end
-	local name = buf:raw(0, 4) -- no TvbRange: each Wireshark object costs its garbage collection
-	local dir = DIR_OF[name]
-	if not dir and not printable(name) then
-		return nil -- most other UDP ends here
-	end
-	local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
-	if not dir then
-		if not on_game_endpoint(src, dst, pinfo.dst_port) then
-			return nil
-		end
-		local st = {kind = "unknown", name = name, era = "unknown", dec_era = "modern", dir = "?", player = -1}
-		local c = convs[src] or convs[dst]
-		if c then
-			st.era, st.player = c.era, c.player
-			if c.client == src then
-				st.dir = "c2s"
-			else
-				st.dir = "s2c"
-			end
-		end
-		return st
-	end
-	local client, server = src, dst
-	local server_port = pinfo.dst_port
-	if dir == "s2c" then
-		client, server = dst, src
-		server_port = pinfo.src_port
-	end
-	local existing = convs[client]
-	if existing and existing.joined and name == "1234" and dir == "c2s" then
-		convs[client] = nil
-		existing = nil
-	end
-	local raw = buf:raw(0, len)
-	local era, strong, res = track_decode(raw, len, name, existing, measure)
-	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
-		return nil
-	end
-	local c = convs[client]
-	if not c then
-		conv_count = conv_count + 1
-		c = {id = conv_count, client = client, era = "unknown", player = -1,
-			evidence = {unknown = 0, legacy = 0, modern = 0}}
-		convs[client] = c
-	end
-	local st = {kind = "game", name = name, dec_era = era, era = era, dir = dir}
-	if len < buf:reported_length_remaining() then
-		st.err = string.format("truncated by the capture's snap length: %d of %d payload bytes captured",
-			len, buf:reported_length_remaining())
-	else
-		st.err = res.err
-	end
-	if st.err then
-		st.kind = "malformed"
-	end
-	if strong and st.kind == "game" then
-		c.evidence[era] = c.evidence[era] + 1
-		if c.era ~= era and c.evidence[era] >= c.evidence[c.era] then
-			c.era = era
-		end
-		global_era = era
-	end
-	if not strong and c.era == "unknown" and global_era == "unknown" then
-		st.era = "unknown"
-	end
-	learn(c, res, st.kind, server, dir)
-	st.player = c.player
-	local pl = role_player(res)
-	if pl and st.kind == "game" then
-		st.player = pl
-	end
-	if st.kind == "game" and res.layout.dif and res.layout.piece then
-		reassemble(raw, res, client, c, pinfo.number, pinfo.abs_ts, measure)
-	end
-	return st, res
-end
-
 -- What the first pass found of a frame is kept for the whole capture, so
 -- the records of frames are shared (most frames are alike; a dif's figures
 -- are in the dif tables).
@@ -872,6 +794,97 @@ local function intern(st)
 	end
 	return s
 end
+
+-- first_pass recognises one datagram and updates the conversations; it
+-- returns what the frame is, or nil when it is not game traffic.
+local function first_pass(buf, pinfo, measure)
+	local len = buf:len()
+	if len < 4 then
+		return nil
+	end
+	local name = buf:raw(0, 4) -- no TvbRange: each Wireshark object costs its garbage collection
+	local dir = DIR_OF[name]
+	if not dir and not printable(name) then
+		return nil -- most other UDP ends here
+	end
+	local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
+	if not dir then
+		if not on_game_endpoint(src, dst, pinfo.dst_port) then
+			return nil
+		end
+		local st = {kind = "unknown", name = name, era = "unknown", dec_era = "modern", dir = "?", player = -1}
+		local c = convs[src] or convs[dst]
+		if c then
+			st.era, st.player = c.era, c.player
+			if c.client == src then
+				st.dir = "c2s"
+			else
+				st.dir = "s2c"
+			end
+		end
+		return intern(st)
+	end
+	local client, server = src, dst
+	local server_port = pinfo.dst_port
+	if dir == "s2c" then
+		client, server = dst, src
+		server_port = pinfo.src_port
+	end
+	local existing = convs[client]
+	if existing and existing.joined and name == "1234" and dir == "c2s" then
+		convs[client] = nil
+		existing = nil
+	end
+	local raw = buf:raw(0, len)
+	local era, strong, res = track_decode(raw, len, name, existing, measure)
+	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
+		return nil
+	end
+	local c = convs[client]
+	if not c then
+		conv_count = conv_count + 1
+		c = {id = conv_count, client = client, era = "unknown", player = -1,
+			evidence = {unknown = 0, legacy = 0, modern = 0}, last = {}}
+		convs[client] = c
+	end
+	local kind, err, shown = "game", res.err, era
+	local reported = buf:reported_length_remaining()
+	if len < reported then
+		err = format("truncated by the capture's snap length: %d of %d payload bytes captured", len, reported)
+	end
+	if err then
+		kind = "malformed"
+	end
+	if strong and kind == "game" then
+		c.evidence[era] = c.evidence[era] + 1
+		if c.era ~= era and c.evidence[era] >= c.evidence[c.era] then
+			c.era = era
+		end
+		global_era = era
+	end
+	if not strong and c.era == "unknown" and global_era == "unknown" then
+		shown = "unknown"
+	end
+	learn(c, res, kind, server, dir)
+	local player = c.player
+	local pl = res.layout and res.v[res.layout.player_field]
+	if pl and kind == "game" then
+		player = pl
+	end
+	if kind == "game" and res.layout.piece and res.layout.dif then
+		reassemble(raw, res, client, c, pinfo.number, pinfo.abs_ts, measure)
+	end
+	-- The conversation's last record of this packet name is most often
+	-- the one this frame needs: no new table, no lookup in the shared ones.
+	local st = c.last[name]
+	if not (st and st.kind == kind and st.era == shown and st.dec_era == era and st.dir == dir and
+		st.player == player and st.err == err) then
+		st = intern({kind = kind, name = name, dec_era = era, era = shown, dir = dir, player = player, err = err})
+		c.last[name] = st
+	end
+	return st, res
+end
+
 
 -- has_tree tells whether Wireshark builds a tree for this dissection (to
 -- show, print or filter fields): without one (tshark printing only the
@@ -982,9 +995,6 @@ local function dissect(buf, pinfo, tree)
 			return 0 -- not seen in the first pass: not game traffic
 		end
 		st, res = first_pass(buf, pinfo, full)
-		if st then
-			st = intern(st)
-		end
 		frames[pinfo.number] = st or false
 	end
 	if not st then
@@ -1032,7 +1042,7 @@ local function dissect(buf, pinfo, tree)
 	return len
 end
 
-function pmnet.dissector(buf, pinfo, tree)
+local function dissector(buf, pinfo, tree)
 	local ok, n = pcall(dissect, buf, pinfo, tree)
 	if not ok then
 		local t = tree:add(pmnet, buf())
@@ -1041,9 +1051,10 @@ function pmnet.dissector(buf, pinfo, tree)
 	end
 	return n
 end
+pmnet.dissector = dissector
 
 local function heuristic(buf, pinfo, tree)
-	return pmnet.dissector(buf, pinfo, tree) > 0
+	return dissector(buf, pinfo, tree) > 0
 end
 
 pmnet:register_heuristic("udp", heuristic)
