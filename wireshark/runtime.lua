@@ -759,8 +759,15 @@ local function reassemble(raw, res, client, conv, number, ts, measure)
 	end
 end
 
+local port_text = {} -- port -> ":port"
+
 local function endpoint(addr, port)
-	return tostring(addr) .. ":" .. int(port)
+	local p = port_text[port]
+	if not p then
+		p = ":" .. int(port)
+		port_text[port] = p
+	end
+	return tostring(addr) .. p
 end
 
 -- What the first pass found of a frame is kept for the whole capture, so
@@ -795,10 +802,12 @@ local function intern(st)
 	return s
 end
 
--- first_pass recognises one datagram and updates the conversations; it
--- returns what the frame is, or nil when it is not game traffic.
-local function first_pass(buf, pinfo, measure)
-	local len = buf:len()
+-- first_pass recognises one datagram (frame number, len bytes) and updates
+-- the conversations; it returns what the frame is, or nil when it is not
+-- game traffic, and the decoded packet. With measure (a tree is built)
+-- every field is decoded and a completed dif is inflated; without, only
+-- what the summary line and the conversations need.
+local function first_pass(buf, len, pinfo, number, measure)
 	if len < 4 then
 		return nil
 	end
@@ -807,9 +816,10 @@ local function first_pass(buf, pinfo, measure)
 	if not dir and not printable(name) then
 		return nil -- most other UDP ends here
 	end
-	local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
+	local src_port, dst_port = pinfo.src_port, pinfo.dst_port
+	local src, dst = endpoint(pinfo.src, src_port), endpoint(pinfo.dst, dst_port)
 	if not dir then
-		if not on_game_endpoint(src, dst, pinfo.dst_port) then
+		if not on_game_endpoint(src, dst, dst_port) then
 			return nil
 		end
 		local st = {kind = "unknown", name = name, era = "unknown", dec_era = "modern", dir = "?", player = -1}
@@ -825,10 +835,10 @@ local function first_pass(buf, pinfo, measure)
 		return intern(st)
 	end
 	local client, server = src, dst
-	local server_port = pinfo.dst_port
+	local server_port = dst_port
 	if dir == "s2c" then
 		client, server = dst, src
-		server_port = pinfo.src_port
+		server_port = src_port
 	end
 	local existing = convs[client]
 	if existing and existing.joined and name == "1234" and dir == "c2s" then
@@ -872,7 +882,7 @@ local function first_pass(buf, pinfo, measure)
 		player = pl
 	end
 	if kind == "game" and res.layout.piece and res.layout.dif then
-		reassemble(raw, res, client, c, pinfo.number, pinfo.abs_ts, measure)
+		reassemble(raw, res, client, c, number, pinfo.abs_ts, measure)
 	end
 	-- The conversation's last record of this packet name is most often
 	-- the one this frame needs: no new table, no lookup in the shared ones.
@@ -987,20 +997,21 @@ local function info_text(buf, len, st, res)
 end
 
 local function dissect(buf, pinfo, tree)
-	local st = frames[pinfo.number]
+	local number = pinfo.number
+	local st = frames[number]
 	local res
 	local full = has_tree(tree)
+	local len = buf:len()
 	if st == nil then
 		if pinfo.visited then
 			return 0 -- not seen in the first pass: not game traffic
 		end
-		st, res = first_pass(buf, pinfo, full)
-		frames[pinfo.number] = st or false
+		st, res = first_pass(buf, len, pinfo, number, full)
+		frames[number] = st or false
 	end
 	if not st then
 		return 0
 	end
-	local len = buf:len()
 	-- The decoded fields are not kept: frames shown again are decoded
 	-- again from their bytes.
 	if st.kind ~= "unknown" and not res then
