@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/pmdump/pmdump/internal/realcap"
 )
 
 // TestDissectorSummaryWithoutTree runs tshark with the dissector the way it
@@ -17,36 +15,23 @@ import (
 func TestDissectorSummaryWithoutTree(t *testing.T) {
 	tshark := needTshark(t)
 	lua := writeDissector(t)
-	caps := []struct {
-		name, path string
-		shared     bool // path is under the shared captures
-	}{
-		{"sample-legacy", "../../captures/legacy.pcap", false},
-		{"sample-modern", "../../captures/modern.pcapng", false},
-		{"edge-cases", edgeCapture(t), false},
-		{"snap-length", snapCapture(t), false},
-		{"mutated", mutatedCapture(t), false},
-		{"legacy-lossy", "legacy/lossy/capture.pcap", true},
-		{"modern-multi", "modern/multi/multi.pcap", true},
+	caps := []tsharkCapture{
+		{name: "sample-legacy", path: "../../captures/legacy.pcap"},
+		{name: "sample-modern", path: "../../captures/modern.pcapng"},
+		{name: "edge-cases", path: edgeCapture(t)},
+		{name: "snap-length", path: snapCapture(t)},
+		{name: "mutated", path: mutatedCapture(t)},
+		{name: "legacy-lossy", path: "legacy/lossy/capture.pcap", shared: true},
+		{name: "modern-multi", path: "modern/multi/multi.pcap", shared: true},
 	}
-	for _, c := range caps {
-		t.Run(c.name, func(t *testing.T) {
-			path := c.path
-			if path == "" {
-				t.Skip("editcap not installed: skipping (it comes with tshark)")
-			}
-			if c.shared {
-				path = realcap.Path(t, c.path)
-			}
-			t.Parallel()
-			got := tsharkSummaries(t, tshark, lua, path)
-			want, lines := readJSONAndText(t, path)
-			compareSummaries(t, got, want, lines)
-			if !t.Failed() {
-				t.Logf("%s: %d summary lines agree", c.path, len(got))
-			}
-		})
-	}
+	eachCapture(t, caps, func(t *testing.T, c tsharkCapture, path string) {
+		got := tsharkSummaries(t, tshark, lua, path)
+		want, lines := readJSONAndText(t, path)
+		compareSummaries(t, got, want, lines)
+		if !t.Failed() {
+			t.Logf("%s: %d summary lines agree", c.path, len(got))
+		}
+	})
 }
 
 // tsharkSummaries runs tshark without a tree on a capture and returns its
