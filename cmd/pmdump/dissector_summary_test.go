@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,18 +36,10 @@ func TestDissectorSummaryWithoutTree(t *testing.T) {
 // pmnet packets: frame number and Info column.
 func tsharkSummaries(t *testing.T, tshark, lua, path string) []map[string][]string {
 	t.Helper()
-	cmd := exec.Command(tshark, "-n", "-X", "lua_script:"+lua, "-r", path,
+	out := runTshark(t, tshark, "-n", "-X", "lua_script:"+lua, "-r", path,
 		"-o", `gui.column.format:"No.","%m","Protocol","%p","Info","%i"`)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("tshark: %v: %s", err, stderr.String())
-	}
-	if strings.Contains(stderr.String(), "Lua") {
-		t.Fatalf("tshark: Lua errors:\n%s", stderr.String())
-	}
 	var got []map[string][]string
-	for _, l := range strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
 		// N PROTOCOL INFO…
 		parts := strings.SplitN(strings.TrimLeft(l, " "), " ", 3)
 		if len(parts) < 2 || parts[1] != "PMNET" {

@@ -207,17 +207,8 @@ func compareWithTshark(t *testing.T, tshark, lua, path string, difs difCheck) in
 			args = append(args, "-e", f.Abbrev)
 		}
 	}
-	cmd := exec.Command(tshark, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("tshark: %v: %s", err, stderr.String())
-	}
-	if strings.Contains(stderr.String(), "Lua") {
-		t.Fatalf("tshark: Lua errors:\n%s", stderr.String())
-	}
 	var got []tsharkPacket
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+	if err := json.Unmarshal(runTshark(t, tshark, args...), &got); err != nil {
 		t.Fatalf("tshark JSON: %v", err)
 	}
 	want, lines := readJSONAndText(t, path)
@@ -241,6 +232,22 @@ func compareWithTshark(t *testing.T, tshark, lua, path string, difs difCheck) in
 		compareDifs(t, layers, path, difs == difsInflated)
 	}
 	return len(got)
+}
+
+// runTshark runs tshark and returns what it printed; it fails the test
+// when tshark fails or reports a Lua error.
+func runTshark(t *testing.T, tshark string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(tshark, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("tshark: %v: %s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "Lua") {
+		t.Fatalf("tshark: Lua errors:\n%s", stderr.String())
+	}
+	return stdout.Bytes()
 }
 
 // compareDifs compares the difs the dissector reassembled with those pmdump
