@@ -13,14 +13,21 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden file")
 
-func TestGolden(t *testing.T) {
+// generate returns the dissector Write generates for a version.
+func generate(t *testing.T, version string) []byte {
+	t.Helper()
 	var b bytes.Buffer
-	if err := Write(&b, "golden"); err != nil {
+	if err := Write(&b, version); err != nil {
 		t.Fatal(err)
 	}
+	return b.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	got := generate(t, "golden")
 	golden := filepath.Join("testdata", "pmnet.lua.golden")
 	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -28,7 +35,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if !bytes.Equal(b.Bytes(), want) {
+	if !bytes.Equal(got, want) {
 		t.Errorf("generated dissector differs from %s (run go test -update after checking the change)", golden)
 	}
 }
@@ -133,11 +140,7 @@ func TestLuaString(t *testing.T) {
 // its length bounds and, for pieces, the fields the piece check and the
 // reassembly read; the protocol constants the runtime uses.
 func TestLayoutLines(t *testing.T) {
-	var b bytes.Buffer
-	if err := Write(&b, "x"); err != nil {
-		t.Fatal(err)
-	}
-	lua := b.String()
+	lua := string(generate(t, "x"))
 	for _, want := range []string{
 		`LAYOUTS["legacy"]["sdak"] = {name = "sdak", era = "legacy", dir = "c2s", doc = "game-move data acknowledgement", min = 21, max = 25,`,
 		`LAYOUTS["modern"]["stdf"] = {name = "stdf", era = "modern", dir = "s2c", doc = "state dif piece", min = 23, max = -1, piece = {seq = 3, count = 4, start = 6, size = 7, data = 8, at = 23}, dif = {src = 1, dst = 2, slsn = 5},`,
