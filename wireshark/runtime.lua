@@ -802,20 +802,13 @@ local function intern(st)
 	return s
 end
 
--- first_pass recognises one datagram (frame number, len bytes) and updates
--- the conversations; it returns what the frame is, or nil when it is not
+-- first_pass recognises one datagram (frame number, len bytes, named name,
+-- sent in direction dir when the name is a game packet's) and updates the
+-- conversations; it returns what the frame is, or nil when it is not
 -- game traffic, and the decoded packet. With measure (a tree is built)
 -- every field is decoded and a completed dif is inflated; without, only
 -- what the summary line and the conversations need.
-local function first_pass(buf, len, pinfo, number, measure)
-	if len < 4 then
-		return nil
-	end
-	local name = buf:raw(0, 4) -- no TvbRange: each Wireshark object costs its garbage collection
-	local dir = DIR_OF[name]
-	if not dir and not printable(name) then
-		return nil -- most other UDP ends here
-	end
+local function first_pass(buf, len, name, dir, pinfo, number, measure)
 	local src_port, dst_port = pinfo.src_port, pinfo.dst_port
 	local src, dst = endpoint(pinfo.src, src_port), endpoint(pinfo.dst, dst_port)
 	if not dir then
@@ -997,16 +990,24 @@ local function info_text(buf, len, st, res)
 end
 
 local function dissect(buf, pinfo, tree)
+	local len = buf:len()
+	if len < 4 then
+		return 0
+	end
+	local name = buf:raw(0, 4) -- no TvbRange: each Wireshark object costs its garbage collection
+	local dir = DIR_OF[name]
+	if not dir and not printable(name) then
+		return 0 -- most other UDP ends here, before anything else is asked of Wireshark
+	end
 	local number = pinfo.number
 	local st = frames[number]
 	local res
 	local full = has_tree(tree)
-	local len = buf:len()
 	if st == nil then
 		if pinfo.visited then
 			return 0 -- not seen in the first pass: not game traffic
 		end
-		st, res = first_pass(buf, len, pinfo, number, full)
+		st, res = first_pass(buf, len, name, dir, pinfo, number, full)
 		frames[number] = st or false
 	end
 	if not st then
