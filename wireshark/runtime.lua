@@ -740,8 +740,8 @@ end
 local function reassemble(raw, res, client, conv, number, ts, measure)
 	local rv, d = res.v, res.layout.dif
 	local slsn = d.slsn > 0 and rv[d.slsn] or -1
-	-- (integers: the same text in Lua 5.2 and 5.4)
-	local key = client .. "|" .. slsn .. "|" .. rv[d.src] .. "|" .. rv[d.dst]
+	-- (%d: no "%.14g" for each number, as concatenation does in Lua 5.2)
+	local key = format("%s|%d|%d|%d", client, slsn, rv[d.src], rv[d.dst])
 	local pc = res.layout.piece
 	local dp, dn = pc.at, rv[pc.data] -- a data field's value is its length
 	if res.p then
