@@ -6,8 +6,8 @@
 # (alone, with the dissector, with each other dissector given), RUNS rounds
 # (default 3), so a change in the machine's load falls on all of them; the
 # best processor time (user + sys) and the best wall time of each are
-# printed, with their ratio to tshark alone (target: at most 3x) and the
-# load average before and after.
+# printed, with their ratio to tshark alone (target: at most 3x), the
+# largest peak RSS of its runs, and the load average before and after.
 #
 #   scripts/dissector-speed.sh [N] [RUNS] [OTHER.lua...]
 #
@@ -47,25 +47,26 @@ for other in "$@"; do
 	names+=("tshark with $(basename "$other")")
 	luas+=("$(realpath "$other")")
 done
-declare -a cpu wall
+declare -a cpu wall rss
 for _ in $(seq "$runs"); do
 	for i in "${!luas[@]}"; do
 		args=(-n -r "$big")
 		if [ -n "${luas[$i]}" ]; then
 			args=(-n -X "lua_script:${luas[$i]}" -r "$big")
 		fi
-		/usr/bin/time -f '%U %S %e' -o "$work/time" tshark "${args[@]}" >/dev/null 2>"$work/stderr" ||
+		/usr/bin/time -f '%U %S %e %M' -o "$work/time" tshark "${args[@]}" >/dev/null 2>"$work/stderr" ||
 			{ cat "$work/stderr" >&2; exit 1; }
-		read -r u s e <"$work/time"
+		read -r u s e m <"$work/time"
 		c=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
 		cpu[$i]=$(awk -v a="${cpu[$i]:-}" -v t="$c" 'BEGIN { print (a == "" || t < a) ? t : a }')
 		wall[$i]=$(awk -v a="${wall[$i]:-}" -v t="$e" 'BEGIN { print (a == "" || t < a) ? t : a }')
+		rss[$i]=$(awk -v a="${rss[$i]:-0}" -v t="$m" 'BEGIN { print (t > a) ? t : a }')
 	done
 done
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-34s %10s %10s %12s\n' "best of $runs" "cpu s" "wall s" "cpu ratio"
+printf '%-34s %10s %10s %12s %12s\n' "best of $runs" "cpu s" "wall s" "cpu ratio" "peak RSS MB"
 for i in "${!luas[@]}"; do
-	printf '%-34s %10.2f %10.2f %11.2fx\n' "${names[$i]}" "${cpu[$i]}" "${wall[$i]}" \
-		"$(awk -v a="${cpu[$i]}" -v b="${cpu[0]}" 'BEGIN { print a / b }')"
+	printf '%-34s %10.2f %10.2f %11.2fx %12.0f\n' "${names[$i]}" "${cpu[$i]}" "${wall[$i]}" \
+		"$(awk -v a="${cpu[$i]}" -v b="${cpu[0]}" 'BEGIN { print a / b }')" "$(awk -v m="${rss[$i]}" 'BEGIN { print m / 1024 }')"
 done
 echo "target: tshark with pmnet.lua at most 3x tshark alone"
