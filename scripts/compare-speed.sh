@@ -57,7 +57,8 @@ if command -v tshark >/dev/null; then
 	ts=$(best tshark -n -r "$big")
 	printf '%-28s %8s s   pmdump is %.1fx as fast (target >= 20x)\n' "tshark -n -r" "$ts" "$(awk -v a="$ts" -v b="$pm" 'BEGIN { print a / b }')"
 	# The generated Wireshark dissector, printing the summary lines as
-	# tshark alone does (no tree: no dif is inflated).
+	# tshark alone does (no tree: no dif is inflated). Wall time, as above;
+	# scripts/dissector-speed.sh measures it in turns, with processor time.
 	"$work/pmdump" dissector -o "$work/pmnet.lua"
 	td=$(best tshark -n -X "lua_script:$work/pmnet.lua" -r "$big")
 	printf '%-28s %8s s   %.1fx tshark alone (target <= 3x)\n' "tshark with pmnet.lua" "$td" "$(awk -v a="$td" -v b="$ts" 'BEGIN { print a / b }')"
