@@ -507,6 +507,13 @@ local function track_decode(raw, len, name, c, full)
 	return era, false, decode(raw, len, name, era, full)
 end
 
+local function other_dir(d)
+	if d == "c2s" then
+		return "s2c"
+	end
+	return "c2s"
+end
+
 local function on_game_endpoint(src, dst, dport)
 	local function pair(client, server)
 		local c = convs[client]
@@ -834,6 +841,22 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 		server_port = src_port
 	end
 	local existing = convs[client]
+	local named = dir -- the direction the packet's name is sent in
+	if not existing or server ~= existing.server and server ~= existing.listen then
+		-- The name says one direction, but a known conversation's
+		-- addresses say the other (a malformed stak the server sent, say):
+		-- the addresses tell, as in package session.
+		local c = convs[server]
+		if c and (client == c.server or client == c.listen) then
+			client, server, existing = server, client, c
+			dir = other_dir(dir)
+			if server == src then
+				server_port = src_port
+			else
+				server_port = dst_port
+			end
+		end
+	end
 	if existing and existing.joined and name == "1234" and dir == "c2s" then
 		convs[client] = nil
 		existing = nil
@@ -854,6 +877,9 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 	local reported = buf:reported_length_remaining()
 	if len < reported then
 		err = format("truncated by the capture's snap length: %d of %d payload bytes captured", len, reported)
+	end
+	if dir ~= named and not err then
+		err = format("%s is sent %s; this one went %s", name, ARROW[named], ARROW[dir])
 	end
 	if err then
 		kind = "malformed"
