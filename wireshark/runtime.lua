@@ -760,6 +760,10 @@ local function reassemble(raw, res, client, conv, number, ts, measure)
 	if not size then
 		return
 	end
+	local src = rv[d.src]
+	if src == rv[d.dst] and src ~= 0 then
+		return -- a dif from a frame to itself is corrupt (package replay): no figures
+	end
 	dif_compressed[number], dif_pieces[number] = size, count
 	if size > 0 and measure then
 		dif_inflated[number] = inflated_size(z)
