@@ -69,8 +69,8 @@ func (r *runner) client(d *driven, a arrival) error {
 	case "sjon":
 		var p decode.Packet
 		if decode.Decode(&p, a.data, decode.Modern) == nil && !d.joined {
-			d.joined, d.player, d.slsn = true, int(p.Int("player")), int(p.Int("slsn"))
-			at := Key{d.slsn, int32(p.Int("frame"))}
+			d.joined, d.player, d.slsn = true, int(intOf(fieldPlayer, &p)), int(intOf(fieldLevelSeq, &p))
+			at := Key{d.slsn, int32(intOf(fieldFrame, &p))}
 			r.emit(Event{Event: "join", At: &at, Client: d.rec.N, Player: d.player})
 		}
 		return nil
@@ -82,7 +82,7 @@ func (r *runner) client(d *driven, a arrival) error {
 		// The game's client echoes the server's time in a pang.
 		var p decode.Packet
 		if decode.Decode(&p, a.data, decode.Modern) == nil && !d.stopped {
-			t1 := p.Values[p.Layout.Field("t1")].Float
+			t1 := valueOf(fieldPongT1, &p).Float
 			r.send(d.conn, decode.Encode(nil, decode.MustNew(decode.Modern, "pang").SetFloat("t1", t1)), d.server)
 		}
 	}
@@ -94,7 +94,7 @@ func (r *runner) file(d *driven, b []byte) {
 	if decode.Decode(&p, b, decode.Modern) != nil || d.stopped {
 		return
 	}
-	id, seq, count := int32(p.Int("id")), int(p.Int("seq")), int(p.Int("count"))
+	id, seq, count := int32(intOf(fieldFileID, &p)), int(intOf(fieldSeq, &p)), int(intOf(fieldCount, &p))
 	f := d.files[id]
 	if f == nil {
 		if len(d.files) >= maxPending {
@@ -122,8 +122,8 @@ func (r *runner) piece(d *driven, b []byte) error {
 	if decode.Decode(&p, b, decode.Modern) != nil {
 		return nil
 	}
-	k := difKey{int(p.Int("slsn")), int32(p.Int("src")), int32(p.Int("dst"))}
-	seq, count := int(p.Int("seq")), int(p.Int("count"))
+	k := difKey{int(intOf(fieldLevelSeq, &p)), int32(intOf(fieldDifBase, &p)), int32(intOf(fieldFrame, &p))}
+	seq, count := int(intOf(fieldSeq, &p)), int(intOf(fieldCount, &p))
 	if k.slsn != d.slsn {
 		// A new level: the old states are no bases any more.
 		d.slsn, d.hist, d.newest = k.slsn, nil, -1
@@ -140,7 +140,7 @@ func (r *runner) piece(d *driven, b []byte) error {
 	if seq >= len(pt.pieces) || pt.pieces[seq] != nil {
 		return nil
 	}
-	pt.pieces[seq] = append([]byte{}, p.Values[p.Layout.Field("data")].Bytes...)
+	pt.pieces[seq] = append([]byte{}, valueOf(fieldDifData, &p).Bytes...)
 	pt.got++
 	if pt.got < pt.count {
 		return nil

@@ -39,8 +39,30 @@ var testScript = gameserver.Script{
 // record writes the script's game to a capture and loads it.
 func record(t *testing.T, s gameserver.Script) *Recording {
 	t.Helper()
+	return recordWith(t, func(w synth.PacketWriter) error { return gameserver.Record(s, w) })
+}
+
+// recordWith writes a capture with write and loads it; the recording is
+// closed when the test ends.
+func recordWith(t *testing.T, write func(w synth.PacketWriter) error) *Recording {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "game.pcap")
-	if err := gameserver.RecordFile(path, s); err != nil {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := synth.NewCaptureWriter(f, synth.Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := Load(context.Background(), []string{path}, LoadOptions{})
@@ -51,12 +73,19 @@ func record(t *testing.T, s gameserver.Script) *Recording {
 	return rec
 }
 
-// drive runs the recording against a fresh test server running frames of
-// frameTime; it returns the summary, the events and how many late inputs
-// made the server go back.
+// drive runs the recording against a fresh test server in lockstep,
+// running frames of frameTime; it returns the summary, the events and how
+// many late inputs made the server go back.
 func drive(t *testing.T, rec *Recording, seed int64, frameTime time.Duration) (*Summary, []Event, int) {
 	t.Helper()
-	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: seed, FrameTime: frameTime, Lockstep: true})
+	return driveWith(t, rec, gameserver.Options{Seed: seed, FrameTime: frameTime, Lockstep: true})
+}
+
+// driveWith runs the recording against a fresh test server with options
+// opt, as drive does.
+func driveWith(t *testing.T, rec *Recording, opt gameserver.Options) (*Summary, []Event, int) {
+	t.Helper()
+	srv, err := gameserver.Listen("127.0.0.1:0", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,46 +219,16 @@ func (r *Recording) count(f int32) int {
 // change): its server enters every input in the frame it reads it in, and
 // the test server does so with the AtRead rule.
 func TestDriveReproducesSynth(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "synth.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := synth.NewCaptureWriter(f, synth.Pcap)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := synth.Config{Era: decode.Modern, Players: 3, Duration: 2 * time.Second, Seed: 8, LevelChange: time.Second, Loss: 0.02}
-	if _, err := synth.Generate(cfg, w, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	rec, err := Load(context.Background(), []string{path}, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
+	rec := recordWith(t, func(w synth.PacketWriter) error {
+		_, err := synth.Generate(cfg, w, nil)
+		return err
+	})
 	if len(rec.Clients) != 3 {
 		t.Fatalf("%d clients, want 3", len(rec.Clients))
 	}
-	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: cfg.Seed, Rule: gameserver.AtRead,
+	sum, _, _ := driveWith(t, rec, gameserver.Options{Seed: cfg.Seed, Rule: gameserver.AtRead,
 		LevelDone: int32(cfg.LevelChange/synth.FrameTime) - gameserver.LevelDoneFrames, FrameTime: 2 * time.Millisecond, Lockstep: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, 0) }()
-	sum, err := Run(ctx, rec, srv.Addr().String(), Options{Timeout: 3 * time.Second})
-	cancel()
-	<-done
-	if err != nil {
-		t.Fatal(err)
-	}
 	if rec.End.SLSN != 1 {
 		t.Errorf("the recording ends in level sequence %d, want 1", rec.End.SLSN)
 	}
@@ -283,27 +282,9 @@ func (d dropWriter) WriteDatagram(ts time.Time, src, dst netip.AddrPort, payload
 // A join request the capture lost is made from the join reply; the run
 // is still exact.
 func TestLostJoinRequest(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "game.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := synth.NewCaptureWriter(f, synth.Pcap)
-	if err != nil {
-		t.Fatal(err)
-	}
 	second := synth.ClientAddr(2)
 	drop := func(src netip.AddrPort, p []byte) bool { return src == second && string(p[:4]) == "cjon" }
-	if err := gameserver.Record(testScript, dropWriter{w, drop}); err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	f.Close()
-	rec, err := Load(context.Background(), []string{path}, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
+	rec := recordWith(t, func(w synth.PacketWriter) error { return gameserver.Record(testScript, dropWriter{w, drop}) })
 	u := rec.Uncertain()
 	if len(u) != 1 || u[0].Kind != Join || u[0].Client != 2 || u[0].At != (Key{0, 45}) {
 		t.Fatalf("uncertain %v, want the join of client 2 in frame 45", u)
@@ -353,22 +334,9 @@ func TestTwoGames(t *testing.T) {
 // machine some inputs may arrive late, so only the counts are checked.
 func TestDriveRealTimeEnds(t *testing.T) {
 	rec := record(t, testScript)
-	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: testScript.Seed, FrameTime: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, 0) }()
 	// The test server starts its frames at once: the recording's first
 	// join is at frame 20, 100 ms in.
-	sum, err := Run(ctx, rec, srv.Addr().String(), Options{Timeout: 3 * time.Second})
-	cancel()
-	<-done
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, _, _ := driveWith(t, rec, gameserver.Options{Seed: testScript.Seed, FrameTime: 5 * time.Millisecond})
 	if sum.Equal+sum.Different+sum.Missing != rec.States || sum.Unrecorded != 0 {
 		t.Errorf("counts %+v for %d recorded states", sum.Counts, rec.States)
 	}

@@ -264,13 +264,13 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			if r.Dir == decode.S2C {
 				switch name {
 				case "stdf":
-					k := Key{int(p.Int("slsn")), int32(p.Int("dst"))}
+					k := Key{int(intOf(fieldLevelSeq, p)), int32(intOf(fieldFrame, p))}
 					if !st.sent || st.newest.Less(k) {
 						st.newest, st.sent = k, true
 					}
 				case "sjon":
 					if _, ok := sjon[c.ID]; !ok {
-						k := Key{int(p.Int("slsn")), int32(p.Int("frame"))}
+						k := Key{int(intOf(fieldLevelSeq, p)), int32(intOf(fieldFrame, p))}
 						if st.sent && k.Less(st.newest) {
 							// The server's frames started again: another
 							// game (the server was restarted).
@@ -288,10 +288,10 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			pr := packetRec{n: r.N, conv: c.ID, name: name, at: st.newest, ok: st.sent, payload: slices.Clone(p.Raw)}
 			switch name {
 			case "cdat":
-				pr.move, pr.frame = byte(p.Int("move")), int32(p.Int("frame"))
+				pr.move, pr.frame = byte(intOf(fieldMove, p)), int32(intOf(fieldFrame, p))
 			case "cjon", "CJON":
-				pr.color = int(p.Int("color"))
-				pr.host = cstring(p.Values[p.Layout.Field("hostname")].Bytes)
+				pr.color = int(intOf(fieldColor, p))
+				pr.host = cstring(valueOf(fieldHostname, p).Bytes)
 			}
 			packets = append(packets, pr)
 		}

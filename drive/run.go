@@ -378,7 +378,7 @@ func (r *runner) frame(b []byte) (bool, error) {
 	if err := decode.Decode(&p, b, decode.Modern); err != nil {
 		return false, nil
 	}
-	n := int32(p.Int("frame"))
+	n := int32(intOf(fieldFrame, &p))
 	switch {
 	case !r.started:
 		r.started = true

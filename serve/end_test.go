@@ -3,13 +3,11 @@ package serve
 import (
 	"net"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/internal/gameclient"
-	"github.com/pmdump/pmdump/internal/realcap"
 )
 
 // TestServeEndOfRecording checks how a recording ends: the last state is
@@ -18,11 +16,8 @@ import (
 // goes on to its end.
 func TestServeEndOfRecording(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		input  string // "sample:…" or a real capture
-		player int
-		states int // served: the recording's last ones (0: all)
-	}{
+	// states: the recording's last ones are served
+	tests := []servedRecording{
 		{"sample:legacy", 1, 0},
 		{"sample:modern", 1, 0},
 		// The real legacy server sent this player game moves after its
@@ -31,11 +26,7 @@ func TestServeEndOfRecording(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.input, func(t *testing.T) {
-			input := tt.input
-			if !strings.HasPrefix(input, "sample:") {
-				input = realcap.Path(t, input)
-			}
-			rec := load(t, input, tt.player)
+			rec := tt.load(t)
 			start := 0
 			if tt.states > 0 {
 				start = len(rec.States) - tt.states

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/netip"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,22 +13,15 @@ import (
 
 func TestServeNoAckBounded(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		input  string // "sample:…" or a real capture
-		player int
-		states int // served (0: all)
-	}{
+	// states: the recording's first ones are served
+	tests := []servedRecording{
 		{"sample:modern", 1, 0},
 		{"sample:legacy", 1, 0},
 		{"modern/basic/basic.pcap", 1, 180},
 	}
 	for _, tt := range tests {
 		t.Run(tt.input, func(t *testing.T) {
-			input := tt.input
-			if !strings.HasPrefix(input, "sample:") {
-				input = realcap.Path(t, input)
-			}
-			rec := load(t, input, tt.player)
+			rec := tt.load(t)
 			a := startArenaOpt(t, rec, Options{Speed: 6, Stop: tt.states, Limits: quickLimits})
 			wait := a.honest(netip.AddrPort{})
 			p := newPeer(t, rec.Era, netip.AddrPort{})

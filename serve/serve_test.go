@@ -26,6 +26,31 @@ func sharedFile(t testing.TB, rel string) string {
 	return realcap.Path(t, rel)
 }
 
+// inputPath resolves a test input: a sample ("sample:…") as it is, else a
+// real capture's path in ../shared/captures.
+func inputPath(t testing.TB, input string) string {
+	t.Helper()
+	if strings.HasPrefix(input, "sample:") {
+		return input
+	}
+	return sharedFile(t, input)
+}
+
+// servedRecording is a recording a test serves: the input (see
+// inputPath), the player whose states are served, and how many are
+// served (0: all).
+type servedRecording struct {
+	input  string
+	player int
+	states int
+}
+
+// load loads the recording, as load does.
+func (s servedRecording) load(t *testing.T) *Recording {
+	t.Helper()
+	return load(t, inputPath(t, s.input), s.player)
+}
+
 type truthKey struct {
 	slsn int
 	dst  int32
@@ -208,17 +233,10 @@ func TestServeToClients(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			input := tt.input
+			input := inputPath(t, tt.input)
 			var truths []map[truthKey][32]byte
-			if len(input) < 7 || input[:7] != "sample:" {
-				input = sharedFile(t, input)
-				for _, f := range tt.truth {
-					truths = append(truths, groundTruth(t, sharedFile(t, f), tt.player))
-				}
-			} else {
-				for _, f := range tt.truth {
-					truths = append(truths, groundTruth(t, f, tt.player))
-				}
+			for _, f := range tt.truth {
+				truths = append(truths, groundTruth(t, inputPath(t, f), tt.player))
 			}
 			rec := load(t, input, tt.player)
 			start, stop := 0, len(rec.States)

@@ -197,6 +197,8 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 	fmt.Fprintf(&b, "-- The late pieces of a client's newest FINISHED_KEEP finished difs are ignored (reassemble.FinishedKeep).\nlocal FINISHED_KEEP = %d\n", reassemble.FinishedKeep)
 	fmt.Fprintf(&b, "\n-- Protocol constants (package decode).\nlocal MAX_PIECES = %d\nlocal SERVER_PLAYER = %d\nlocal MAX_PLAYER = %d\nlocal PLAYER_SERVER_FULL = %d\nlocal MENU_MOVE = %d\n",
 		decode.MaxPieces, decode.ServerPlayer, decode.MaxPlayer, decode.PlayerServerFull, decode.MenuMove)
+	fmt.Fprintf(&b, "-- How pmdump writes each direction (decode.Dir.Arrow).\nlocal ARROW = {[%s] = %s, [%s] = %s}\n",
+		luaString(decode.C2S.String()), luaString(decode.C2S.Arrow()), luaString(decode.S2C.String()), luaString(decode.S2C.Arrow()))
 	b.WriteString("\n-- What each kind of decode error ends with (decode.ErrShort and the others).\n")
 	for _, e := range []struct {
 		name string
@@ -224,6 +226,9 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 	b.WriteString("\n")
 	b.WriteString(inflateLua)
 	b.WriteString(runtime)
+	if err := writeFast(&b); err != nil {
+		return err
+	}
 	_, err = io.WriteString(w, b.String())
 	return err
 }
@@ -275,7 +280,7 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 		if data < 0 {
 			return fmt.Errorf("%s %s: pieces without a size field and the data it measures", l.Era, l.Name)
 		}
-		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d, size = %d, data = %d}", seq+1, count+1, start+1, size+1, data+1)
+		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d, size = %d, data = %d, at = %d}", seq+1, count+1, start+1, size+1, data+1, constOffset(l, data))
 	}
 	if src := roleField(l, decode.RoleDifBase); src >= 0 {
 		dst := roleField(l, decode.RoleFrame)

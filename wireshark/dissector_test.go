@@ -13,14 +13,21 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden file")
 
-func TestGolden(t *testing.T) {
+// generate returns the dissector Write generates for a version.
+func generate(t *testing.T, version string) []byte {
+	t.Helper()
 	var b bytes.Buffer
-	if err := Write(&b, "golden"); err != nil {
+	if err := Write(&b, version); err != nil {
 		t.Fatal(err)
 	}
+	return b.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	got := generate(t, "golden")
 	golden := filepath.Join("testdata", "pmnet.lua.golden")
 	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -28,7 +35,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if !bytes.Equal(b.Bytes(), want) {
+	if !bytes.Equal(got, want) {
 		t.Errorf("generated dissector differs from %s (run go test -update after checking the change)", golden)
 	}
 }
@@ -133,20 +140,19 @@ func TestLuaString(t *testing.T) {
 // its length bounds and, for pieces, the fields the piece check and the
 // reassembly read; the protocol constants the runtime uses.
 func TestLayoutLines(t *testing.T) {
-	var b bytes.Buffer
-	if err := Write(&b, "x"); err != nil {
-		t.Fatal(err)
-	}
-	lua := b.String()
+	lua := string(generate(t, "x"))
 	for _, want := range []string{
 		`LAYOUTS["legacy"]["sdak"] = {name = "sdak", era = "legacy", dir = "c2s", doc = "game-move data acknowledgement", min = 21, max = 25,`,
-		`LAYOUTS["modern"]["stdf"] = {name = "stdf", era = "modern", dir = "s2c", doc = "state dif piece", min = 23, max = -1, piece = {seq = 3, count = 4, start = 6, size = 7, data = 8}, dif = {src = 1, dst = 2, slsn = 5},`,
-		`LAYOUTS["legacy"]["stdf"] = {name = "stdf", era = "legacy", dir = "s2c", doc = "state dif piece", min = 22, max = -1, piece = {seq = 3, count = 4, start = 5, size = 6, data = 7}, dif = {src = 1, dst = 2, slsn = 0},`,
+		`LAYOUTS["modern"]["stdf"] = {name = "stdf", era = "modern", dir = "s2c", doc = "state dif piece", min = 23, max = -1, piece = {seq = 3, count = 4, start = 6, size = 7, data = 8, at = 23}, dif = {src = 1, dst = 2, slsn = 5},`,
+		`LAYOUTS["legacy"]["stdf"] = {name = "stdf", era = "legacy", dir = "s2c", doc = "state dif piece", min = 22, max = -1, piece = {seq = 3, count = 4, start = 5, size = 6, data = 7, at = 22}, dif = {src = 1, dst = 2, slsn = 0},`,
 		`{name = "c_sync", type = "i32", size = 4, pf = PF["pmnet.serr.c_sync"], key = true, recover = "negative", pf_raw = PF["pmnet.serr.c_sync_raw"]},`,
 		`{name = "fps_chase", type = "i32", size = 4, pf = PF["pmnet.sdak.fps_chase"], optional = true},`,
 		`{name = "data", type = "data", size = 0, pf = PF["pmnet.stdf.data"], ref = 6, pf_len = PF["pmnet.stdf.data_len"]},`,
 		`{name = "player", type = "u8", size = 1, pf = PF["pmnet.cdat.player"], key = true, role = "player"},`,
 		`DIR_OF["pong"] = "s2c"`,
+		// the fast paths of stdf: its summary, and the end of its header
+		`return format("src=%d dst=%d seq=%d count=%d slsn=%d start=%d size=%d", v[1], v[2], v[3], v[4], v[5], v[6], v[7])`,
+		"\tlocal pos = 23 + v8\n",
 		`local LISTEN_PORT = 24785`,
 		`local MAX_PIECES = 255`,
 		`local PLAYER_SERVER_FULL = 99`,

@@ -16,6 +16,7 @@ pmnet.prefs.inflate = Pref.bool("Inflate reassembled difs", true,
 	"Inflate each reassembled stdf dif to show its inflated size (costs time on long captures)")
 
 local floor = math.floor
+local byte, sub, format = string.byte, string.sub, string.format
 
 -- text of an integer value. (math.floor gives an integer in Lua 5.4, whose
 -- text has no ".0"; Lua 5.2 prints a whole double without one.)
@@ -265,9 +266,27 @@ end
 -- does: {layout, v, p, n, entries, err}: the value, position and length of
 -- each field that decoded, by its index in the layout (no table per field:
 -- field_vals makes them for the tree).
-local function decode(raw, len, name, era)
-	local res = {v = {}, p = {}, n = {}, entries = {}}
+local NO_ENTRIES = {}
+
+-- With full false, only what a summary line needs is decoded when the
+-- layout has a quick decoder: the values of the key fields and of the
+-- fields with a role, no positions (res.quick).
+local function decode(raw, len, name, era, full)
 	local l = LAYOUTS[era] and LAYOUTS[era][name]
+	if l then
+		if not full and l.quick then
+			local v = l.quick(raw, len)
+			if v then
+				return {layout = l, v = v, quick = true}
+			end
+		elseif l.fast then
+			local v, p, n = l.fast(raw, len)
+			if v then
+				return {layout = l, v = v, p = p, n = n, entries = NO_ENTRIES}
+			end
+		end
+	end
+	local res = {v = {}, p = {}, n = {}, entries = {}}
 	if not l then
 		res.err = string.format("%s in the %s era: %s", quote(name), era, ERR_UNKNOWN)
 		return res
@@ -329,21 +348,22 @@ local function bits_text(names, v)
 	return table.concat(out, "|")
 end
 
-local function value_text(f, v)
+-- value_text is the text of field f's value v of length n.
+local function value_text(f, v, n)
 	if f.type == "f64" then
-		return fmt_float(v.v)
+		return fmt_float(v)
 	elseif f.type == "str16" then
-		return quote(v.v)
+		return quote(v)
 	elseif f.type == "data" or f.type == "rest" then
-		return int(v.n) .. " bytes"
+		return int(n) .. " bytes"
 	end
-	local m, differs = meant(f, v.v)
+	local m, differs = meant(f, v)
 	if differs then
-		return int(m) .. "(raw " .. int(v.v) .. ")"
+		return int(m) .. "(raw " .. int(v) .. ")"
 	end
-	local s = int(v.v)
-	if f.bits and v.v ~= 0 then
-		s = s .. "[" .. bits_text(f.bits, v.v) .. "]"
+	local s = int(v)
+	if f.bits and v ~= 0 then
+		s = s .. "[" .. bits_text(f.bits, v) .. "]"
 	end
 	return s
 end
@@ -372,6 +392,11 @@ local function summary(res)
 	if not l then
 		return ""
 	end
+	-- every key field is there when the payload decoded without an error
+	local s = not res.err and l.summary(res.v)
+	if s then
+		return s
+	end
 	local k, rv, fields = key_fields(l), res.v, l.fields
 	local out, n = {}, 0
 	for j, i in ipairs(k.idx) do
@@ -381,7 +406,7 @@ local function summary(res)
 			if k.plain[j] then
 				out[n] = k.prefix[j] .. tostring(floor(v))
 			else
-				out[n] = k.prefix[j] .. value_text(fields[i], {v = v, n = res.n[i]})
+				out[n] = k.prefix[j] .. value_text(fields[i], v, res.n[i])
 			end
 		end
 	end
@@ -435,28 +460,28 @@ local function plausible_era(raw, len)
 end
 
 -- track_decode chooses the era as the tracker does: era, strong, result.
-local function track_decode(raw, len, name, c)
+local function track_decode(raw, len, name, c, full)
 	if c and c.era ~= "unknown" then
-		local r = decode(raw, len, name, c.era)
+		local r = decode(raw, len, name, c.era, full)
 		if not r.err then
 			return c.era, false, r
 		end
 		local o = other(c.era)
 		if LAYOUTS[o][name] then
-			local r2 = decode(raw, len, name, o)
+			local r2 = decode(raw, len, name, o, full)
 			if not r2.err then
 				return o, true, r2
 			end
 		end
 		if not LAYOUTS[c.era][name] then
-			return o, false, decode(raw, len, name, o)
+			return o, false, decode(raw, len, name, o, full)
 		end
 		return c.era, false, r
 	end
 	local fits = {}
 	for _, e in ipairs(ERAS) do
 		if LAYOUTS[e][name] then
-			local r = decode(raw, len, name, e)
+			local r = decode(raw, len, name, e, full)
 			if not r.err then
 				fits[#fits + 1] = {e, r}
 			end
@@ -479,7 +504,14 @@ local function track_decode(raw, len, name, c)
 	else
 		era = plausible_era(raw, len)
 	end
-	return era, false, decode(raw, len, name, era)
+	return era, false, decode(raw, len, name, era, full)
+end
+
+local function other_dir(d)
+	if d == "c2s" then
+		return "s2c"
+	end
+	return "c2s"
 end
 
 local function on_game_endpoint(src, dst, dport)
@@ -515,6 +547,12 @@ local function role_player(res)
 	end
 	field_index(l)
 	return res.v[l.player_field]
+end
+
+for _, layouts in pairs(LAYOUTS) do
+	for _, l in pairs(layouts) do
+		field_index(l) -- l.player_field, read for every packet
+	end
 end
 
 local function learn(c, res, kind, server, dir)
@@ -585,7 +623,7 @@ local function asm_finish(c, m)
 		c.done[m.key] = true
 		c.next = c.next % FINISHED_KEEP + 1
 	end
-	m.pieces = nil
+	m.starts, m.datas = nil, nil
 end
 
 local function asm_finished(c, key)
@@ -604,9 +642,10 @@ local function asm_abandon_stale(c)
 	end
 end
 
--- asm_add adds one piece; it returns the compressed dif and its piece
--- count when the piece completes it.
-local function asm_add(client, cid, key, p)
+-- asm_add adds one piece (seq, count, start, data) that arrived at ts; it
+-- returns the compressed dif's size and piece count when the piece
+-- completes it, and with bytes true the compressed dif.
+local function asm_add(client, cid, key, seq, count, start, data, ts, bytes)
 	local c = asm.clients[client]
 	if not c then
 		c = {pending = {}, done = {}, ring = {}, next = 1, newest = -math.huge, cid = cid}
@@ -619,8 +658,8 @@ local function asm_add(client, cid, key, p)
 		end
 		c.done, c.ring, c.next, c.cid = {}, {}, 1, cid
 	end
-	if p.ts > c.newest then
-		c.newest = p.ts
+	if ts > c.newest then
+		c.newest = ts
 		asm_abandon_stale(c)
 	end
 	local m = asm.msgs[key]
@@ -628,8 +667,8 @@ local function asm_add(client, cid, key, p)
 		if asm_finished(c, key) then
 			return nil
 		end
-		m = {key = key, count = p.count, pieces = {}, n = 0}
-		if p.count < 1 or p.count > MAX_PIECES then
+		m = {key = key, count = count, starts = {}, datas = {}, n = 0}
+		if count < 1 or count > MAX_PIECES then
 			asm_finish(c, m)
 			return nil
 		end
@@ -646,35 +685,37 @@ local function asm_add(client, cid, key, p)
 		asm.order[#asm.order + 1] = m
 		asm.total = asm.total + 1
 	end
-	m.last_ts = p.ts
-	if p.count ~= m.count or p.seq < 0 or p.seq >= m.count or p.start < 0 or p.start + #p.data > MAX_COMPRESSED then
+	m.last_ts = ts
+	if count ~= m.count or seq < 0 or seq >= count or start < 0 or start + #data > MAX_COMPRESSED then
 		asm_finish(c, m) -- corrupt
 		return nil
 	end
-	local pc = m.pieces[p.seq]
-	if pc then
-		if pc.start ~= p.start or pc.data ~= p.data then
+	local starts, datas = m.starts, m.datas
+	local had = starts[seq]
+	if had then
+		if had ~= start or datas[seq] ~= data then
 			asm_finish(c, m) -- corrupt
 		end
 		return nil
 	end
-	m.pieces[p.seq] = {start = p.start, data = p.data}
+	starts[seq], datas[seq] = start, data
 	m.n = m.n + 1
-	if m.n < m.count then
+	if m.n < count then
 		return nil
 	end
-	local size, parts = 0, {}
-	for i = 0, m.count - 1 do
-		pc = m.pieces[i]
-		if pc.start ~= size then
+	local size = 0
+	for i = 0, count - 1 do
+		if starts[i] ~= size then
 			asm_finish(c, m) -- a hole or an overlap: corrupt
 			return nil
 		end
-		size = size + #pc.data
-		parts[#parts + 1] = pc.data
+		size = size + #datas[i]
 	end
 	asm_finish(c, m)
-	return table.concat(parts), m.count
+	if bytes then
+		return size, count, table.concat(datas, "", 0, count - 1)
+	end
+	return size, count
 end
 
 -- inflated_size is the size a reassembled dif inflates to, or nil when it
@@ -700,124 +741,55 @@ local function inflated_size(z)
 	return nil
 end
 
-local function reassemble(raw, res, client, conv, st, ts, measure)
+-- reassemble adds a piece to its dif; the frame that completes the dif
+-- (number) gets its figures, and with measure (and the preference) its
+-- inflated size.
+local function reassemble(raw, res, client, conv, number, ts, measure)
 	local rv, d = res.v, res.layout.dif
-	local slsn = d.slsn > 0 and rv[d.slsn]
-	local key = client .. "|" .. (slsn and int(slsn) or "-1") .. "|" .. int(rv[d.src]) .. "|" .. int(rv[d.dst])
+	local slsn = d.slsn > 0 and rv[d.slsn] or -1
+	-- (%d: no "%.14g" for each number, as concatenation does in Lua 5.2)
+	local key = format("%s|%d|%d|%d", client, slsn, rv[d.src], rv[d.dst])
 	local pc = res.layout.piece
-	local dp, dn = res.p[pc.data], res.n[pc.data]
-	local z, count = asm_add(client, conv.id, key, {seq = rv[pc.seq], count = rv[pc.count], start = rv[pc.start],
-		data = raw:sub(dp + 1, dp + dn), ts = ts})
-	if not z then
+	local dp, dn = pc.at, rv[pc.data] -- a data field's value is its length
+	if res.p then
+		dp = res.p[pc.data]
+	end
+	measure = measure and pmnet.prefs.inflate
+	local size, count, z = asm_add(client, conv.id, key, rv[pc.seq], rv[pc.count], rv[pc.start],
+		sub(raw, dp + 1, dp + dn), ts, measure)
+	if not size then
 		return
 	end
-	st.dif = {compressed = #z, pieces = count}
-	if #z > 0 and measure and pmnet.prefs.inflate then
-		st.dif.inflated = inflated_size(z)
+	local src = rv[d.src]
+	if src == rv[d.dst] and src ~= 0 then
+		return -- a dif from a frame to itself is corrupt (package replay): no figures
+	end
+	dif_compressed[number], dif_pieces[number] = size, count
+	if size > 0 and measure then
+		dif_inflated[number] = inflated_size(z)
 	end
 end
+
+local port_text = {} -- port -> ":port"
 
 local function endpoint(addr, port)
-	return tostring(addr) .. ":" .. int(port)
-end
-
--- first_pass recognises one datagram and updates the conversations; it
--- returns what the frame is, or nil when it is not game traffic.
-local function first_pass(buf, pinfo, measure)
-	local len = buf:len()
-	if len < 4 then
-		return nil
+	local p = port_text[port]
+	if not p then
+		p = ":" .. int(port)
+		port_text[port] = p
 	end
-	local name = buf:raw(0, 4) -- no TvbRange: each Wireshark object costs its garbage collection
-	local dir = DIR_OF[name]
-	if not dir and not printable(name) then
-		return nil -- most other UDP ends here
-	end
-	local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
-	if not dir then
-		if not on_game_endpoint(src, dst, pinfo.dst_port) then
-			return nil
-		end
-		local st = {kind = "unknown", name = name, era = "unknown", dec_era = "modern", dir = "?", player = -1}
-		local c = convs[src] or convs[dst]
-		if c then
-			st.era, st.player = c.era, c.player
-			if c.client == src then
-				st.dir = "c2s"
-			else
-				st.dir = "s2c"
-			end
-		end
-		return st
-	end
-	local client, server = src, dst
-	local server_port = pinfo.dst_port
-	if dir == "s2c" then
-		client, server = dst, src
-		server_port = pinfo.src_port
-	end
-	local existing = convs[client]
-	if existing and existing.joined and name == "1234" and dir == "c2s" then
-		convs[client] = nil
-		existing = nil
-	end
-	local raw = buf:raw(0, len)
-	local era, strong, res = track_decode(raw, len, name, existing)
-	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
-		return nil
-	end
-	local c = convs[client]
-	if not c then
-		conv_count = conv_count + 1
-		c = {id = conv_count, client = client, era = "unknown", player = -1,
-			evidence = {unknown = 0, legacy = 0, modern = 0}}
-		convs[client] = c
-	end
-	local st = {kind = "game", name = name, dec_era = era, era = era, dir = dir}
-	if len < buf:reported_length_remaining() then
-		st.err = string.format("truncated by the capture's snap length: %d of %d payload bytes captured",
-			len, buf:reported_length_remaining())
-	else
-		st.err = res.err
-	end
-	if st.err then
-		st.kind = "malformed"
-	end
-	if strong and st.kind == "game" then
-		c.evidence[era] = c.evidence[era] + 1
-		if c.era ~= era and c.evidence[era] >= c.evidence[c.era] then
-			c.era = era
-		end
-		global_era = era
-	end
-	if not strong and c.era == "unknown" and global_era == "unknown" then
-		st.era = "unknown"
-	end
-	learn(c, res, st.kind, server, dir)
-	st.player = c.player
-	local pl = role_player(res)
-	if pl and st.kind == "game" then
-		st.player = pl
-	end
-	if st.kind == "game" and res.layout.dif and res.layout.piece then
-		reassemble(raw, res, client, c, st, pinfo.abs_ts, measure)
-	end
-	return st, res
+	return tostring(addr) .. p
 end
 
 -- What the first pass found of a frame is kept for the whole capture, so
--- the records of frames are shared (most frames are alike), and a dif's
--- figures go to the dif tables.
+-- the records of frames are shared (most frames are alike; a dif's figures
+-- are in the dif tables).
 local shared = {}
 
 local INTERN_BY = {"name", "kind", "era", "dec_era", "dir", "player", "err"}
 local RECORD = {} -- the key of the record at the end of a path
 
-local function intern(st, number)
-	if st.dif then
-		dif_compressed[number], dif_pieces[number], dif_inflated[number] = st.dif.compressed, st.dif.pieces, st.dif.inflated
-		st.dif = nil
-	end
+local function intern(st)
 	-- A tree of tables by each field, so that finding the shared record
 	-- builds no string.
 	local t = shared
@@ -840,6 +812,112 @@ local function intern(st, number)
 	end
 	return s
 end
+
+-- first_pass recognises one datagram (frame number, len bytes, named name,
+-- sent in direction dir when the name is a game packet's) and updates the
+-- conversations; it returns what the frame is, or nil when it is not
+-- game traffic, and the decoded packet. With measure (a tree is built)
+-- every field is decoded and a completed dif is inflated; without, only
+-- what the summary line and the conversations need.
+local function first_pass(buf, len, name, dir, pinfo, number, measure)
+	local src_port, dst_port = pinfo.src_port, pinfo.dst_port
+	local src, dst = endpoint(pinfo.src, src_port), endpoint(pinfo.dst, dst_port)
+	if not dir then
+		if not on_game_endpoint(src, dst, dst_port) then
+			return nil
+		end
+		local st = {kind = "unknown", name = name, era = "unknown", dec_era = "modern", dir = "?", player = -1}
+		local c = convs[src] or convs[dst]
+		if c then
+			st.era, st.player = c.era, c.player
+			if c.client == src then
+				st.dir = "c2s"
+			else
+				st.dir = "s2c"
+			end
+		end
+		return intern(st)
+	end
+	local client, server = src, dst
+	local server_port = dst_port
+	if dir == "s2c" then
+		client, server = dst, src
+		server_port = src_port
+	end
+	local existing = convs[client]
+	local named = dir -- the direction the packet's name is sent in
+	if not existing or server ~= existing.server and server ~= existing.listen then
+		-- The name says one direction, but a known conversation's
+		-- addresses say the other (a malformed stak the server sent, say):
+		-- the addresses tell, as in package session.
+		local c = convs[server]
+		if c and (client == c.server or client == c.listen) then
+			client, server, existing = server, client, c
+			dir = other_dir(dir)
+			if server == src then
+				server_port = src_port
+			else
+				server_port = dst_port
+			end
+		end
+	end
+	if existing and existing.joined and name == "1234" and dir == "c2s" then
+		convs[client] = nil
+		existing = nil
+	end
+	local raw = buf:raw(0, len)
+	local era, strong, res = track_decode(raw, len, name, existing, measure)
+	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
+		return nil
+	end
+	local c = convs[client]
+	if not c then
+		conv_count = conv_count + 1
+		c = {id = conv_count, client = client, era = "unknown", player = -1,
+			evidence = {unknown = 0, legacy = 0, modern = 0}, last = {}}
+		convs[client] = c
+	end
+	local kind, err, shown = "game", res.err, era
+	local reported = buf:reported_length_remaining()
+	if len < reported then
+		err = format("truncated by the capture's snap length: %d of %d payload bytes captured", len, reported)
+	end
+	if dir ~= named and not err then
+		err = format("%s is sent %s; this one went %s", name, ARROW[named], ARROW[dir])
+	end
+	if err then
+		kind = "malformed"
+	end
+	if strong and kind == "game" then
+		c.evidence[era] = c.evidence[era] + 1
+		if c.era ~= era and c.evidence[era] >= c.evidence[c.era] then
+			c.era = era
+		end
+		global_era = era
+	end
+	if not strong and c.era == "unknown" and global_era == "unknown" then
+		shown = "unknown"
+	end
+	learn(c, res, kind, server, dir)
+	local player = c.player
+	local pl = res.layout and res.v[res.layout.player_field]
+	if pl and kind == "game" then
+		player = pl
+	end
+	if kind == "game" and res.layout.piece and res.layout.dif then
+		reassemble(raw, res, client, c, number, pinfo.abs_ts, measure)
+	end
+	-- The conversation's last record of this packet name is most often
+	-- the one this frame needs: no new table, no lookup in the shared ones.
+	local st = c.last[name]
+	if not (st and st.kind == kind and st.era == shown and st.dec_era == era and st.dir == dir and
+		st.player == player and st.err == err) then
+		st = intern({kind = kind, name = name, dec_era = era, era = shown, dir = dir, player = player, err = err})
+		c.last[name] = st
+	end
+	return st, res
+end
+
 
 -- has_tree tells whether Wireshark builds a tree for this dissection (to
 -- show, print or filter fields): without one (tshark printing only the
@@ -942,27 +1020,33 @@ local function info_text(buf, len, st, res)
 end
 
 local function dissect(buf, pinfo, tree)
-	local st = frames[pinfo.number]
+	local len = buf:len()
+	if len < 4 then
+		return 0
+	end
+	local name = buf:raw(0, 4) -- no TvbRange: each Wireshark object costs its garbage collection
+	local dir = DIR_OF[name]
+	if not dir and not printable(name) then
+		return 0 -- most other UDP ends here, before anything else is asked of Wireshark
+	end
+	local number = pinfo.number
+	local st = frames[number]
 	local res
 	local full = has_tree(tree)
 	if st == nil then
 		if pinfo.visited then
 			return 0 -- not seen in the first pass: not game traffic
 		end
-		st, res = first_pass(buf, pinfo, full)
-		if st then
-			st = intern(st, pinfo.number)
-		end
-		frames[pinfo.number] = st or false
+		st, res = first_pass(buf, len, name, dir, pinfo, number, full)
+		frames[number] = st or false
 	end
 	if not st then
 		return 0
 	end
-	local len = buf:len()
 	-- The decoded fields are not kept: frames shown again are decoded
 	-- again from their bytes.
 	if st.kind ~= "unknown" and not res then
-		res = decode(buf:raw(0, len), len, st.name, st.dec_era)
+		res = decode(buf:raw(0, len), len, st.name, st.dec_era, full)
 	end
 	local cols = pinfo.cols
 	cols.protocol = "PMNET"
@@ -1000,7 +1084,7 @@ local function dissect(buf, pinfo, tree)
 	return len
 end
 
-function pmnet.dissector(buf, pinfo, tree)
+local function dissector(buf, pinfo, tree)
 	local ok, n = pcall(dissect, buf, pinfo, tree)
 	if not ok then
 		local t = tree:add(pmnet, buf())
@@ -1009,9 +1093,10 @@ function pmnet.dissector(buf, pinfo, tree)
 	end
 	return n
 end
+pmnet.dissector = dissector
 
 local function heuristic(buf, pinfo, tree)
-	return pmnet.dissector(buf, pinfo, tree) > 0
+	return dissector(buf, pinfo, tree) > 0
 end
 
 pmnet:register_heuristic("udp", heuristic)

@@ -7,13 +7,9 @@ import (
 	"hash/adler32"
 	"io"
 	"net/netip"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/pmdump/pmdump/synth"
 )
 
 // bitWriter writes a deflate stream: fields lowest bit first.
@@ -106,26 +102,12 @@ func TestZipBombStream(t *testing.T) {
 // dif.
 func bombCapture(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "bomb.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := synth.NewCaptureWriter(f, synth.FormatFor(path))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ap := netip.MustParseAddrPort
 	client, listen, server := ap("10.0.0.2:24785"), ap("10.0.0.1:24785"), ap("10.0.0.1:50000")
 	be := binary.BigEndian
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	n := 0
+	var dgs []udpDatagram
 	send := func(src, dst netip.AddrPort, b []byte) {
-		n++
-		if err := w.WriteDatagram(ts.Add(time.Duration(n)*time.Millisecond), src, dst, b); err != nil {
-			t.Fatal(err)
-		}
+		dgs = append(dgs, udpDatagram{src, dst, b})
 	}
 	host := append([]byte("bomb"), make([]byte, 12)...)
 	send(client, listen, []byte("1234"))
@@ -155,10 +137,7 @@ func bombCapture(t *testing.T) string {
 	zw.Write(make([]byte, 106144))
 	zw.Close()
 	dif(0, 11, small.Bytes())
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testCapture(t, "bomb.pcap", time.Millisecond, dgs)
 }
 
 // A zip bomb in a capture costs the dissector next to nothing: tshark with

@@ -2,14 +2,9 @@ package main
 
 import (
 	"bytes"
-	"compress/zlib"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,11 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/pmdump/pmdump/internal/fuzzcorpus"
 	"github.com/pmdump/pmdump/internal/realcap"
-	"github.com/pmdump/pmdump/synth"
 	"github.com/pmdump/pmdump/wireshark"
 )
 
@@ -109,6 +101,18 @@ func TestDissectorAgreesWithRead(t *testing.T) {
 		{"modern-basic-pcapng", "modern/basic_pcapng/basic.pcapng", true, difsSkipped},
 		{"modern-multi", "modern/multi/multi.pcap", true, difsSkipped},
 	}
+	eachCapture(t, caps, func(t *testing.T, c tsharkCapture, path string) {
+		n := compareWithTshark(t, tshark, lua, path, c.difs)
+		if !t.Failed() {
+			t.Logf("%s: %d packets agree", c.path, n)
+		}
+	})
+}
+
+// eachCapture runs f on each capture in a parallel subtest, with the path
+// of a shared capture resolved; a capture without a path (a tool to make it
+// is missing) is skipped.
+func eachCapture(t *testing.T, caps []tsharkCapture, f func(t *testing.T, c tsharkCapture, path string)) {
 	for _, c := range caps {
 		t.Run(c.name, func(t *testing.T) {
 			path := c.path
@@ -119,27 +123,9 @@ func TestDissectorAgreesWithRead(t *testing.T) {
 				path = realcap.Path(t, c.path)
 			}
 			t.Parallel()
-			n := compareWithTshark(t, tshark, lua, path, c.difs)
-			if !t.Failed() {
-				t.Logf("%s: %d packets agree", c.path, n)
-			}
+			f(t, c, path)
 		})
 	}
-}
-
-// snapCapture is the legacy sample cut to a 70-byte snap length by
-// editcap (installed with tshark): most payloads are cut short.
-func snapCapture(t *testing.T) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "snap.pcap")
-	editcap, err := exec.LookPath("editcap")
-	if err != nil {
-		return "" // the subtest says it is skipped
-	}
-	if b, err := exec.Command(editcap, "-s", "70", "../../captures/legacy.pcap", out).CombinedOutput(); err != nil {
-		t.Fatalf("editcap: %v: %s", err, b)
-	}
-	return out
 }
 
 func needTshark(t *testing.T) string {
@@ -221,17 +207,8 @@ func compareWithTshark(t *testing.T, tshark, lua, path string, difs difCheck) in
 			args = append(args, "-e", f.Abbrev)
 		}
 	}
-	cmd := exec.Command(tshark, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("tshark: %v: %s", err, stderr.String())
-	}
-	if strings.Contains(stderr.String(), "Lua") {
-		t.Fatalf("tshark: Lua errors:\n%s", stderr.String())
-	}
 	var got []tsharkPacket
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+	if err := json.Unmarshal(runTshark(t, tshark, args...), &got); err != nil {
 		t.Fatalf("tshark JSON: %v", err)
 	}
 	want, lines := readJSONAndText(t, path)
@@ -255,6 +232,22 @@ func compareWithTshark(t *testing.T, tshark, lua, path string, difs difCheck) in
 		compareDifs(t, layers, path, difs == difsInflated)
 	}
 	return len(got)
+}
+
+// runTshark runs tshark and returns what it printed; it fails the test
+// when tshark fails or reports a Lua error.
+func runTshark(t *testing.T, tshark string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(tshark, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("tshark: %v: %s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "Lua") {
+		t.Fatalf("tshark: Lua errors:\n%s", stderr.String())
+	}
+	return stdout.Bytes()
 }
 
 // compareDifs compares the difs the dissector reassembled with those pmdump
@@ -458,110 +451,6 @@ func sameValue(got string, want json.RawMessage) bool {
 	return math.Abs(g-w) <= 1e-14*math.Max(math.Abs(w), 1e-300)
 }
 
-// edgeCapture writes a capture of the cases real captures lack: packets that
-// do not fit their layout, an unknown name on a game conversation, legacy
-// values recovered from their wire form, a short sdak, a full server, control
-// bits, floats of every form, and non-game UDP.
-func edgeCapture(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "edge.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := synth.NewCaptureWriter(f, synth.FormatFor(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ap := netip.MustParseAddrPort
-	lc, ls, lsrv := ap("10.0.0.2:40000"), ap("10.0.0.1:24785"), ap("10.0.0.1:50000")
-	mc, ms, msrv := ap("10.0.0.3:40001"), ap("10.0.0.1:24785"), ap("10.0.0.1:50001")
-	be, le := binary.BigEndian, binary.LittleEndian
-	pkt := func(name string, parts ...any) []byte {
-		b := []byte(name)
-		for _, p := range parts {
-			switch v := p.(type) {
-			case byte:
-				b = append(b, v)
-			case []byte:
-				b = append(b, v...)
-			case string:
-				b = append(b, v...)
-			}
-		}
-		return b
-	}
-	u32 := func(o binary.AppendByteOrder, v int64) []byte { return o.AppendUint32(nil, uint32(int32(v))) }
-	f64 := func(v float64) []byte { return le.AppendUint64(nil, math.Float64bits(v)) }
-	host := func(s string) []byte { return append([]byte(s), make([]byte, 16-len(s))...) }
-	type dg struct {
-		src, dst netip.AddrPort
-		b        []byte
-	}
-	var dgs = []dg{
-		{ap("10.0.0.9:5353"), ap("10.0.0.8:5353"), []byte("hello, not a game")},
-		{ap("10.0.0.9:6000"), ap("10.0.0.8:6001"), pkt("ping", "xx")}, // a common word off the game
-		// legacy conversation
-		{lc, ls, pkt("1234")},
-		{lsrv, lc, pkt("5678", byte(0))},
-		{lc, lsrv, pkt("CJON", byte(3), host("häst\"q\x01"))},
-		{lsrv, lc, pkt("SJON", be.AppendUint16(nil, 4), u32(be, 9), u32(be, 1), byte(40), byte(99), byte(3), byte(0), be.AppendUint16(nil, 1005), byte(0))},
-		{lsrv, lc, pkt("SJON", be.AppendUint16(nil, 4), u32(be, 9), u32(be, 1), byte(40), byte(2), byte(3), byte(1), be.AppendUint16(nil, 990), byte(1))},
-		{lc, lsrv, pkt("cdat", byte(2), u32(be, 12), byte(0x23))},
-		{lc, lsrv, pkt("cdat", byte(2), u32(be, 13), byte(127))},
-		{lc, lsrv, pkt("cdat", byte(2), u32(be, 14), byte(0x81))},
-		{lc, lsrv, pkt("cdat", byte(2), u32(be, 15))},                                     // short
-		{lc, lsrv, pkt("cdat", byte(2), u32(be, 15), byte(1), byte(9))},                   // long
-		{lc, lsrv, pkt("sdak", byte(2), u32(be, 16), u32(be, 3), u32(be, 0), u32(be, 0))}, // short form
-		{lc, lsrv, pkt("sdak", byte(2), u32(be, 17), u32(be, 3), u32(be, 0), u32(be, 0), u32(be, 41))},
-		{lsrv, lc, pkt("serr", byte(1), u32(be, 20), []byte{0, 0, 0xff, 0xd4}, u32(be, 1))},
-		{lsrv, lc, pkt("serr", byte(1), u32(be, 21), u32(be, 0), u32(be, 2))},
-		{lsrv, lc, pkt("sdat", u32(be, 22), u32(be, 1), byte(2), u32(be, 20), byte(5), byte(2), byte(0x21), u32(be, 21), byte(1), byte(2), byte(64))},
-		{lsrv, lc, pkt("sdat", u32(be, 23), u32(be, 1), byte(3), u32(be, 20), byte(5), byte(2), byte(0x21))}, // entries overrun
-		{lsrv, lc, pkt("stdf", u32(be, 0), u32(be, 30), byte(0), byte(0), u32(be, 0), u32(be, 2), "ab")},     // count 0
-		{lsrv, lc, pkt("stdf", u32(be, 0), u32(be, 30), byte(2), byte(2), u32(be, 0), u32(be, 2), "ab")},     // seq >= count
-		{lsrv, lc, pkt("stdf", u32(be, 0), u32(be, 30), byte(0), byte(1), u32(be, -4), u32(be, 2), "ab")},    // negative start
-		{lsrv, lc, pkt("stdf", u32(be, 0), u32(be, 30), byte(0), byte(1), u32(be, 0), u32(be, 9), "ab")},     // size overruns
-		{lsrv, lc, pkt("stdf", u32(be, 0), u32(be, 31), byte(0), byte(1), u32(be, 0), u32(be, 3), "abc")},    // fits; not zlib
-		{lc, lsrv, pkt("stak", byte(2), byte(1), u32(be, 31))},
-		{lc, lsrv, pkt("zzzz", "what")}, // unknown name on the conversation
-		{lc, lsrv, pkt("s", "x")},       // too short for a name
-		{lc, lsrv, pkt("st")},
-		// modern conversation
-		{mc, ms, pkt("1234")},
-		{msrv, mc, pkt("5678")},
-		{mc, msrv, pkt("cjon", byte(5), host("pc\\2"))},
-		{msrv, mc, pkt("sjon", u32(le, 7), u32(le, 100), byte(1), byte(5), byte(2))},
-		{mc, msrv, pkt("ping", f64(1.5))},
-		{msrv, mc, pkt("pong", f64(1.5), f64(1234567.875))},
-		{mc, msrv, pkt("pang", f64(math.Inf(1)))},
-		{mc, msrv, pkt("stak", byte(1), u32(le, 100), u32(le, 99), f64(0.1), f64(-1e-7), byte(0xfe), f64(math.NaN()), f64(3e20), f64(math.Copysign(0, -1)))},
-		{mc, msrv, pkt("rctl", u32(le, 3), f64(-2))},
-		{msrv, mc, pkt("sfil", u32(le, 1), byte(0), byte(1), u32(le, 0), u32(le, 2), u32(le, 10), "hi")},
-		{mc, msrv, pkt("sfak", u32(le, 1))},
-		{msrv, mc, pkt("extr", make([]byte, 7))},
-		{msrv, mc, pkt("snfo", u32(le, 3), byte(1), byte(1), u32(le, 0), u32(le, 0))}, // seq >= count
-		{mc, msrv, pkt("crfl")},
-		{mc, msrv, pkt("cjrc")},
-		{msrv, mc, pkt("sjrc", f64(0))},
-		{msrv, mc, pkt("sdat", u32(le, 1))}, // a legacy name in a modern conversation
-		{mc, msrv, pkt("cdat", byte(1), u32(le, 101), byte(4))},
-		{mc, msrv, pkt("1234")}, // the client shakes hands again
-		{mc, msrv, pkt("cdat", byte(1), u32(le, 2), byte(0))},
-	}
-	for i, d := range dgs {
-		if err := w.WriteDatagram(ts.Add(time.Duration(i)*time.Millisecond), d.src, d.dst, d.b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // The edge capture must hold what it is meant to test; pmdump itself says
 // which packets are malformed or unknown.
 func TestEdgeCaptureCoversCases(t *testing.T) {
@@ -590,322 +479,4 @@ func TestEdgeCaptureCoversCases(t *testing.T) {
 			t.Errorf("edge capture has no %s packet: %v", k, kinds)
 		}
 	}
-}
-
-// TestDissectorOnPlainLua runs the dissector on the Lua versions Wireshark
-// embeds (5.2 in Wireshark 4.0 and 4.2, 5.4 from 4.4), with a stand-in for
-// Wireshark's API (testdata/wsstub.lua), and compares it with pmdump read
-// as the tshark test does: number arithmetic differs between the two.
-func TestDissectorOnPlainLua(t *testing.T) {
-	luas := plainLuas()
-	if len(luas) == 0 {
-		t.Skip("neither lua5.2 nor lua5.4 installed: skipping (apt-get install lua5.2 lua5.4)")
-	}
-	lua := writeDissector(t)
-	stub, err := filepath.Abs(filepath.Join("testdata", "wsstub.lua"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	caps := map[string]string{
-		"sample-legacy": "../../captures/legacy.pcap",
-		"sample-modern": "../../captures/modern.pcapng",
-		"edge-cases":    edgeCapture(t),
-		"mutated":       mutatedCapture(t),
-	}
-	for _, interp := range luas {
-		for name, path := range caps {
-			t.Run(filepath.Base(interp)+"/"+name, func(t *testing.T) {
-				compareOnPlainLua(t, interp, stub, lua, path)
-			})
-		}
-	}
-}
-
-// plainLuas returns the Lua interpreters installed of the versions
-// Wireshark embeds.
-func plainLuas() []string {
-	var luas []string
-	for _, name := range []string{"lua5.2", "lua5.4"} {
-		if p, err := exec.LookPath(name); err == nil {
-			luas = append(luas, p)
-		}
-	}
-	return luas
-}
-
-// compareOnPlainLua runs the dissector with the stand-in API on every game
-// packet of a capture and compares it with pmdump read and states.
-func compareOnPlainLua(t *testing.T, interp, stub, lua, path string) {
-	want, lines := readJSONAndText(t, path)
-	packets := luaPackets(t, path)
-	cmd := exec.Command(interp, stub, lua, packets)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v: %s", interp, err, stderr.String())
-	}
-	got := parseStubOutput(t, stdout.String())
-	if len(got) != len(want) {
-		t.Errorf("dissector claims %d packets, pmdump read shows %d", len(got), len(want))
-	}
-	for i := 0; i < len(got) && i < len(want); i++ {
-		if msg := comparePacket(got[i], want[i], lines[i]); msg != "" {
-			t.Fatalf("packet %d: %s", want[i].N, msg)
-		}
-	}
-	compareDifs(t, got, path, true)
-}
-
-// FuzzDissector feeds datagrams between two clients (10.0.0.2:40000 and
-// 10.0.0.3:40001) and a server (10.0.0.1, ports 50000 and 24785) to the
-// dissector on plain Lua and to pmdump, which must agree. The input is a
-// sequence of records: a route byte (low two bits: A c→s, A s→c, B c→s,
-// B s→c), a length byte and that many payload bytes. Host names are kept
-// to ASCII: the dissector quotes other text only approximately as Go does.
-func FuzzDissector(f *testing.F) {
-	luas := plainLuas()
-	if len(luas) == 0 {
-		f.Skip("neither lua5.2 nor lua5.4 installed: skipping (apt-get install lua5.2 lua5.4)")
-	}
-	lua := writeDissector(f)
-	stub, err := filepath.Abs(filepath.Join("testdata", "wsstub.lua"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "fuzz.pcap")
-		if err := writeFuzzCapture(path, data); err != nil {
-			t.Fatal(err)
-		}
-		compareOnPlainLua(t, luas[len(luas)-1], stub, lua, path)
-	})
-}
-
-func writeFuzzCapture(path string, data []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	w, err := synth.NewCaptureWriter(f, synth.Pcap)
-	if err != nil {
-		return err
-	}
-	ap := netip.MustParseAddrPort
-	a, as := ap("10.0.0.2:40000"), ap("10.0.0.1:50000")
-	b, bs := ap("10.0.0.3:40001"), ap("10.0.0.1:24785")
-	routes := [4][2]netip.AddrPort{{a, as}, {as, a}, {b, bs}, {bs, b}}
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for len(data) >= 2 {
-		route, n := routes[data[0]&3], int(data[1])
-		data = data[2:]
-		n = min(n, len(data))
-		p := bytes.Clone(data[:n])
-		data = data[n:]
-		if len(p) >= 21 && (string(p[:4]) == "CJON" || string(p[:4]) == "cjon") {
-			for i := 5; i < 21; i++ {
-				p[i] &= 0x7f
-			}
-		}
-		if err := w.WriteDatagram(ts, route[0], route[1], p); err != nil {
-			return err
-		}
-		ts = ts.Add(300 * time.Millisecond)
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// luaPackets writes the game packets of a capture (from pmdump read --json
-// -x) as a Lua table for the stub.
-func luaPackets(t *testing.T, path string) string {
-	t.Helper()
-	var js, stderr bytes.Buffer
-	if code := run([]string{"read", "--json", "-x", path}, &js, &stderr); code != exitOK {
-		t.Fatalf("pmdump read: exit %d: %s", code, stderr.String())
-	}
-	var b strings.Builder
-	b.WriteString("PACKETS = {\n")
-	dec := json.NewDecoder(&js)
-	for dec.More() {
-		var p struct {
-			N        int `json:"num"`
-			TS       time.Time
-			Src, Dst string
-			Raw      string
-		}
-		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
-		}
-		src, dst := netip.MustParseAddrPort(p.Src), netip.MustParseAddrPort(p.Dst)
-		fmt.Fprintf(&b, "{n = %d, ts = %.9f, src = %q, sport = %d, dst = %q, dport = %d, hex = %q},\n",
-			p.N, float64(p.TS.UnixNano())/1e9, src.Addr(), src.Port(), dst.Addr(), dst.Port(), p.Raw)
-	}
-	b.WriteString("}\n")
-	f := filepath.Join(t.TempDir(), "packets.lua")
-	if err := os.WriteFile(f, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-// parseStubOutput turns the stub's lines into tshark-like layers.
-func parseStubOutput(t *testing.T, out string) []map[string][]string {
-	t.Helper()
-	var pkts []map[string][]string
-	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		if l == "" {
-			continue
-		}
-		kind, rest, _ := strings.Cut(l, " ")
-		switch kind {
-		case "P":
-			pkts = append(pkts, map[string][]string{"frame.number": {rest}})
-		case "I":
-			pkts[len(pkts)-1]["_ws.col.Info"] = []string{rest}
-		case "F":
-			k, v, _ := strings.Cut(rest, "\t")
-			pkts[len(pkts)-1][k] = append(pkts[len(pkts)-1][k], v)
-		case "E":
-			if strings.Contains(rest, "dissector error") {
-				t.Fatalf("Lua error in the dissector: %s", rest)
-			}
-		default:
-			t.Fatalf("unexpected output %q", l)
-		}
-	}
-	return pkts
-}
-
-// mutatedCapture writes the packets of both samples, each followed by a
-// damaged copy (cut short, lengthened, a byte changed, a count or size
-// field changed, the name's case flipped), so that the dissector meets
-// every way a packet can fail to fit, in conversations whose era and
-// player it must follow. The damage is random with a fixed seed.
-func mutatedCapture(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "mutated.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := synth.NewCaptureWriter(f, synth.Pcap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(12, 34))
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, sample := range []string{"../../captures/legacy.pcap", "../../captures/modern.pcapng"} {
-		var js, stderr bytes.Buffer
-		if code := run([]string{"read", "--json", "-x", sample}, &js, &stderr); code != exitOK {
-			t.Fatalf("pmdump read: exit %d: %s", code, stderr.String())
-		}
-		dec := json.NewDecoder(&js)
-		for dec.More() {
-			var p struct {
-				Src, Dst string
-				Raw      string
-			}
-			if err := dec.Decode(&p); err != nil {
-				t.Fatal(err)
-			}
-			raw, err := hex.DecodeString(p.Raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			src, dst := netip.MustParseAddrPort(p.Src), netip.MustParseAddrPort(p.Dst)
-			if err := w.WriteDatagram(ts, src, dst, raw); err != nil {
-				t.Fatal(err)
-			}
-			ts = ts.Add(time.Millisecond)
-			m := append([]byte(nil), raw...)
-			switch rng.IntN(6) {
-			case 0:
-				m = m[:rng.IntN(len(m)+1)]
-			case 1:
-				for n := 1 + rng.IntN(9); n > 0; n-- {
-					m = append(m, byte(rng.IntN(256)))
-				}
-			case 2:
-				if len(m) > 4 {
-					m[4+rng.IntN(len(m)-4)] = byte(rng.IntN(256))
-				}
-			case 3: // a byte of the piece header or the entry count
-				if len(m) > 13 {
-					m[13+rng.IntN(min(len(m)-13, 10))] ^= byte(1 + rng.IntN(255))
-				}
-			case 4:
-				if len(m) >= 4 {
-					m[rng.IntN(4)] ^= 0x20
-				}
-			case 5:
-				continue
-			}
-			if err := w.WriteDatagram(ts, src, dst, m); err != nil {
-				t.Fatal(err)
-			}
-			ts = ts.Add(time.Millisecond)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// dissectorSeeds are FuzzDissector's seed inputs: a legacy and a modern
-// conversation and a few damaged datagrams, in writeFuzzCapture's records.
-func dissectorSeeds() map[string][]byte {
-	rec := func(route byte, p []byte) []byte { return append([]byte{route, byte(len(p))}, p...) }
-	be, le := binary.BigEndian, binary.LittleEndian
-	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-	u32 := func(o binary.AppendByteOrder, v int64) []byte { return o.AppendUint32(nil, uint32(int32(v))) }
-	f64 := func(v float64) []byte { return le.AppendUint64(nil, math.Float64bits(v)) }
-	host := func(s string) []byte { return append([]byte(s), make([]byte, 16-len(s))...) }
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	zw.Write(bytes.Repeat([]byte{1, 2, 3, 0}, 200))
-	zw.Close()
-	zb := z.Bytes()
-	half := len(zb) / 2
-	return map[string][]byte{
-		"legacy": cat(
-			rec(0, []byte("1234")),
-			rec(1, []byte("5678\x00")),
-			rec(0, cat([]byte("CJON"), []byte{3}, host("pc1"))),
-			rec(1, cat([]byte("SJON"), be.AppendUint16(nil, 4), u32(be, 9), u32(be, 1), []byte{40, 1, 3, 0}, be.AppendUint16(nil, 1005), []byte{0})),
-			rec(0, cat([]byte("cdat"), []byte{1}, u32(be, 12), []byte{0x23})),
-			rec(1, cat([]byte("serr"), []byte{1}, u32(be, 20), []byte{0, 0, 0xff, 0xd4}, u32(be, 1))),
-			rec(1, cat([]byte("sdat"), u32(be, 22), u32(be, 1), []byte{1}, u32(be, 20), []byte{5, 1, 0x21})),
-			rec(1, cat([]byte("stdf"), u32(be, 0), u32(be, 30), []byte{0, 1}, u32(be, 0), u32(be, int64(len(zb))), zb)),
-			rec(0, cat([]byte("sdak"), []byte{1}, u32(be, 16), u32(be, 3), u32(be, 0), u32(be, 0))),
-			rec(0, cat([]byte("stak"), []byte{1, 0}, u32(be, 30))),
-		),
-		"modern": cat(
-			rec(2, []byte("1234")),
-			rec(3, []byte("5678")),
-			rec(2, cat([]byte("cjon"), []byte{5}, host("pc2"))),
-			rec(3, cat([]byte("sjon"), u32(le, 7), u32(le, 100), []byte{2, 5, 1})),
-			rec(2, cat([]byte("ping"), f64(1.5))),
-			rec(3, cat([]byte("pong"), f64(1.5), f64(2.25))),
-			rec(3, cat([]byte("stdf"), u32(le, 0), u32(le, 101), []byte{1, 2, 1}, u32(le, int64(half)), u32(le, int64(len(zb)-half)), zb[half:])),
-			rec(3, cat([]byte("stdf"), u32(le, 0), u32(le, 101), []byte{0, 2, 1}, u32(le, 0), u32(le, int64(half)), zb[:half])),
-			rec(2, cat([]byte("stak"), []byte{2}, u32(le, 101), u32(le, 100), f64(30), f64(0.01), []byte{0xff}, f64(0), f64(0), f64(12))),
-		),
-		"damaged": cat(
-			rec(2, []byte("12")),
-			rec(0, []byte("zzzzjunk")),
-			rec(2, []byte("1234")),
-			rec(3, cat([]byte("stdf"), u32(le, 0), u32(le, 5), []byte{3, 2, 0}, u32(le, 0), u32(le, 9), []byte("abc"))),
-			rec(2, cat([]byte("cdat"), []byte{1}, u32(le, 2))),
-			rec(2, []byte("wxyz")),
-		),
-	}
-}
-
-func TestDissectorSeedCorpus(t *testing.T) {
-	fuzzcorpus.Sync(t, "FuzzDissector", dissectorSeeds())
 }

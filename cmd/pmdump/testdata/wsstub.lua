@@ -1,9 +1,11 @@
 -- A stand-in for the parts of Wireshark's Lua API the pmnet dissector uses,
 -- so a plain Lua interpreter (5.2, 5.4) can run it. Usage:
---   lua wsstub.lua DISSECTOR.lua PACKETS.lua
+--   lua wsstub.lua DISSECTOR.lua PACKETS.lua [notree]
 -- PACKETS.lua sets PACKETS = {{n=, ts=, src=, sport=, dst=, dport=, hex=}, ...}.
 -- For every packet the dissector claims it prints "P n", "I info" and one
--- "F abbrev<TAB>value" line per field value, in tree order.
+-- "F abbrev<TAB>value" line per field value, in tree order. With notree,
+-- the dissector is given no tree, as tshark does when it prints only the
+-- summary lines (a tree that raises an error when anything is added to it).
 
 local proto
 Proto = function(name, desc)
@@ -72,6 +74,11 @@ function ITEM.add_proto_expert_info(_, e, text)
 	out[#out + 1] = "E " .. e.abbrev .. "\t" .. text
 end
 
+-- What Wireshark's tostring gives of the tree it passes when none is built.
+local NOTREE = setmetatable({}, {__tostring = function()
+	return "TreeItem: expired=false, has item=false, has subtree=false, they are the same"
+end})
+
 dofile(arg[1])
 dofile(arg[2])
 proto.prefs.inflate = true
@@ -80,7 +87,11 @@ for _, p in ipairs(PACKETS) do
 	local pinfo = {number = p.n, abs_ts = p.ts, visited = false, src = p.src, dst = p.dst, src_port = p.sport,
 		dst_port = p.dport, cols = {}}
 	out = {}
-	local n = proto.dissector(tvb(bytes), pinfo, item())
+	local tree = item()
+	if arg[3] == "notree" then
+		tree = NOTREE
+	end
+	local n = proto.dissector(tvb(bytes), pinfo, tree)
 	if n > 0 then
 		print("P " .. p.n)
 		print("I " .. tostring(pinfo.cols.info))

@@ -1,0 +1,34 @@
+package drive
+
+import "github.com/pmdump/pmdump/decode"
+
+// The packet fields drive reads, resolved once: by their role where the
+// packet tables mark one, by name otherwise. A field that does not resolve
+// stops the program (and every test) at start-up, not when a packet comes.
+var (
+	fieldFrame    = decode.MustRoleRef(decode.EraUnknown, decode.RoleFrame, "stdf", "sjon", "cdat", "snfo")
+	fieldLevelSeq = decode.MustRoleRef(decode.Modern, decode.RoleLevelSeq, "stdf", "sjon")
+	fieldPlayer   = decode.MustRoleRef(decode.Modern, decode.RolePlayer, "sjon")
+	fieldDifBase  = decode.MustRoleRef(decode.Modern, decode.RoleDifBase, "stdf")
+	fieldSeq      = decode.MustRoleRef(decode.Modern, decode.RolePieceSeq, "stdf", "sfil")
+	fieldCount    = decode.MustRoleRef(decode.Modern, decode.RolePieceCount, "stdf", "sfil")
+	fieldDifData  = decode.MustRef(decode.Modern, "data", "stdf")
+	fieldFileID   = decode.MustRef(decode.Modern, "id", "sfil")
+	fieldPongT1   = decode.MustRef(decode.Modern, "t1", "pong")
+	fieldMove     = decode.MustRef(decode.EraUnknown, "move", "cdat")
+	fieldColor    = decode.MustRef(decode.EraUnknown, "color", "cjon", "CJON")
+	fieldHostname = decode.MustRef(decode.EraUnknown, "hostname", "cjon", "CJON")
+)
+
+// intOf is the field's raw integer value in p, 0 when p has none (another
+// era's layout, or a field not decoded).
+func intOf(f decode.Ref, p *decode.Packet) int64 {
+	v, _ := f.Int(p)
+	return v
+}
+
+// valueOf is the field's value in p, the zero Value when p has none.
+func valueOf(f decode.Ref, p *decode.Packet) decode.Value {
+	v, _ := f.Value(p)
+	return v
+}
