@@ -46,7 +46,7 @@ const (
 func (o *rebuildOp) size() int {
 	n := 96
 	if o.msg != nil {
-		n += 160 + len(o.msg.Compressed)
+		n += 160 + len(o.msg.Compressed) + 8*len(o.msg.Refs)
 		if o.msg.Err != nil {
 			n += 64
 		}
@@ -296,6 +296,10 @@ func appendOp(b []byte, o *rebuildOp) []byte {
 		rec = append(rec, errText...)
 		rec = binary.AppendUvarint(rec, uint64(len(m.Compressed)))
 		rec = append(rec, m.Compressed...)
+		rec = binary.AppendUvarint(rec, uint64(len(m.Refs)))
+		for _, ref := range m.Refs {
+			rec = binary.AppendVarint(rec, ref)
+		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(rec)))
 	return append(b, rec...)
@@ -383,6 +387,12 @@ func readOp(rec []byte) (rebuildOp, error) {
 		}
 		if c := r.bytes(r.len()); len(c) > 0 {
 			m.Compressed = append([]byte(nil), c...)
+		}
+		if n := r.len(); n > 0 && r.err == nil {
+			m.Refs = make([]int64, n)
+			for i := range m.Refs {
+				m.Refs[i] = r.int()
+			}
 		}
 		o.msg = m
 	}

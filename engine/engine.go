@@ -148,6 +148,7 @@ type Engine struct {
 	timeline *replay.Timeline
 	index    *PacketIndex
 	input    int // the number the index gives the input being read, 0 when it cannot be read again
+	refInput int // the input's number among the rebuild's piece files, 0 when its pieces are copied
 	difs     *difFigures
 	health   *healthCollector
 	cap      captureFigures

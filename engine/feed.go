@@ -95,10 +95,14 @@ func (e *Engine) feed(d *source.Datagram) {
 		count, _ := stdfCount.Int(pk)
 		start, _ := stdfStart.Int(pk)
 		data, _ := stdfData.Value(pk)
+		var ref int64
+		if e.refInput > 0 {
+			ref = pieceRef(e.refInput, d, data.Bytes)
+		}
 		e.addPiece(reassemble.Piece{
 			Key: reassemble.Key{Client: c.Client, Conv: c.ID, SLSN: slsn, Src: int32(src), Dst: int32(dst)},
 			Seq: int(seq), Count: int(count), Start: int(start),
-			Data: data.Bytes, N: r.N, TS: r.TS,
+			Data: data.Bytes, Ref: ref, N: r.N, TS: r.TS,
 		})
 	case "sjon":
 		v, _ := sjonSLSN.Int(pk)

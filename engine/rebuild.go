@@ -12,8 +12,12 @@ import (
 // backlog, and one goroutine hands it to the Builder, whose chains rebuild
 // the clients in parallel.
 type behind struct {
-	q    *backlog
-	done chan struct{} // closed when the rebuild has ended
+	q     *backlog
+	done  chan struct{} // closed when the rebuild has ended
+	files pieceFiles    // the capture files the difs' pieces are read back from
+	// fromFile counts the difs whose pieces were read back from their
+	// capture file (the rebuild goroutine's).
+	fromFile int
 	// Under the engine's lock: the difs queued per line, in all.
 	queued map[reassemble.Chain]int
 	total  int
@@ -62,6 +66,14 @@ func (e *Engine) rebuildBehind() {
 			// order of the events goes, from its turn on.
 			e.order.added(o.seq, int(o.n))
 		case opDif:
+			if m := o.msg; m.Compressed == nil && m.Refs != nil {
+				var err error
+				if m.Compressed, err = b.files.read(m.Refs); err != nil {
+					m.Status, m.Err = reassemble.Corrupt, err
+				}
+				m.Refs = nil
+				b.fromFile++
+			}
 			b.handed(e.builder.Added(), o.seq, o.early)
 			if o.early {
 				b.early++

@@ -47,10 +47,16 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 				e.input = e.index.addInput(rr)
 			}
 		}
+		e.refInput = 0
+		if e.bh != nil && in.Path != "" && in.Reader.Format() == "pcap" && !in.Reader.Compressed() {
+			// The rebuild reads the difs' pieces back from the file:
+			// the backlog keeps where they are, not their bytes.
+			e.refInput = e.bh.files.add(in.Path, in.Stat)
+		}
 		pf := source.Prefetch(in.Reader)
 		pf.Idle = e.cfg.Idle
 		err = e.runSource(ctx, pf, in)
-		e.input = 0
+		e.input, e.refInput = 0, 0
 		pf.Close()
 		in.Close()
 		if err != nil {
@@ -221,6 +227,7 @@ func (e *Engine) Close() error {
 		e.bh.aborted.Store(true)
 		e.bh.q.abort()
 		<-e.bh.done
+		e.bh.files.close()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
