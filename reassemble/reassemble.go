@@ -63,10 +63,10 @@ type Piece struct {
 	// Ref, when not 0, says where the caller can read Data again (its
 	// place in a capture file, say): a complete message gives its pieces'
 	// Refs (Message.Refs), so its bytes need not be kept beside it.
-	Ref int64
-	Truncated  bool   // the capture cut the piece (snap length): Data is not whole
-	N          int    // frame number in the capture
-	TS         time.Time
+	Ref       int64
+	Truncated bool // the capture cut the piece (snap length): Data is not whole
+	N         int  // frame number in the capture
+	TS        time.Time
 }
 
 // Status is the outcome of a message.
