@@ -102,10 +102,14 @@ type Config struct {
 	// conversations, the packet index, dif figures from the piece headers,
 	// packet counts) then goes at reading speed and never waits for the
 	// rebuild: what it hands the rebuild waits in a backlog that spills to
-	// a temporary file past its share of MemoryBudget. Run returns when
-	// the capture is read; Rebuilding, Progress and Wait follow the
-	// rebuild, and StateEvents come on the rebuild's goroutine. Without
-	// it, Run returns when every state is rebuilt.
+	// a temporary file past its share of MemoryBudget. The difs of a pcap
+	// file are not kept there: only where their pieces are, read back
+	// from the file by the rebuild. While Run reads capture files the
+	// rebuild waits, so the fast pass has every core; it starts when
+	// Run has read them (Finish), and runs beside a live source. Run
+	// returns when the capture is read; Rebuilding, Progress and Wait
+	// follow the rebuild, and StateEvents come on the rebuild's
+	// goroutine. Without it, Run returns when every state is rebuilt.
 	RebuildBehind bool
 	// Stopper, when set, stops the engine as its Stop does: an event
 	// handler made before the engine can stop it through it.
@@ -263,6 +267,7 @@ func New(cfg Config) *Engine {
 	e.order.on = cfg.OnEvent != nil
 	if behindOn {
 		e.bh = &behind{q: newBacklog(budget, cfg.TempDir), done: make(chan struct{}), queued: map[reassemble.Chain]int{}, water: -1}
+		e.bh.holdC.L = &e.bh.holdMu
 		go e.rebuildBehind()
 	}
 	return e

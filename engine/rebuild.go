@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/pmdump/pmdump/reassemble"
@@ -28,6 +29,13 @@ type behind struct {
 	added   int             // states in the timeline: Seq 0 to added-1
 	rebuilt atomic.Int64
 	aborted atomic.Bool
+	// holding holds the rebuild while Run reads capture files: on a
+	// machine of few cores the fast pass has them to itself, and the
+	// rebuild, which has to wait for its later difs anyway, starts once
+	// the capture is read (a live source is not held).
+	holdMu  sync.Mutex
+	holdC   sync.Cond
+	holding bool
 	// Prioritize's: the line wished first, not yet handed to the backlog
 	// (under the engine's lock).
 	wish     reassemble.Chain
@@ -38,6 +46,23 @@ type behind struct {
 	runs     []seqRun        // the Builder's numbers to capture order
 	deferred []*replay.State // states in the timeline early, waiting for their turn, by Seq
 	early    int             // difs handed early whose states are not out yet
+}
+
+// hold holds the rebuild (on) or lets it go.
+func (b *behind) hold(on bool) {
+	b.holdMu.Lock()
+	b.holding = on
+	b.holdC.Broadcast()
+	b.holdMu.Unlock()
+}
+
+// waitHeld waits while the rebuild is held.
+func (b *behind) waitHeld() {
+	b.holdMu.Lock()
+	for b.holding {
+		b.holdC.Wait()
+	}
+	b.holdMu.Unlock()
 }
 
 // queue hands an op to the rebuild.
@@ -53,6 +78,7 @@ func (e *Engine) rebuildBehind() {
 		if len(b.batch) > 0 && !b.q.ready() {
 			e.addStates() // nothing else to do: show what is rebuilt
 		}
+		b.waitHeld()
 		o, ok := b.q.next(b.early < maxEarly)
 		if !ok {
 			break

@@ -24,6 +24,9 @@ var ErrUnreadable = errors.New("inputs could not be read")
 // return an error wrapping ErrUnreadable once the others are read; one cut
 // short or stopped at a record that cannot be read is in Stats.Damaged.
 func (e *Engine) Run(ctx context.Context, inputs ...string) error {
+	if e.bh != nil {
+		e.bh.hold(true) // until Finish
+	}
 	var unreadable []error
 	for _, name := range inputs {
 		in, err := OpenInput(name)
@@ -196,6 +199,7 @@ func (e *Engine) Finish() {
 	}
 	if e.bh != nil {
 		e.bh.q.close() // the rebuild goes on to the end of the backlog
+		e.bh.hold(false)
 		e.gate.SetLimit(runtime.GOMAXPROCS(0))
 	} else if e.builder != nil {
 		e.builder.Close()
