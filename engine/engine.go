@@ -68,16 +68,18 @@ type Config struct {
 	// that rebuilt it, with the inflated dif and the state (valid only
 	// during the call); it may set State.Extra (see Anatomy).
 	Inspect func(s *replay.State, dif, state []byte)
-	// OnEvent receives the events: on the goroutine that calls Run,
-	// RunSource, Feed, Tick or Finish, with the engine's lock held (so it
-	// must not call the engine's methods other than Stop), except the
-	// StateEvents of a rebuild behind the fast pass (RebuildBehind), which
-	// come on the rebuild's goroutine without the lock, possibly while
-	// other events are delivered.
+	// OnEvent receives the events, without the engine's lock held: a
+	// handler may ask for snapshots (Stats, Conversations, the index…)
+	// or Stop. They come on the goroutine that calls Run, RunSource, Feed,
+	// Tick or Finish, except the StateEvents and FindingEvents of a
+	// rebuild behind the fast pass (RebuildBehind), which come on the
+	// rebuild's goroutine, possibly while other events are delivered. A
+	// handler must not drive the engine (Feed, Tick, Finish, Run).
 	OnEvent func(Event)
 	// OnPacket, when set, receives the packet events instead of OnEvent,
 	// without boxing them in an Event: the fast path of a front end that
-	// prints every packet. The event is valid only during the call.
+	// prints every packet. The event is valid only during the call; it
+	// comes as OnEvent's would.
 	OnPacket func(*PacketEvent)
 	// Idle, when set, is called before the engine waits for a live input,
 	// so a front end can flush its output.
@@ -177,6 +179,12 @@ type Engine struct {
 	lastSig  convSig
 	lastTS   time.Time
 
+	// The events emitted under the lock, delivered once it is released:
+	// pending is the driving goroutine's, sink where emit puts them (the
+	// rebuild's own list while the rebuild goroutine holds the lock).
+	pending []Event
+	sink    *[]Event
+
 	findings []Finding // what the analysis found, in the order found
 	finds    *findingCollector
 
@@ -223,6 +231,7 @@ func New(cfg Config) *Engine {
 	if cfg.Stopper != nil {
 		e.stop = &cfg.Stopper.stop
 	}
+	e.sink = &e.pending
 	e.cap.linkTypes = map[string]int{}
 	behindOn := cfg.RebuildBehind && cfg.Work&States != 0
 	budget, parts := cfg.MemoryBudget, 0
@@ -290,9 +299,46 @@ func (e *Engine) Stop() { e.stop.Store(true) }
 // Stopped reports whether Stop was called.
 func (e *Engine) Stopped() bool { return e.stop.Load() }
 
+// emit queues an event, with the engine's lock held: it is delivered once
+// the lock is released (see unlock).
 func (e *Engine) emit(ev Event) {
 	if e.cfg.OnEvent != nil {
+		*e.sink = append(*e.sink, ev)
+	}
+}
+
+// emitNow delivers an event at once, without the engine's lock held.
+func (e *Engine) emitNow(ev Event) {
+	if e.cfg.OnEvent != nil {
 		e.cfg.OnEvent(ev)
+	}
+}
+
+// packetMark stands, among the queued events, for the packet event of
+// OnPacket (Engine.pev).
+type packetMark struct{}
+
+func (packetMark) isEvent() {}
+
+// unlock releases the engine's lock taken by the driving goroutine (Run,
+// RunSource, Feed, Tick, Finish) and delivers the events queued under it.
+func (e *Engine) unlock() {
+	evs := e.pending
+	e.pending = nil
+	e.mu.Unlock()
+	e.deliver(evs)
+	e.pending = evs[:0]
+}
+
+// deliver hands queued events to the handlers and clears the list.
+func (e *Engine) deliver(evs []Event) {
+	for i, ev := range evs {
+		if _, ok := ev.(packetMark); ok {
+			e.cfg.OnPacket(&e.pev)
+		} else {
+			e.cfg.OnEvent(ev)
+		}
+		evs[i] = nil
 	}
 }
 

@@ -26,7 +26,7 @@ const lockRun = 64
 // Feed analyses one datagram. Datagrams must come in capture order.
 func (e *Engine) Feed(d *source.Datagram) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	e.feed(d)
 }
 
@@ -54,7 +54,7 @@ func (e *Engine) feed(d *source.Datagram) {
 	}
 	if e.cfg.OnPacket != nil {
 		e.pev = PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits}
-		e.cfg.OnPacket(&e.pev)
+		e.pending = append(e.pending, packetMark{})
 	} else if e.cfg.OnEvent != nil {
 		e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits})
 	}

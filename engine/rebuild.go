@@ -36,6 +36,7 @@ type behind struct {
 	holdMu  sync.Mutex
 	holdC   sync.Cond
 	holding bool
+	pending []Event // the events emitted under the lock, to deliver (see lockRebuild)
 	// Prioritize's: the line wished first, not yet handed to the backlog
 	// (under the engine's lock).
 	wish     reassemble.Chain
@@ -63,6 +64,26 @@ func (b *behind) waitHeld() {
 		b.holdC.Wait()
 	}
 	b.holdMu.Unlock()
+}
+
+// lockRebuild takes the engine's lock for the rebuild goroutine: the
+// events emitted under it (findings from states, warnings) are the
+// rebuild's, delivered by unlockRebuild on its goroutine.
+func (e *Engine) lockRebuild() {
+	e.mu.Lock()
+	e.sink = &e.bh.pending
+}
+
+// unlockRebuild releases the lock lockRebuild took and delivers the
+// rebuild's events.
+func (e *Engine) unlockRebuild() {
+	b := e.bh
+	e.sink = &e.pending
+	evs := b.pending
+	b.pending = nil
+	e.mu.Unlock()
+	e.deliver(evs)
+	b.pending = evs[:0]
 }
 
 // queue hands an op to the rebuild.
@@ -139,13 +160,13 @@ func (e *Engine) rebuildBehind() {
 	}
 	e.builder.Close()
 	e.addStates()
-	e.mu.Lock()
+	e.lockRebuild()
 	rest := e.addDeferred(int(^uint(0)>>1), nil)
-	e.mu.Unlock()
+	e.unlockRebuild()
 	for _, s := range rest {
 		e.stateAdded(s)
 	}
-	e.mu.Lock()
+	e.lockRebuild()
 	if e.timeline != nil {
 		e.applyAcks(int(^uint(0) >> 1))
 	}
@@ -153,7 +174,7 @@ func (e *Engine) rebuildBehind() {
 		e.cap.timelineErr = err
 		e.warnf("%v", err)
 	}
-	e.mu.Unlock()
+	e.unlockRebuild()
 	if e.order.on && !b.aborted.Load() {
 		e.releaseStates(true)
 	}
@@ -173,7 +194,7 @@ func (e *Engine) addStates() {
 		return
 	}
 	out := b.out[:0]
-	e.mu.Lock()
+	e.lockRebuild()
 	for _, s := range b.batch {
 		seq, early := b.global(s.Seq)
 		s.Seq = seq
@@ -192,7 +213,7 @@ func (e *Engine) addStates() {
 	}
 	b.rebuilt.Add(int64(len(b.batch)))
 	e.startWish()
-	e.mu.Unlock()
+	e.unlockRebuild()
 	for i, s := range out {
 		e.stateAdded(s)
 		out[i] = nil

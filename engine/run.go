@@ -36,7 +36,7 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 			e.mu.Lock()
 			e.cap.unreadable = append(e.cap.unreadable, err.Error())
 			e.mu.Unlock()
-			e.emit(WarningEvent{Message: err.Error(), Unreadable: true})
+			e.emitNow(WarningEvent{Message: err.Error(), Unreadable: true})
 			continue
 		}
 		e.mu.Lock()
@@ -102,8 +102,8 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 	locked := false
 	unlock := func() {
 		if locked {
-			e.mu.Unlock()
 			locked = false
+			e.unlock()
 		}
 	}
 	defer unlock()
@@ -121,7 +121,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 				e.mu.Lock()
 				e.addCounters(base, src.Counters())
 				progress(false)
-				e.mu.Unlock()
+				e.unlock()
 			}
 		}
 		if locked && (i%lockRun == 0 || ready == nil || !ready.Ready()) {
@@ -140,7 +140,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 				e.inputEnded(in, c.Frames-base.Frames, err)
 			}
 			progress(true)
-			e.mu.Unlock()
+			e.unlock()
 			if errors.Is(err, context.Canceled) {
 				return err
 			}
@@ -151,7 +151,14 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 			locked = true
 		}
 		e.feed(d)
+		if len(e.pending) > 0 {
+			unlock() // the events are delivered without the lock, before the next datagram
+		}
 		if e.stop.Load() {
+			if !locked {
+				e.mu.Lock()
+				locked = true
+			}
 			e.addCounters(base, src.Counters())
 			return nil
 		}
@@ -164,7 +171,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 // so far is emitted. A live capture calls it while the network is quiet.
 func (e *Engine) Tick(now time.Time) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if e.finished {
 		return
 	}
@@ -190,7 +197,7 @@ func (e *Engine) Tick(now time.Time) {
 // until Close.
 func (e *Engine) Finish() {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if e.finished {
 		return
 	}
