@@ -14,6 +14,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/filter"
+	"github.com/pmdump/pmdump/internal/spill"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
@@ -91,7 +92,7 @@ type PacketIndex struct {
 	limit     IndexLimit
 	first     int   // the oldest position kept; those before it were dropped
 	bytes     int64 // what the kept packets take, as IndexLimit.Bytes counts it
-	spool     spool
+	spool     *spill.Store
 	conv      func(id int) *session.Conversation
 	rec       []byte
 	rereaders []*source.Rereader // by input number - 1
@@ -99,10 +100,10 @@ type PacketIndex struct {
 }
 
 func newPacketIndex(budget int, dir string, conv func(int) *session.Conversation, limit IndexLimit) *PacketIndex {
-	x := &PacketIndex{spool: spool{budget: budget, dir: dir}, conv: conv, csize: chunkSize, limit: limit}
+	x := &PacketIndex{spool: spill.New("packet index spool", budget, dir, "pmdump-packets-*"), conv: conv, csize: chunkSize, limit: limit}
 	if limit.set() {
 		x.csize = ringChunk
-		x.spool.budget = math.MaxInt // bounded by the limit
+		x.spool.SetBudget(math.MaxInt) // bounded by the limit
 	}
 	return x
 }
@@ -132,7 +133,7 @@ func (x *PacketIndex) drop() {
 		e := x.at(x.first)
 		x.bytes -= e.cost()
 		if e.loc>>inputShift == 0 && e.loc >= 0 {
-			x.spool.release(e.loc + spoolHeader + int64(e.Len))
+			x.spool.Release(e.loc + spoolHeader + int64(e.Len))
 		}
 		x.first++
 		if x.first-x.base == x.csize {
@@ -237,7 +238,7 @@ func (x *PacketIndex) add(r *session.Record, d *source.Datagram, input int) int 
 		b = appendAddr(b, r.Dst)
 		b = append(b, r.Packet.Raw[:e.Len]...)
 		x.rec = b
-		off, err := x.spool.put(b)
+		off, err := x.spool.Put(b)
 		if err != nil {
 			off = -1 // the packet is listed; decoding it again says why not
 		}
@@ -393,7 +394,10 @@ func (x *PacketIndex) unspool(e *IndexEntry, r *session.Record) ([]byte, error) 
 		return nil, errors.New("its bytes could not be kept")
 	}
 	raw := make([]byte, spoolHeader+int(e.Len))
-	if err := x.spool.get(raw, e.loc); err != nil {
+	if err := x.spool.Get(raw, e.loc); err != nil {
+		if errors.Is(err, spill.ErrReleased) {
+			return nil, fmt.Errorf("%w (%w)", ErrDropped, err)
+		}
 		return nil, err
 	}
 	r.Src, r.Dst = readAddr(raw[:19]), readAddr(raw[19:38])
@@ -438,7 +442,8 @@ func (x *PacketIndex) MemoryBytes() int64 {
 func (x *PacketIndex) SpoolBytes() int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.spool.memLen - x.spool.released + x.spool.size + int64(len(x.spool.pend))
+	mem, file := x.spool.Bytes()
+	return mem + file
 }
 
 // entrySize is the size of an IndexEntry in memory.
@@ -448,13 +453,13 @@ const entrySize = 40
 func (x *PacketIndex) err() error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.spool.err
+	return x.spool.Err()
 }
 
 func (x *PacketIndex) close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	err := x.spool.close()
+	err := x.spool.Close()
 	for _, rr := range x.rereaders {
 		err = errors.Join(err, rr.Close())
 	}
