@@ -63,6 +63,10 @@ const (
 	ringChunk = 1 << 10
 )
 
+// pagedChunk is the entries of a chunk that can be paged out (chunkSize;
+// smaller in tests).
+var pagedChunk = chunkSize
+
 // IndexLimit caps what a packet index keeps: as dumpcap's ring buffer
 // does, it keeps the newest packets and drops the oldest once either bound
 // is passed. A zero field is no bound. With a limit, the index spools in
@@ -93,6 +97,7 @@ type PacketIndex struct {
 	first     int   // the oldest position kept; those before it were dropped
 	bytes     int64 // what the kept packets take, as IndexLimit.Bytes counts it
 	spool     *spill.Store
+	pages     *pager // the entries paged out to a file, nil with a limit
 	conv      func(id int) *session.Conversation
 	rec       []byte
 	rereaders []*source.Rereader // by input number - 1
@@ -104,14 +109,21 @@ func newPacketIndex(budget int, dir string, conv func(int) *session.Conversation
 	if limit.set() {
 		x.csize = ringChunk
 		x.spool.SetBudget(math.MaxInt) // bounded by the limit
+	} else {
+		x.csize = pagedChunk
+		x.pages = newPager(budget, dir, x.csize)
 	}
 	return x
 }
 
-// at is the entry of position i (first <= i < n). Call with x.mu held.
-func (x *PacketIndex) at(i int) *IndexEntry {
+// entry is the entry of position i (first <= i < n). Call with x.mu held
+// (to read or to write).
+func (x *PacketIndex) entry(i int) IndexEntry {
 	k := i - x.base
-	return &x.chunks[k/x.csize][k%x.csize]
+	if c := x.chunks[k/x.csize]; c != nil {
+		return c[k%x.csize]
+	}
+	return x.pages.entry(k/x.csize, k%x.csize)
 }
 
 // cost is what entry e takes, as IndexLimit.Bytes counts it.
@@ -130,7 +142,7 @@ func (x *PacketIndex) drop() {
 		return kept > 1 && (x.limit.Packets > 0 && kept > x.limit.Packets || x.limit.Bytes > 0 && x.bytes > x.limit.Bytes)
 	}
 	for over() {
-		e := x.at(x.first)
+		e := x.entry(x.first)
 		x.bytes -= e.cost()
 		if e.loc>>inputShift == 0 && e.loc >= 0 {
 			x.spool.Release(e.loc + spoolHeader + int64(e.Len))
@@ -246,6 +258,9 @@ func (x *PacketIndex) add(r *session.Record, d *source.Datagram, input int) int 
 	}
 	if (x.n-x.base)%x.csize == 0 {
 		x.chunks = append(x.chunks, make([]IndexEntry, 0, x.csize))
+		if x.pages != nil {
+			x.pages.started(x.chunks, len(x.chunks)-1, e.N)
+		}
 	}
 	c := &x.chunks[len(x.chunks)-1]
 	*c = append(*c, e)
@@ -269,7 +284,7 @@ func (x *PacketIndex) Len() int {
 func (x *PacketIndex) Entry(i int) IndexEntry {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return *x.at(max(i, x.first))
+	return x.entry(max(i, x.first))
 }
 
 // Entries copies the entries of positions [from, to) into dst (those the
@@ -279,7 +294,7 @@ func (x *PacketIndex) Entries(dst []IndexEntry, from, to int) []IndexEntry {
 	defer x.mu.RUnlock()
 	to = min(to, x.n)
 	for i := max(from, x.first); i < to; i++ {
-		dst = append(dst, *x.at(i))
+		dst = append(dst, x.entry(i))
 	}
 	return dst
 }
@@ -290,9 +305,15 @@ func (x *PacketIndex) Search(n int) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	lo, hi := x.first, x.n
+	if x.pages != nil {
+		// The first such packet is in the last chunk that starts before
+		// n, or starts the chunk after it: one chunk is looked at.
+		k := x.pages.chunkOf(n)
+		lo, hi = max(lo, k*x.csize), min(hi, (k+1)*x.csize+1)
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if int(x.at(m).N) < n {
+		if int(x.entry(m).N) < n {
 			lo = m + 1
 		} else {
 			hi = m
@@ -329,7 +350,7 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 		x.mu.RUnlock()
 		return fmt.Errorf("packet %d: %w", i, ErrDropped)
 	}
-	e := *x.at(i)
+	e := x.entry(i)
 	*r = session.Record{N: int(e.N), TS: time.Unix(0, e.TS), Kind: e.Kind, Era: e.Era, Dir: e.Dir, Player: int(e.Player)}
 	var payload []byte
 	var err error
@@ -433,7 +454,16 @@ func (x *PacketIndex) Filter(ctx context.Context, f *filter.Filter, from, to int
 func (x *PacketIndex) MemoryBytes() int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return int64(len(x.chunks)) * int64(x.csize) * int64(entrySize) // entries are allocated a chunk at a time
+	n := int64(0)
+	for _, c := range x.chunks {
+		if c != nil {
+			n += int64(x.csize) * entrySize // entries are allocated a chunk at a time
+		}
+	}
+	if x.pages != nil {
+		n += x.pages.memoryBytes()
+	}
+	return n
 }
 
 // SpoolBytes is how many bytes of packets the index keeps in its spool (in
@@ -453,6 +483,11 @@ const entrySize = 40
 func (x *PacketIndex) err() error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if x.pages != nil {
+		if err := x.pages.failure(); err != nil {
+			return err
+		}
+	}
 	return x.spool.Err()
 }
 
@@ -460,6 +495,9 @@ func (x *PacketIndex) close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	err := x.spool.Close()
+	if x.pages != nil {
+		err = errors.Join(err, x.pages.close())
+	}
 	for _, rr := range x.rereaders {
 		err = errors.Join(err, rr.Close())
 	}
