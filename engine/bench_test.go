@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -147,6 +148,7 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 	if path == "" {
 		path = bigCapture(b)
 	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(224 << 20)) // as pmdump tui sets it
 	for b.Loop() {
 		t0 := time.Now()
 		// As the TUI runs it: its events handler keeps the progress and

@@ -27,9 +27,6 @@ func (e *Engine) onMessage(m *reassemble.Message) {
 	e.emit(DifEvent{d})
 	if e.builder != nil && e.selected(l) {
 		if e.bh != nil {
-			if m.Refs != nil {
-				m.Compressed = nil // read back from the capture file by the rebuild
-			}
 			e.bh.queue(rebuildOp{kind: opDif, msg: m, water: e.asm.OldestPendingN()})
 			e.bh.queued[l]++
 			e.bh.total++

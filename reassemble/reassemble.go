@@ -61,8 +61,8 @@ type Piece struct {
 	Start      int
 	Data       []byte // the piece's bytes; the Assembler copies them
 	// Ref, when not 0, says where the caller can read Data again (its
-	// place in a capture file, say): a complete message gives its pieces'
-	// Refs (Message.Refs), so its bytes need not be kept beside it.
+	// place in a capture file, say): a complete message whose pieces all
+	// have one gives their Refs (Message.Refs) instead of its bytes.
 	Ref       int64
 	Truncated bool // the capture cut the piece (snap length): Data is not whole
 	N         int  // frame number in the capture
@@ -98,7 +98,7 @@ type Message struct {
 	Missing    []int     // seqs of the missing pieces (Incomplete)
 	Duplicates int       // pieces received more than once, with the same bytes
 	Truncated  int       // pieces the capture cut (see Piece.Truncated)
-	Compressed []byte    // the zlib stream (Complete)
+	Compressed []byte    // the zlib stream (Complete), unless Refs says where it is
 	Refs       []int64   // the Refs of its pieces in order (Complete, when every piece has one)
 	Bytes      int       // compressed bytes received (all of them when Complete)
 	Err        error     // why it is Incomplete or Corrupt
@@ -447,6 +447,9 @@ func (a *Assembler) complete(m *message) {
 				m.Refs = nil
 				break
 			}
+		}
+		if m.Refs != nil {
+			return // the caller reads the bytes again
 		}
 	}
 	if a.limits.HeadersOnly {
