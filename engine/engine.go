@@ -96,7 +96,8 @@ type Config struct {
 	// MemoryBudget bounds the bytes of difs, checkpoints and spooled
 	// packets the timeline and the index keep in memory before they spill
 	// to temporary files (shared when the engine keeps both, and with the
-	// rebuild's backlog); 0 means 64 MiB.
+	// rebuild's backlog), and the index's entries kept in memory before
+	// the others are paged out; 0 means 64 MiB.
 	MemoryBudget int
 	// RebuildBehind runs the state rebuild (States work: inflating,
 	// applying, the timeline, the figures that need states) behind the
