@@ -74,6 +74,7 @@ type backlog struct {
 	rbuf       []byte   // read-ahead from the file
 	rpos       int
 	wbuf       []byte
+	rec        []byte // an op's record, before its length
 	spilled    int64 // bytes written to the file in all
 	peak       int   // the most bytes held in memory at once
 
@@ -126,7 +127,7 @@ func (q *backlog) spill(o *rebuildOp) error {
 		q.file = f
 	}
 	n := len(q.wbuf)
-	q.wbuf = appendOp(q.wbuf, o)
+	q.wbuf, q.rec = appendOp(q.wbuf, q.rec[:0], o)
 	q.wOff += int64(len(q.wbuf) - n)
 	q.spilled += int64(len(q.wbuf) - n)
 	if len(q.wbuf) >= spillWrite {
@@ -272,9 +273,9 @@ func (q *backlog) readOp() (rebuildOp, error) {
 	}
 }
 
-// appendOp appends an op's record (its length, then its fields) to b.
-func appendOp(b []byte, o *rebuildOp) []byte {
-	var rec []byte
+// appendOp appends an op's record (its length, then its fields) to b,
+// with rec as scratch (returned for the next).
+func appendOp(b, rec []byte, o *rebuildOp) ([]byte, []byte) {
 	rec = append(rec, o.kind)
 	rec = binary.AppendVarint(rec, int64(o.water))
 	rec = appendLine(rec, o.line)
@@ -302,14 +303,16 @@ func appendOp(b []byte, o *rebuildOp) []byte {
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(rec)))
-	return append(b, rec...)
+	return append(b, rec...), rec
 }
 
 func appendLine(b []byte, l reassemble.Chain) []byte {
 	b = binary.AppendVarint(b, int64(l.Conv))
-	a, _ := l.Client.MarshalBinary()
-	b = append(b, byte(len(a)))
-	return append(b, a...)
+	n := len(b)
+	b = append(b, 0)
+	b, _ = l.Client.AppendBinary(b)
+	b[n] = byte(len(b) - n - 1)
+	return b
 }
 
 // opReader reads the fields of a record in the order appendOp wrote them.
