@@ -75,8 +75,8 @@ type backlog struct {
 	rpos       int
 	wbuf       []byte
 	rec        []byte // an op's record, before its length
-	spilled    int64 // bytes written to the file in all
-	peak       int   // the most bytes held in memory at once
+	spilled    int64  // bytes written to the file in all
+	peak       int    // the most bytes held in memory at once
 
 	closed  bool // no more pushes
 	aborted bool // pops end now
