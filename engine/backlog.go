@@ -42,11 +42,12 @@ const (
 	opSkip
 )
 
-// size is about what the op costs in memory.
+// size is about what the op costs in memory: the op in the queue, its
+// message and their slices as the allocator rounds them.
 func (o *rebuildOp) size() int {
-	n := 96
+	n := 112
 	if o.msg != nil {
-		n += 160 + len(o.msg.Compressed) + 8*len(o.msg.Refs)
+		n += 288 + cap(o.msg.Compressed) + 8*cap(o.msg.Missing) + 16*((cap(o.msg.Refs)+1)/2)
 		if o.msg.Err != nil {
 			n += 64
 		}

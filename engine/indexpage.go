@@ -9,9 +9,9 @@ import (
 	"github.com/pmdump/pmdump/internal/spill"
 )
 
-// The entries of a long capture's packet index are paged out: past the
-// chunks the index's share of the memory budget holds, each chunk that
-// fills goes to a temporary file (a spill store) and is read back, a chunk
+// The entries of a long capture's packet index are paged out: each chunk
+// that fills, past the first few the index's share of the memory budget
+// holds, goes to a temporary file (a spill store) and is read back, a chunk
 // at a time, into a small cache when looked at. An hour-long game has 2.1
 // million packets: 84 MB of entries, of which a few chunks stay in memory.
 // An index with a limit (IndexLimit) keeps its entries in memory: the limit
@@ -48,7 +48,9 @@ type cachedChunk struct {
 }
 
 func newPager(budget int, dir string, csize int) *pager {
-	p := &pager{store: spill.New("packet index pages", 0, dir, "pmdump-index-*"), csize: csize, maxMem: max(budget/(csize*entrySize), 1)}
+	// A quarter of the share: the cache and the chunk being filled
+	// come on top of it.
+	p := &pager{store: spill.New("packet index pages", 0, dir, "pmdump-index-*"), csize: csize, maxMem: max(budget/4/(csize*entrySize), 1)}
 	for i := range p.cache {
 		p.cache[i].k = -1
 	}

@@ -25,7 +25,7 @@ func TestIndexPaged(t *testing.T) {
 	_, want := index(64 << 20)
 	defer func(n int) { pagedChunk = n }(pagedChunk)
 	pagedChunk = 256
-	e, got := index(4 * 256 * entrySize) // four chunks in memory
+	e, got := index(4 * 4 * 256 * entrySize) // four chunks in memory
 	if err := e.Err(); err != nil {
 		t.Fatal(err)
 	}
