@@ -109,7 +109,8 @@ type Config struct {
 	// file are not kept there: only where their pieces are, read back
 	// from the file by the rebuild. While Run reads capture files the
 	// rebuild waits, so the fast pass has every core; it starts when
-	// Run has read them (Finish), and runs beside a live source. Run
+	// Run has read them (Finish), and runs beside standard input and a
+	// live source. Run
 	// returns when the capture is read; Rebuilding, Progress and Wait
 	// follow the rebuild, and StateEvents come on the rebuild's
 	// goroutine. Without it, Run returns when every state is rebuilt.

@@ -32,7 +32,8 @@ type behind struct {
 	// holding holds the rebuild while Run reads capture files: on a
 	// machine of few cores the fast pass has them to itself, and the
 	// rebuild, which has to wait for its later difs anyway, starts once
-	// the capture is read (a live source is not held).
+	// the capture is read (standard input and a live source are not
+	// held: they may not end).
 	holdMu  sync.Mutex
 	holdC   sync.Cond
 	holding bool

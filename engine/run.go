@@ -24,9 +24,6 @@ var ErrUnreadable = errors.New("inputs could not be read")
 // return an error wrapping ErrUnreadable once the others are read; one cut
 // short or stopped at a record that cannot be read is in Stats.Damaged.
 func (e *Engine) Run(ctx context.Context, inputs ...string) error {
-	if e.bh != nil {
-		e.bh.hold(true) // until Finish
-	}
 	var unreadable []error
 	for _, name := range inputs {
 		in, err := OpenInput(name)
@@ -51,6 +48,11 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 			}
 		}
 		e.refInput = 0
+		if e.bh != nil {
+			// The rebuild waits while a file is read (until Finish); it
+			// runs beside a stream, which may be a live capture piped in.
+			e.bh.hold(in.Path != "")
+		}
 		if e.bh != nil && in.Path != "" && in.Reader.Format() == "pcap" && !in.Reader.Compressed() {
 			// The rebuild reads the difs' pieces back from the file:
 			// the backlog keeps where they are, not their bytes.
