@@ -42,11 +42,12 @@ const (
 	opSkip
 )
 
-// size is about what the op costs in memory.
+// size is about what the op costs in memory: the op in the queue, its
+// message and their slices as the allocator rounds them.
 func (o *rebuildOp) size() int {
-	n := 96
+	n := 112
 	if o.msg != nil {
-		n += 160 + len(o.msg.Compressed)
+		n += 288 + cap(o.msg.Compressed) + 8*cap(o.msg.Missing) + 16*((cap(o.msg.Refs)+1)/2)
 		if o.msg.Err != nil {
 			n += 64
 		}
@@ -74,8 +75,9 @@ type backlog struct {
 	rbuf       []byte   // read-ahead from the file
 	rpos       int
 	wbuf       []byte
-	spilled    int64 // bytes written to the file in all
-	peak       int   // the most bytes held in memory at once
+	rec        []byte // an op's record, before its length
+	spilled    int64  // bytes written to the file in all
+	peak       int    // the most bytes held in memory at once
 
 	closed  bool // no more pushes
 	aborted bool // pops end now
@@ -126,7 +128,7 @@ func (q *backlog) spill(o *rebuildOp) error {
 		q.file = f
 	}
 	n := len(q.wbuf)
-	q.wbuf = appendOp(q.wbuf, o)
+	q.wbuf, q.rec = appendOp(q.wbuf, q.rec[:0], o)
 	q.wOff += int64(len(q.wbuf) - n)
 	q.spilled += int64(len(q.wbuf) - n)
 	if len(q.wbuf) >= spillWrite {
@@ -272,9 +274,9 @@ func (q *backlog) readOp() (rebuildOp, error) {
 	}
 }
 
-// appendOp appends an op's record (its length, then its fields) to b.
-func appendOp(b []byte, o *rebuildOp) []byte {
-	var rec []byte
+// appendOp appends an op's record (its length, then its fields) to b,
+// with rec as scratch (returned for the next).
+func appendOp(b, rec []byte, o *rebuildOp) ([]byte, []byte) {
 	rec = append(rec, o.kind)
 	rec = binary.AppendVarint(rec, int64(o.water))
 	rec = appendLine(rec, o.line)
@@ -296,16 +298,22 @@ func appendOp(b []byte, o *rebuildOp) []byte {
 		rec = append(rec, errText...)
 		rec = binary.AppendUvarint(rec, uint64(len(m.Compressed)))
 		rec = append(rec, m.Compressed...)
+		rec = binary.AppendUvarint(rec, uint64(len(m.Refs)))
+		for _, ref := range m.Refs {
+			rec = binary.AppendVarint(rec, ref)
+		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(rec)))
-	return append(b, rec...)
+	return append(b, rec...), rec
 }
 
 func appendLine(b []byte, l reassemble.Chain) []byte {
 	b = binary.AppendVarint(b, int64(l.Conv))
-	a, _ := l.Client.MarshalBinary()
-	b = append(b, byte(len(a)))
-	return append(b, a...)
+	n := len(b)
+	b = append(b, 0)
+	b, _ = l.Client.AppendBinary(b)
+	b[n] = byte(len(b) - n - 1)
+	return b
 }
 
 // opReader reads the fields of a record in the order appendOp wrote them.
@@ -383,6 +391,12 @@ func readOp(rec []byte) (rebuildOp, error) {
 		}
 		if c := r.bytes(r.len()); len(c) > 0 {
 			m.Compressed = append([]byte(nil), c...)
+		}
+		if n := r.len(); n > 0 && r.err == nil {
+			m.Refs = make([]int64, n)
+			for i := range m.Refs {
+				m.Refs[i] = r.int()
+			}
 		}
 		o.msg = m
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -138,7 +139,7 @@ func bigIndex(b *testing.B) *engine.PacketIndex {
 }
 
 // BenchmarkTwoSpeeds runs the engine as the TUI does (index, timeline,
-// health, the rebuild behind the fast pass) over the big capture, or over
+// health, findings, an events handler, the rebuild behind the fast pass) over the big capture, or over
 // PMDUMP_BENCH_CAPTURE (the one-hour game, say), and reports when the fast
 // pass ended (the whole packet list, filters and G work from then on:
 // read-s), when the first client's states were all rebuilt (line1-s), when
@@ -151,13 +152,28 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 	if path == "" {
 		path = bigCapture(b)
 	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(224 << 20)) // as pmdump tui sets it
 	for b.Loop() {
 		t0 := time.Now()
-		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health, RebuildBehind: true})
+		// As the TUI runs it: its events handler keeps the progress and
+		// the warnings.
+		var events sync.Mutex
+		var progress engine.ProgressEvent
+		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, RebuildBehind: true,
+			OnEvent: func(ev engine.Event) {
+				if p, ok := ev.(engine.ProgressEvent); ok {
+					events.Lock()
+					progress = p
+					events.Unlock()
+				}
+			}})
 		if err := e.Run(context.Background(), path); err != nil {
 			b.Fatal(err)
 		}
 		read := time.Since(t0)
+		events.Lock()
+		_ = progress
+		events.Unlock()
 		if os.Getenv("PMDUMP_BENCH_FAST_ONLY") != "" { // the fast pass alone; Close stops the rebuild
 			e.Close()
 			b.ReportMetric(read.Seconds(), "read-s")

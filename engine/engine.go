@@ -68,16 +68,18 @@ type Config struct {
 	// that rebuilt it, with the inflated dif and the state (valid only
 	// during the call); it may set State.Extra (see Anatomy).
 	Inspect func(s *replay.State, dif, state []byte)
-	// OnEvent receives the events: on the goroutine that calls Run,
-	// RunSource, Feed, Tick or Finish, with the engine's lock held (so it
-	// must not call the engine's methods other than Stop), except the
-	// StateEvents of a rebuild behind the fast pass (RebuildBehind), which
-	// come on the rebuild's goroutine without the lock, possibly while
-	// other events are delivered.
+	// OnEvent receives the events, without the engine's lock held: a
+	// handler may ask for snapshots (Stats, Conversations, the index…)
+	// or Stop. They come on the goroutine that calls Run, RunSource, Feed,
+	// Tick or Finish, except the StateEvents and FindingEvents of a
+	// rebuild behind the fast pass (RebuildBehind), which come on the
+	// rebuild's goroutine, possibly while other events are delivered. A
+	// handler must not drive the engine (Feed, Tick, Finish, Run).
 	OnEvent func(Event)
 	// OnPacket, when set, receives the packet events instead of OnEvent,
 	// without boxing them in an Event: the fast path of a front end that
-	// prints every packet. The event is valid only during the call.
+	// prints every packet. The event is valid only during the call; it
+	// comes as OnEvent's would.
 	OnPacket func(*PacketEvent)
 	// NoConversationEvents leaves ConversationEvents out of what OnEvent
 	// receives: a front end that prints packets and warnings only saves
@@ -98,7 +100,8 @@ type Config struct {
 	// MemoryBudget bounds the bytes of difs, checkpoints and spooled
 	// packets the timeline and the index keep in memory before they spill
 	// to temporary files (shared when the engine keeps both, and with the
-	// rebuild's backlog); 0 means 64 MiB.
+	// rebuild's backlog), and the index's entries kept in memory before
+	// the others are paged out; 0 means 64 MiB.
 	MemoryBudget int
 	// RebuildBehind runs the state rebuild (States work: inflating,
 	// applying, the timeline, the figures that need states) behind the
@@ -106,10 +109,15 @@ type Config struct {
 	// conversations, the packet index, dif figures from the piece headers,
 	// packet counts) then goes at reading speed and never waits for the
 	// rebuild: what it hands the rebuild waits in a backlog that spills to
-	// a temporary file past its share of MemoryBudget. Run returns when
-	// the capture is read; Rebuilding, Progress and Wait follow the
-	// rebuild, and StateEvents come on the rebuild's goroutine. Without
-	// it, Run returns when every state is rebuilt.
+	// a temporary file past its share of MemoryBudget. The difs of a pcap
+	// file are not kept there: only where their pieces are, read back
+	// from the file by the rebuild. While Run reads capture files the
+	// rebuild waits, so the fast pass has every core; it starts when
+	// Run has read them (Finish), and runs beside standard input and a
+	// live source. Run
+	// returns when the capture is read; Rebuilding, Progress and Wait
+	// follow the rebuild, and StateEvents come on the rebuild's
+	// goroutine. Without it, Run returns when every state is rebuilt.
 	RebuildBehind bool
 	// Stopper, when set, stops the engine as its Stop does: an event
 	// handler made before the engine can stop it through it.
@@ -157,6 +165,7 @@ type Engine struct {
 	timeline *replay.Timeline
 	index    *PacketIndex
 	input    int // the number the index gives the input being read, 0 when it cannot be read again
+	refInput int // the input's number among the rebuild's piece files, 0 when its pieces are copied
 	difs     *difFigures
 	health   *healthCollector
 	cap      captureFigures
@@ -181,6 +190,12 @@ type Engine struct {
 	lastConv *session.Conversation // the conversation conversationChanged saw last
 	lastSig  convSig
 	lastTS   time.Time
+
+	// The events emitted under the lock, delivered once it is released:
+	// pending is the driving goroutine's, sink where emit puts them (the
+	// rebuild's own list while the rebuild goroutine holds the lock).
+	pending []Event
+	sink    *[]Event
 
 	findings []Finding // what the analysis found, in the order found
 	finds    *findingCollector
@@ -228,6 +243,7 @@ func New(cfg Config) *Engine {
 	if cfg.Stopper != nil {
 		e.stop = &cfg.Stopper.stop
 	}
+	e.sink = &e.pending
 	e.cap.linkTypes = map[string]int{}
 	behindOn := cfg.RebuildBehind && cfg.Work&States != 0
 	budget, parts := cfg.MemoryBudget, 0
@@ -273,6 +289,7 @@ func New(cfg Config) *Engine {
 	e.order.on = cfg.OnEvent != nil
 	if behindOn {
 		e.bh = &behind{q: newBacklog(budget, cfg.TempDir), done: make(chan struct{}), queued: map[reassemble.Chain]int{}, water: -1}
+		e.bh.holdC.L = &e.bh.holdMu
 		go e.rebuildBehind()
 	}
 	return e
@@ -298,9 +315,46 @@ func (e *Engine) Stop() { e.stop.Store(true) }
 // Stopped reports whether Stop was called.
 func (e *Engine) Stopped() bool { return e.stop.Load() }
 
+// emit queues an event, with the engine's lock held: it is delivered once
+// the lock is released (see unlock).
 func (e *Engine) emit(ev Event) {
 	if e.cfg.OnEvent != nil {
+		*e.sink = append(*e.sink, ev)
+	}
+}
+
+// emitNow delivers an event at once, without the engine's lock held.
+func (e *Engine) emitNow(ev Event) {
+	if e.cfg.OnEvent != nil {
 		e.cfg.OnEvent(ev)
+	}
+}
+
+// packetMark stands, among the queued events, for the packet event of
+// OnPacket (Engine.pev).
+type packetMark struct{}
+
+func (packetMark) isEvent() {}
+
+// unlock releases the engine's lock taken by the driving goroutine (Run,
+// RunSource, Feed, Tick, Finish) and delivers the events queued under it.
+func (e *Engine) unlock() {
+	evs := e.pending
+	e.pending = nil
+	e.mu.Unlock()
+	e.deliver(evs)
+	e.pending = evs[:0]
+}
+
+// deliver hands queued events to the handlers and clears the list.
+func (e *Engine) deliver(evs []Event) {
+	for i, ev := range evs {
+		if _, ok := ev.(packetMark); ok {
+			e.cfg.OnPacket(&e.pev)
+		} else {
+			e.cfg.OnEvent(ev)
+		}
+		evs[i] = nil
 	}
 }
 

@@ -7,16 +7,17 @@ import (
 	"github.com/pmdump/pmdump/source"
 )
 
-// The fields of the packets feed reads, resolved once.
+// The fields of the packets feed reads, resolved once by their roles (the
+// piece's data has none: it is found by name).
 var (
-	stdfSrc   = decode.MustRef(decode.EraUnknown, "src", "stdf")
-	stdfDst   = decode.MustRef(decode.EraUnknown, "dst", "stdf")
-	stdfSeq   = decode.MustRef(decode.EraUnknown, "seq", "stdf")
-	stdfCount = decode.MustRef(decode.EraUnknown, "count", "stdf")
-	stdfStart = decode.MustRef(decode.EraUnknown, "start", "stdf")
+	stdfSrc   = decode.MustRoleRef(decode.EraUnknown, decode.RoleDifBase, "stdf")
+	stdfDst   = decode.MustRoleRef(decode.EraUnknown, decode.RoleFrame, "stdf")
+	stdfSeq   = decode.MustRoleRef(decode.EraUnknown, decode.RolePieceSeq, "stdf")
+	stdfCount = decode.MustRoleRef(decode.EraUnknown, decode.RolePieceCount, "stdf")
+	stdfStart = decode.MustRoleRef(decode.EraUnknown, decode.RolePieceStart, "stdf")
 	stdfData  = decode.MustRef(decode.EraUnknown, "data", "stdf")
-	stdfSLSN  = decode.MustRef(decode.Modern, "slsn", "stdf") // the legacy stdf has none
-	sjonSLSN  = decode.MustRef(decode.Modern, "slsn", "sjon")
+	stdfSLSN  = decode.MustRoleRef(decode.Modern, decode.RoleLevelSeq, "stdf") // the legacy stdf has none
+	sjonSLSN  = decode.MustRoleRef(decode.Modern, decode.RoleLevelSeq, "sjon")
 )
 
 // lockRun is the most datagrams runSource analyses under one lock.
@@ -25,7 +26,7 @@ const lockRun = 64
 // Feed analyses one datagram. Datagrams must come in capture order.
 func (e *Engine) Feed(d *source.Datagram) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	e.feed(d)
 }
 
@@ -53,7 +54,7 @@ func (e *Engine) feed(d *source.Datagram) {
 	}
 	if e.cfg.OnPacket != nil {
 		e.pev = PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits}
-		e.cfg.OnPacket(&e.pev)
+		e.pending = append(e.pending, packetMark{})
 	} else if e.cfg.OnEvent != nil {
 		e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits})
 	}
@@ -94,10 +95,14 @@ func (e *Engine) feed(d *source.Datagram) {
 		count, _ := stdfCount.Int(pk)
 		start, _ := stdfStart.Int(pk)
 		data, _ := stdfData.Value(pk)
+		var ref int64
+		if e.refInput > 0 {
+			ref = pieceRef(e.refInput, d, data.Bytes)
+		}
 		e.addPiece(reassemble.Piece{
 			Key: reassemble.Key{Client: c.Client, Conv: c.ID, SLSN: slsn, Src: int32(src), Dst: int32(dst)},
 			Seq: int(seq), Count: int(count), Start: int(start),
-			Data: data.Bytes, N: r.N, TS: r.TS,
+			Data: data.Bytes, Ref: ref, N: r.N, TS: r.TS,
 		})
 	case "sjon":
 		v, _ := sjonSLSN.Int(pk)
@@ -116,22 +121,25 @@ func (e *Engine) feed(d *source.Datagram) {
 // left of its header.
 func (e *Engine) truncatedPiece(r *session.Record) {
 	pk := &r.Packet
-	for _, f := range []string{"src", "dst", "seq", "count", "start"} {
-		if !pk.Has(f) {
+	var h [5]int64 // src, dst, seq, count, start
+	for i, ref := range []decode.Ref{stdfSrc, stdfDst, stdfSeq, stdfCount, stdfStart} {
+		v, ok := ref.Int(pk)
+		if !ok {
 			e.difs.headerless++
 			return
 		}
+		h[i] = v
 	}
 	c := r.Conv
 	l := e.line(c)
 	slsn := -1
-	if pk.Has("slsn") {
-		slsn = int(pk.Int("slsn"))
+	if v, ok := stdfSLSN.Int(pk); ok {
+		slsn = int(v)
 		e.slsn[l] = slsn
 	}
 	e.addPiece(reassemble.Piece{
-		Key: reassemble.Key{Client: c.Client, Conv: c.ID, SLSN: slsn, Src: int32(pk.Int("src")), Dst: int32(pk.Int("dst"))},
-		Seq: int(pk.Int("seq")), Count: int(pk.Int("count")), Start: int(pk.Int("start")),
+		Key: reassemble.Key{Client: c.Client, Conv: c.ID, SLSN: slsn, Src: int32(h[0]), Dst: int32(h[1])},
+		Seq: int(h[2]), Count: int(h[3]), Start: int(h[4]),
 		Truncated: true, N: r.N, TS: r.TS,
 	})
 }

@@ -2,11 +2,9 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/filter"
+	"github.com/pmdump/pmdump/internal/spill"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
@@ -62,6 +61,10 @@ const (
 	ringChunk = 1 << 10
 )
 
+// pagedChunk is the entries of a chunk that can be paged out (chunkSize;
+// smaller in tests).
+var pagedChunk = chunkSize
+
 // IndexLimit caps what a packet index keeps: as dumpcap's ring buffer
 // does, it keeps the newest packets and drops the oldest once either bound
 // is passed. A zero field is no bound. With a limit, the index spools in
@@ -91,7 +94,8 @@ type PacketIndex struct {
 	limit     IndexLimit
 	first     int   // the oldest position kept; those before it were dropped
 	bytes     int64 // what the kept packets take, as IndexLimit.Bytes counts it
-	spool     spool
+	spool     *spill.Store
+	pages     *pager // the entries paged out to a file, nil with a limit
 	conv      func(id int) *session.Conversation
 	rec       []byte
 	rereaders []*source.Rereader // by input number - 1
@@ -99,18 +103,25 @@ type PacketIndex struct {
 }
 
 func newPacketIndex(budget int, dir string, conv func(int) *session.Conversation, limit IndexLimit) *PacketIndex {
-	x := &PacketIndex{spool: spool{budget: budget, dir: dir}, conv: conv, csize: chunkSize, limit: limit}
+	x := &PacketIndex{spool: spill.New("packet index spool", budget, dir, "pmdump-packets-*"), conv: conv, csize: chunkSize, limit: limit}
 	if limit.set() {
 		x.csize = ringChunk
-		x.spool.budget = math.MaxInt // bounded by the limit
+		x.spool.SetBudget(math.MaxInt) // bounded by the limit
+	} else {
+		x.csize = pagedChunk
+		x.pages = newPager(budget, dir, x.csize)
 	}
 	return x
 }
 
-// at is the entry of position i (first <= i < n). Call with x.mu held.
-func (x *PacketIndex) at(i int) *IndexEntry {
+// entry is the entry of position i (first <= i < n). Call with x.mu held
+// (to read or to write).
+func (x *PacketIndex) entry(i int) IndexEntry {
 	k := i - x.base
-	return &x.chunks[k/x.csize][k%x.csize]
+	if c := x.chunks[k/x.csize]; c != nil {
+		return c[k%x.csize]
+	}
+	return x.pages.entry(k/x.csize, k%x.csize)
 }
 
 // cost is what entry e takes, as IndexLimit.Bytes counts it.
@@ -129,10 +140,10 @@ func (x *PacketIndex) drop() {
 		return kept > 1 && (x.limit.Packets > 0 && kept > x.limit.Packets || x.limit.Bytes > 0 && x.bytes > x.limit.Bytes)
 	}
 	for over() {
-		e := x.at(x.first)
+		e := x.entry(x.first)
 		x.bytes -= e.cost()
 		if e.loc>>inputShift == 0 && e.loc >= 0 {
-			x.spool.release(e.loc + spoolHeader + int64(e.Len))
+			x.spool.Release(e.loc + spoolHeader + int64(e.Len))
 		}
 		x.first++
 		if x.first-x.base == x.csize {
@@ -156,28 +167,6 @@ func (x *PacketIndex) Dropped() int { return x.First() }
 
 // Limit is the index's limit.
 func (x *PacketIndex) Limit() IndexLimit { return x.limit }
-
-// spoolHeader is a spooled record's addresses: 16-byte IP, 2-byte port and
-// a 4-in-6 flag, for the source and the destination.
-const spoolHeader = 2 * 19
-
-func appendAddr(b []byte, a netip.AddrPort) []byte {
-	ip := a.Addr().As16()
-	b = append(b, ip[:]...)
-	b = binary.BigEndian.AppendUint16(b, a.Port())
-	if a.Addr().Is4() {
-		return append(b, 4)
-	}
-	return append(b, 6)
-}
-
-func readAddr(b []byte) netip.AddrPort {
-	ip := netip.AddrFrom16([16]byte(b[:16]))
-	if b[18] == 4 {
-		ip = ip.Unmap()
-	}
-	return netip.AddrPortFrom(ip, binary.BigEndian.Uint16(b[16:18]))
-}
 
 // addInput makes the records of a capture file readable again through rr:
 // it returns the input number to give add for the file's records, 0 when
@@ -237,7 +226,7 @@ func (x *PacketIndex) add(r *session.Record, d *source.Datagram, input int) int 
 		b = appendAddr(b, r.Dst)
 		b = append(b, r.Packet.Raw[:e.Len]...)
 		x.rec = b
-		off, err := x.spool.put(b)
+		off, err := x.spool.Put(b)
 		if err != nil {
 			off = -1 // the packet is listed; decoding it again says why not
 		}
@@ -245,6 +234,9 @@ func (x *PacketIndex) add(r *session.Record, d *source.Datagram, input int) int 
 	}
 	if (x.n-x.base)%x.csize == 0 {
 		x.chunks = append(x.chunks, make([]IndexEntry, 0, x.csize))
+		if x.pages != nil {
+			x.pages.started(x.chunks, len(x.chunks)-1, e.N)
+		}
 	}
 	c := &x.chunks[len(x.chunks)-1]
 	*c = append(*c, e)
@@ -268,7 +260,7 @@ func (x *PacketIndex) Len() int {
 func (x *PacketIndex) Entry(i int) IndexEntry {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return *x.at(max(i, x.first))
+	return x.entry(max(i, x.first))
 }
 
 // Entries copies the entries of positions [from, to) into dst (those the
@@ -278,7 +270,7 @@ func (x *PacketIndex) Entries(dst []IndexEntry, from, to int) []IndexEntry {
 	defer x.mu.RUnlock()
 	to = min(to, x.n)
 	for i := max(from, x.first); i < to; i++ {
-		dst = append(dst, *x.at(i))
+		dst = append(dst, x.entry(i))
 	}
 	return dst
 }
@@ -289,9 +281,15 @@ func (x *PacketIndex) Search(n int) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	lo, hi := x.first, x.n
+	if x.pages != nil {
+		// The first such packet is in the last chunk that starts before
+		// n, or starts the chunk after it: one chunk is looked at.
+		k := x.pages.chunkOf(n)
+		lo, hi = max(lo, k*x.csize), min(hi, (k+1)*x.csize+1)
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if int(x.at(m).N) < n {
+		if int(x.entry(m).N) < n {
 			lo = m + 1
 		} else {
 			hi = m
@@ -328,7 +326,7 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 		x.mu.RUnlock()
 		return fmt.Errorf("packet %d: %w", i, ErrDropped)
 	}
-	e := *x.at(i)
+	e := x.entry(i)
 	*r = session.Record{N: int(e.N), TS: time.Unix(0, e.TS), Kind: e.Kind, Era: e.Era, Dir: e.Dir, Player: int(e.Player)}
 	var payload []byte
 	var err error
@@ -367,39 +365,6 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 	return nil
 }
 
-// reread reads entry e's packet again with rr, its input's Rereader, as
-// link type lt: it sets r's addresses and returns the payload.
-func reread(rr *source.Rereader, lt layers.LinkType, e *IndexEntry, r *session.Record) ([]byte, error) {
-	if rr == nil {
-		return nil, errors.New("no input to read it from")
-	}
-	var d source.Datagram
-	if err := rr.Datagram(e.loc&(1<<inputShift-1), lt, &d); err != nil {
-		return nil, err
-	}
-	// The capture's record must still hold the packet indexed (a short
-	// simple packet block may add its padding).
-	if len(d.Payload) < int(e.Len) || string(d.Payload[:min(4, e.Len)]) != string(e.Name[:min(4, e.Len)]) {
-		return nil, fmt.Errorf("the capture file changed since it was read: %w", source.ErrReread)
-	}
-	r.Src, r.Dst = d.Src, d.Dst
-	return d.Payload[:e.Len:e.Len], nil
-}
-
-// unspool reads entry e's packet from the spool: it sets r's addresses and
-// returns the payload. Call with x.mu held.
-func (x *PacketIndex) unspool(e *IndexEntry, r *session.Record) ([]byte, error) {
-	if e.loc < 0 {
-		return nil, errors.New("its bytes could not be kept")
-	}
-	raw := make([]byte, spoolHeader+int(e.Len))
-	if err := x.spool.get(raw, e.loc); err != nil {
-		return nil, err
-	}
-	r.Src, r.Dst = readAddr(raw[:19]), readAddr(raw[19:38])
-	return raw[spoolHeader:], nil
-}
-
 // ErrDropped is the error for a packet the index's limit has dropped.
 var ErrDropped = errors.New("dropped: the packet index keeps only the newest packets")
 
@@ -429,7 +394,16 @@ func (x *PacketIndex) Filter(ctx context.Context, f *filter.Filter, from, to int
 func (x *PacketIndex) MemoryBytes() int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return int64(len(x.chunks)) * int64(x.csize) * int64(entrySize) // entries are allocated a chunk at a time
+	n := int64(0)
+	for _, c := range x.chunks {
+		if c != nil {
+			n += int64(x.csize) * entrySize // entries are allocated a chunk at a time
+		}
+	}
+	if x.pages != nil {
+		n += x.pages.memoryBytes()
+	}
+	return n
 }
 
 // SpoolBytes is how many bytes of packets the index keeps in its spool (in
@@ -438,7 +412,8 @@ func (x *PacketIndex) MemoryBytes() int64 {
 func (x *PacketIndex) SpoolBytes() int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.spool.memLen - x.spool.released + x.spool.size + int64(len(x.spool.pend))
+	mem, file := x.spool.Bytes()
+	return mem + file
 }
 
 // entrySize is the size of an IndexEntry in memory.
@@ -448,13 +423,21 @@ const entrySize = 40
 func (x *PacketIndex) err() error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.spool.err
+	if x.pages != nil {
+		if err := x.pages.failure(); err != nil {
+			return err
+		}
+	}
+	return x.spool.Err()
 }
 
 func (x *PacketIndex) close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	err := x.spool.close()
+	err := x.spool.Close()
+	if x.pages != nil {
+		err = errors.Join(err, x.pages.close())
+	}
 	for _, rr := range x.rereaders {
 		err = errors.Join(err, rr.Close())
 	}

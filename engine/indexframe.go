@@ -23,7 +23,11 @@ func (x *PacketIndex) Datagram(i int, d *source.Datagram) (rebuilt bool, err err
 		x.mu.RUnlock()
 		return false, fmt.Errorf("packet %d: the index has %d packets", i, x.n)
 	}
-	e := x.chunks[i/chunkSize][i%chunkSize]
+	if i < x.first {
+		x.mu.RUnlock()
+		return false, fmt.Errorf("packet %d: %w", i, ErrDropped)
+	}
+	e := x.entry(i)
 	if k := int(e.loc >> inputShift); k > 0 && k <= len(x.rereaders) && int(e.link) < len(x.links) {
 		rr, lt := x.rereaders[k-1], x.links[e.link]
 		x.mu.RUnlock()

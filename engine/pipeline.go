@@ -169,6 +169,10 @@ func (e *Engine) releaseStates(all bool) {
 		if s == nil {
 			return
 		}
-		e.emit(StateEvent{s})
+		if e.bh != nil {
+			e.emitNow(StateEvent{s}) // on the rebuild's goroutine, without the lock
+		} else {
+			e.emit(StateEvent{s})
+		}
 	}
 }

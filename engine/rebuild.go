@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/pmdump/pmdump/reassemble"
@@ -12,8 +13,12 @@ import (
 // backlog, and one goroutine hands it to the Builder, whose chains rebuild
 // the clients in parallel.
 type behind struct {
-	q    *backlog
-	done chan struct{} // closed when the rebuild has ended
+	q     *backlog
+	done  chan struct{} // closed when the rebuild has ended
+	files pieceFiles    // the capture files the difs' pieces are read back from
+	// fromFile counts the difs whose pieces were read back from their
+	// capture file (the rebuild goroutine's).
+	fromFile int
 	// Under the engine's lock: the difs queued per line, in all.
 	queued map[reassemble.Chain]int
 	total  int
@@ -24,6 +29,15 @@ type behind struct {
 	added   int             // states in the timeline: Seq 0 to added-1
 	rebuilt atomic.Int64
 	aborted atomic.Bool
+	// holding holds the rebuild while Run reads capture files: on a
+	// machine of few cores the fast pass has them to itself, and the
+	// rebuild, which has to wait for its later difs anyway, starts once
+	// the capture is read (standard input and a live source are not
+	// held: they may not end).
+	holdMu  sync.Mutex
+	holdC   sync.Cond
+	holding bool
+	pending []Event // the events emitted under the lock, to deliver (see lockRebuild)
 	// Prioritize's: the line wished first, not yet handed to the backlog
 	// (under the engine's lock).
 	wish     reassemble.Chain
@@ -36,6 +50,43 @@ type behind struct {
 	lineTab  []reassemble.Chain
 	lineIDs  map[reassemble.Chain]int32
 	early    int // difs handed early whose states are not out yet
+}
+
+// hold holds the rebuild (on) or lets it go.
+func (b *behind) hold(on bool) {
+	b.holdMu.Lock()
+	b.holding = on
+	b.holdC.Broadcast()
+	b.holdMu.Unlock()
+}
+
+// waitHeld waits while the rebuild is held.
+func (b *behind) waitHeld() {
+	b.holdMu.Lock()
+	for b.holding {
+		b.holdC.Wait()
+	}
+	b.holdMu.Unlock()
+}
+
+// lockRebuild takes the engine's lock for the rebuild goroutine: the
+// events emitted under it (findings from states, warnings) are the
+// rebuild's, delivered by unlockRebuild on its goroutine.
+func (e *Engine) lockRebuild() {
+	e.mu.Lock()
+	e.sink = &e.bh.pending
+}
+
+// unlockRebuild releases the lock lockRebuild took and delivers the
+// rebuild's events.
+func (e *Engine) unlockRebuild() {
+	b := e.bh
+	e.sink = &e.pending
+	evs := b.pending
+	b.pending = nil
+	e.mu.Unlock()
+	e.deliver(evs)
+	b.pending = evs[:0]
 }
 
 // queue hands an op to the rebuild.
@@ -51,6 +102,7 @@ func (e *Engine) rebuildBehind() {
 		if len(b.batch) > 0 && !b.q.ready() {
 			e.addStates() // nothing else to do: show what is rebuilt
 		}
+		b.waitHeld()
 		o, ok := b.q.next(b.early < maxEarly)
 		if !ok {
 			break
@@ -64,6 +116,14 @@ func (e *Engine) rebuildBehind() {
 			// order of the events goes, from its turn on.
 			e.order.added(o.seq, int(o.n))
 		case opDif:
+			if m := o.msg; m.Compressed == nil && m.Refs != nil {
+				var err error
+				if m.Compressed, err = b.files.read(m.Refs); err != nil {
+					m.Status, m.Err = reassemble.Corrupt, err
+				}
+				m.Refs = nil
+				b.fromFile++
+			}
 			b.handed(e.builder.Added(), o.seq, o.early)
 			if o.early {
 				b.early++
@@ -103,13 +163,13 @@ func (e *Engine) rebuildBehind() {
 	}
 	e.builder.Close()
 	e.addStates()
-	e.mu.Lock()
+	e.lockRebuild()
 	rest := e.addDeferred(int(^uint(0)>>1), nil)
-	e.mu.Unlock()
+	e.unlockRebuild()
 	for _, s := range rest {
 		e.stateAdded(s)
 	}
-	e.mu.Lock()
+	e.lockRebuild()
 	if e.timeline != nil {
 		e.applyAcks(int(^uint(0) >> 1))
 	}
@@ -117,7 +177,7 @@ func (e *Engine) rebuildBehind() {
 		e.cap.timelineErr = err
 		e.warnf("%v", err)
 	}
-	e.mu.Unlock()
+	e.unlockRebuild()
 	if e.order.on && !b.aborted.Load() {
 		e.releaseStates(true)
 	}
@@ -137,7 +197,7 @@ func (e *Engine) addStates() {
 		return
 	}
 	out := b.out[:0]
-	e.mu.Lock()
+	e.lockRebuild()
 	for _, s := range b.batch {
 		seq, early := b.global(s.Seq)
 		s.Seq = seq
@@ -156,7 +216,7 @@ func (e *Engine) addStates() {
 	}
 	b.rebuilt.Add(int64(len(b.batch)))
 	e.startWish()
-	e.mu.Unlock()
+	e.unlockRebuild()
 	for i, s := range out {
 		e.stateAdded(s)
 		out[i] = nil

@@ -170,3 +170,42 @@ func TestCloseMidRebuild(t *testing.T) {
 		t.Errorf("temporary file left: %s", f.Name())
 	}
 }
+
+// The rebuild waits while Run reads a capture file, but not while it reads
+// standard input, which may be a live capture piped in: states come while
+// the pipe is still open.
+func TestRebuildBesideStdin(t *testing.T) {
+	data, err := os.ReadFile(realcap.Path(t, "modern/basic/basic.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	old := os.Stdin
+	os.Stdin = r
+	defer func() { os.Stdin = old }()
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline, RebuildBehind: true, TempDir: t.TempDir()})
+	defer e.Close()
+	ran := make(chan error, 1)
+	go func() { ran <- e.Run(context.Background(), "-") }()
+	if _, err := w.Write(data[:len(data)/2]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for e.Progress().Rebuilt == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p := e.Progress(); p.Rebuilt == 0 || p.Read {
+		t.Errorf("half the capture piped in: %+v", p)
+	}
+	if _, err := w.Write(data[len(data)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+}

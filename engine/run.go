@@ -33,7 +33,7 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 			e.mu.Lock()
 			e.cap.unreadable = append(e.cap.unreadable, err.Error())
 			e.mu.Unlock()
-			e.emit(WarningEvent{Message: err.Error(), Unreadable: true})
+			e.emitNow(WarningEvent{Message: err.Error(), Unreadable: true})
 			continue
 		}
 		e.mu.Lock()
@@ -47,10 +47,21 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 				e.input = e.index.addInput(rr)
 			}
 		}
+		e.refInput = 0
+		if e.bh != nil {
+			// The rebuild waits while a file is read (until Finish); it
+			// runs beside a stream, which may be a live capture piped in.
+			e.bh.hold(in.Path != "")
+		}
+		if e.bh != nil && in.Path != "" && in.Reader.Format() == "pcap" && !in.Reader.Compressed() {
+			// The rebuild reads the difs' pieces back from the file:
+			// the backlog keeps where they are, not their bytes.
+			e.refInput = e.bh.files.add(in.Path, in.Stat)
+		}
 		pf := source.Prefetch(in.Reader)
 		pf.Idle = e.cfg.Idle
 		err = e.runSource(ctx, pf, in)
-		e.input = 0
+		e.input, e.refInput = 0, 0
 		pf.Close()
 		in.Close()
 		if err != nil {
@@ -93,8 +104,8 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 	locked := false
 	unlock := func() {
 		if locked {
-			e.mu.Unlock()
 			locked = false
+			e.unlock()
 		}
 	}
 	defer unlock()
@@ -112,7 +123,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 				e.mu.Lock()
 				e.addCounters(base, src.Counters())
 				progress(false)
-				e.mu.Unlock()
+				e.unlock()
 			}
 		}
 		if locked && (i%lockRun == 0 || ready == nil || !ready.Ready()) {
@@ -131,7 +142,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 				e.inputEnded(in, c.Frames-base.Frames, err)
 			}
 			progress(true)
-			e.mu.Unlock()
+			e.unlock()
 			if errors.Is(err, context.Canceled) {
 				return err
 			}
@@ -142,7 +153,14 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 			locked = true
 		}
 		e.feed(d)
+		if len(e.pending) > 0 {
+			unlock() // the events are delivered without the lock, before the next datagram
+		}
 		if e.stop.Load() {
+			if !locked {
+				e.mu.Lock()
+				locked = true
+			}
 			e.addCounters(base, src.Counters())
 			return nil
 		}
@@ -155,7 +173,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 // so far is emitted. A live capture calls it while the network is quiet.
 func (e *Engine) Tick(now time.Time) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if e.finished {
 		return
 	}
@@ -181,7 +199,7 @@ func (e *Engine) Tick(now time.Time) {
 // until Close.
 func (e *Engine) Finish() {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if e.finished {
 		return
 	}
@@ -190,6 +208,7 @@ func (e *Engine) Finish() {
 	}
 	if e.bh != nil {
 		e.bh.q.close() // the rebuild goes on to the end of the backlog
+		e.bh.hold(false)
 		e.gate.SetLimit(runtime.GOMAXPROCS(0))
 	} else if e.builder != nil {
 		e.builder.Close()
@@ -221,6 +240,7 @@ func (e *Engine) Close() error {
 		e.bh.aborted.Store(true)
 		e.bh.q.abort()
 		<-e.bh.done
+		e.bh.files.close()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

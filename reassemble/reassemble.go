@@ -60,9 +60,13 @@ type Piece struct {
 	Seq, Count int
 	Start      int
 	Data       []byte // the piece's bytes; the Assembler copies them
-	Truncated  bool   // the capture cut the piece (snap length): Data is not whole
-	N          int    // frame number in the capture
-	TS         time.Time
+	// Ref, when not 0, says where the caller can read Data again (its
+	// place in a capture file, say): a complete message whose pieces all
+	// have one gives their Refs (Message.Refs) instead of its bytes.
+	Ref       int64
+	Truncated bool // the capture cut the piece (snap length): Data is not whole
+	N         int  // frame number in the capture
+	TS        time.Time
 }
 
 // Status is the outcome of a message.
@@ -94,7 +98,8 @@ type Message struct {
 	Missing    []int     // seqs of the missing pieces (Incomplete)
 	Duplicates int       // pieces received more than once, with the same bytes
 	Truncated  int       // pieces the capture cut (see Piece.Truncated)
-	Compressed []byte    // the zlib stream (Complete)
+	Compressed []byte    // the zlib stream (Complete), unless Refs says where it is
+	Refs       []int64   // the Refs of its pieces in order (Complete, when every piece has one)
 	Bytes      int       // compressed bytes received (all of them when Complete)
 	Err        error     // why it is Incomplete or Corrupt
 	FirstN     int       // capture frame number of the first piece received
@@ -165,6 +170,7 @@ type piece struct {
 	start     int
 	size      int
 	data      []byte
+	ref       int64
 }
 
 type message struct {
@@ -404,7 +410,7 @@ func (a *Assembler) place(m *message, p Piece) (dup bool, err error) {
 		// than the largest dif.
 		return false, fmt.Errorf("piece %d: the pieces hold %d bytes, more than the largest dif (%d bytes)", p.Seq, m.Bytes+len(p.Data), a.limits.MaxCompressed)
 	}
-	*pc = piece{have: true, start: p.Start, size: len(p.Data)}
+	*pc = piece{have: true, start: p.Start, size: len(p.Data), ref: p.Ref}
 	if !a.limits.HeadersOnly {
 		pc.data = bytes.Clone(p.Data)
 	}
@@ -434,6 +440,18 @@ func (a *Assembler) complete(m *message) {
 		size += pc.size
 	}
 	m.Status = Complete
+	if m.pieces[0].ref != 0 {
+		m.Refs = make([]int64, len(m.pieces))
+		for i := range m.pieces {
+			if m.Refs[i] = m.pieces[i].ref; m.Refs[i] == 0 {
+				m.Refs = nil
+				break
+			}
+		}
+		if m.Refs != nil {
+			return // the caller reads the bytes again
+		}
+	}
 	if a.limits.HeadersOnly {
 		return
 	}

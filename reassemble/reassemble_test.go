@@ -126,6 +126,53 @@ func TestAssemblerPiecesCopied(t *testing.T) {
 	}
 }
 
+// TestAssemblerRefs: a complete message gives its pieces' Refs in piece
+// order, whatever order the pieces came in and with the first copy's Ref
+// for a piece received twice; none when a piece has no Ref.
+func TestAssemblerRefs(t *testing.T) {
+	_, z := streamOfSize(t, 3500, 1)
+	for _, tc := range []struct {
+		name  string
+		order []int   // pieces sent, by seq (a seq twice: a duplicate)
+		refs  []int64 // each piece's Ref, by seq
+		want  []int64
+	}{
+		{"in order", []int{0, 1, 2, 3}, []int64{10, 20, 30, 40}, []int64{10, 20, 30, 40}},
+		{"out of order", []int{3, 1, 0, 2}, []int64{10, 20, 30, 40}, []int64{10, 20, 30, 40}},
+		{"duplicate", []int{0, 1, 1, 2, 3}, []int64{10, 20, 30, 40}, []int64{10, 20, 30, 40}},
+		{"one without", []int{0, 1, 2, 3}, []int64{10, 0, 30, 40}, nil},
+		{"none", []int{0, 1, 2, 3}, []int64{0, 0, 0, 0}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCollector(t)
+			a := reassemble.New(reassemble.DefaultLimits, c.emit)
+			pieces := split(key(0, 5), z)
+			if len(pieces) != len(tc.refs) {
+				t.Fatalf("%d pieces, the case has %d", len(pieces), len(tc.refs))
+			}
+			for k, seq := range tc.order {
+				p := pieces[seq]
+				p.Ref = tc.refs[seq]
+				if k > 0 && seq == tc.order[k-1] {
+					p.Ref++ // a copy read elsewhere: the first one's counts
+				}
+				a.Add(p)
+			}
+			m := c.byKey(key(0, 5))
+			if m.Status != reassemble.Complete {
+				t.Fatalf("status %v", m.Status)
+			}
+			if !slices.Equal(m.Refs, tc.want) {
+				t.Errorf("refs %v, want %v", m.Refs, tc.want)
+			}
+			// The bytes come with the message only when the refs do not.
+			if want := z; tc.want != nil && m.Compressed != nil || tc.want == nil && !bytes.Equal(m.Compressed, want) {
+				t.Errorf("%d compressed bytes with refs %v", len(m.Compressed), m.Refs)
+			}
+		})
+	}
+}
+
 // TestAssemblerCorrupt feeds pieces whose headers contradict each other or
 // are absurd; the message must end Corrupt, once, and its later pieces must
 // count as late.

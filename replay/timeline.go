@@ -2,10 +2,10 @@ package replay
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
+	"github.com/pmdump/pmdump/internal/spill"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/statedif"
 )
@@ -109,7 +109,7 @@ func (l *line) remember(f Frame, i int) {
 // and checkpoints held in memory before they spill to a temporary file in
 // dir ("" for the system's).
 func NewTimeline(memBudget int, dir string) *Timeline {
-	return &Timeline{lines: map[reassemble.Chain]*line{}, store: &store{budget: memBudget, dir: dir}}
+	return &Timeline{lines: map[reassemble.Chain]*line{}, store: &store{s: spill.New("timeline store", memBudget, dir, "pmdump-timeline-*")}}
 }
 
 // Close releases the timeline's temporary file.
@@ -137,7 +137,7 @@ func (t *Timeline) Len() int {
 
 // StoreBytes is the bytes of difs and checkpoints the timeline holds in
 // memory and in its temporary file.
-func (t *Timeline) StoreBytes() (mem, file int64) { return int64(len(t.store.mem)), t.store.size }
+func (t *Timeline) StoreBytes() (mem, file int64) { return t.store.s.Bytes() }
 
 // Add records a state emitted by a Builder made with CheckpointEvery set.
 // States must be added in the order the Builder emits them.
@@ -370,14 +370,11 @@ func mkblob(off int64, n int) blob { return blob(uint64(off) | uint64(n)<<40) }
 func (b blob) off() int64          { return int64(b & (1<<40 - 1)) }
 func (b blob) len() int            { return int(b >> 40) }
 
-// store holds blobs in memory up to a budget, then in a temporary file.
+// store holds the timeline's blobs in a spill.Store: memory up to a
+// budget, then a temporary file.
 type store struct {
-	budget int
-	dir    string
-	mem    []byte
-	file   *os.File
-	size   int64 // bytes in the file
-	buf    []byte
+	s   *spill.Store
+	buf []byte // a blob read from the file
 }
 
 func (s *store) put(b []byte) (blob, error) {
@@ -387,45 +384,17 @@ func (s *store) put(b []byte) (blob, error) {
 	if len(b) >= 1<<24 {
 		return 0, fmt.Errorf("timeline store: %d-byte blob", len(b))
 	}
-	if s.file == nil && len(s.mem)+len(b) <= s.budget {
-		off := int64(len(s.mem))
-		s.mem = append(s.mem, b...)
-		return mkblob(off, len(b)), nil
+	off, err := s.s.Put(b)
+	if err != nil {
+		return 0, err
 	}
-	if s.file == nil {
-		f, err := os.CreateTemp(s.dir, "pmdump-timeline-*")
-		if err != nil {
-			return 0, fmt.Errorf("timeline store: %w", err)
-		}
-		os.Remove(f.Name()) // gone when closed, whatever happens
-		s.file = f
+	if off >= 1<<40 {
+		return 0, fmt.Errorf("timeline store: offset %d beyond the 1 TiB a blob can be at", off)
 	}
-	if _, err := s.file.WriteAt(b, s.size); err != nil {
-		return 0, fmt.Errorf("timeline store: %w", err)
-	}
-	bl := mkblob(int64(len(s.mem))+s.size, len(b))
-	s.size += int64(len(b))
-	return bl, nil
+	return mkblob(off, len(b)), nil
 }
 
-func (s *store) get(b blob) ([]byte, error) {
-	off, n := b.off(), b.len()
-	if off+int64(n) <= int64(len(s.mem)) {
-		return s.mem[off : off+int64(n)], nil
-	}
-	if cap(s.buf) < n {
-		s.buf = make([]byte, n)
-	}
-	buf := s.buf[:n]
-	if _, err := s.file.ReadAt(buf, off-int64(len(s.mem))); err != nil {
-		return nil, fmt.Errorf("timeline store: %w", err)
-	}
-	return buf, nil
-}
+// get returns a blob's bytes, valid until the next get.
+func (s *store) get(b blob) ([]byte, error) { return s.s.View(b.off(), b.len(), &s.buf) }
 
-func (s *store) close() error {
-	if s.file != nil {
-		return s.file.Close()
-	}
-	return nil
-}
+func (s *store) close() error { return s.s.Close() }
