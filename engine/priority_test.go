@@ -149,10 +149,14 @@ func TestPrioritizeFirst(t *testing.T) {
 			if !tc.order {
 				continue
 			}
-			if first && after < others/2 {
+			// In capture order almost none come after (0–33 of 1555 on
+			// modern/multi); asked for first, 700–1000 do, as the other
+			// lines still get their share of the cores: a quarter tells
+			// the two apart under any load.
+			if first && after < others/4 {
 				t.Errorf("%s, budget %d: prioritized, %v's last state was built after %d of the other lines' %d states", tc.in, tc.budget, line, others-after, others)
 			}
-			if !first && after >= others/2 {
+			if !first && after >= others/4 {
 				t.Errorf("%s, budget %d: in capture order, %v's last state was built before %d of the other lines' %d states", tc.in, tc.budget, line, after, others)
 			}
 		}
