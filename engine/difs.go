@@ -76,7 +76,7 @@ type lineDifs struct {
 	ok, missingBase, rebuiltCorrupt int
 	stateBytes, okCompressed        int64
 	acks                            []float64
-	levels                          map[int]bool // level sequences with a keyframe
+	levels                          map[int]bool             // level sequences with a keyframe
 	sent                            *recentFrames[time.Time] // when the last 4096 complete difs were sent, by level sequence and dst
 }
 
