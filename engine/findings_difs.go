@@ -157,6 +157,9 @@ type suspectGap struct {
 // usual is the most common of the recent dst steps (the smallest of equals).
 func (w *convWatch) usual() int32 {
 	st := w.steps[:min(w.nsteps, len(w.steps))]
+	if len(st) > 0 && allEqual(st) {
+		return st[0] // the steady pace: no need to count
+	}
 	best, bestN := int32(0), 0
 	for _, a := range st {
 		n := 0
@@ -170,6 +173,15 @@ func (w *convWatch) usual() int32 {
 		}
 	}
 	return best
+}
+
+func allEqual(st []int32) bool {
+	for _, b := range st[1:] {
+		if b != st[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // levelChange reports a new level sequence, once per game.
