@@ -141,11 +141,11 @@ const maxSeconds = 86400
 // healthCollector gathers the per-second netgame health of every
 // conversation.
 type healthCollector struct {
-	t0    time.Time
+	t0     time.Time
 	lines  map[reassemble.Chain]*lineHealth
 	byConv []*lineHealth // the same lines by conversation id, when they have one
 	order  []reassemble.Chain
-	user  *schema.Schema
+	user   *schema.Schema
 }
 
 func newHealthCollector(user *schema.Schema) *healthCollector {
