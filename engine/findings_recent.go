@@ -19,6 +19,7 @@ type recentFrames[V any] struct {
 	max   int
 	ring  []replay.Frame // additions, oldest at head once full
 	head  int
+	last  int // the slot found last: a client acknowledges one frame many times
 }
 
 type recentSlot[V any] struct {
@@ -45,6 +46,9 @@ func (r *recentFrames[V]) find(k replay.Frame) int {
 	if r.count == 0 {
 		return -1
 	}
+	if s := &r.slots[r.last]; s.used && s.key == k {
+		return r.last
+	}
 	mask := len(r.slots) - 1
 	for i := int(hashFrame(k)) & mask; ; i = (i + 1) & mask {
 		s := &r.slots[i]
@@ -52,6 +56,7 @@ func (r *recentFrames[V]) find(k replay.Frame) int {
 			return -1
 		}
 		if s.key == k {
+			r.last = i
 			return i
 		}
 	}
