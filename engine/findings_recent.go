@@ -7,7 +7,7 @@ import "github.com/pmdump/pmdump/replay"
 // of its keys beside it would, for the per-packet paths: under that constant
 // churn a Go map spends most of its time probing past its deleted slots, so
 // this is an open-addressed table (linear probing, deletion by backward
-// shift: no deleted slots), at most half full, that grows as needed, with
+// shift: no deleted slots), at most half full (and one), that grows as needed, with
 // the order of additions in a ring.
 //
 // Forgetting the oldest addition deletes its key whatever became of it since,
@@ -87,8 +87,8 @@ func (r *recentFrames[V]) add(k replay.Frame, v V) bool {
 	if r.find(k) >= 0 {
 		return false
 	}
-	if 2*(r.count+1) > len(r.slots) {
-		r.grow()
+	if len(r.slots) == 0 || r.count > len(r.slots)/2 {
+		r.grow() // at most half full and one, so max+1 fit a power of two twice max
 	}
 	r.insert(k, v)
 	if len(r.ring) < r.max+1 {

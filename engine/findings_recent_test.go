@@ -101,3 +101,18 @@ func BenchmarkRecentFrames(b *testing.B) {
 		}
 	}
 }
+
+// TestRecentFramesSize checks that a full table of max frames, max a power
+// of two, takes 2·max slots, not twice that for the one frame added before
+// the oldest is forgotten.
+func TestRecentFramesSize(t *testing.T) {
+	for _, max := range []int{16, 512, 4096} {
+		r := newRecentFrames[bool](max)
+		for i := range 3 * max {
+			r.add(replay.Frame{SLSN: 1, N: int32(i)}, true)
+		}
+		if r.count != max || len(r.slots) != 2*max {
+			t.Errorf("max %d: %d frames in %d slots, want %d in %d", max, r.count, len(r.slots), max, 2*max)
+		}
+	}
+}
