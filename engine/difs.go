@@ -70,20 +70,14 @@ func quantiles(ms []float64) Quantiles {
 	return q
 }
 
-type sentKey struct {
-	slsn int
-	dst  int32
-}
-
 type lineDifs struct {
 	DifStats
 	line                            reassemble.Chain
 	ok, missingBase, rebuiltCorrupt int
 	stateBytes, okCompressed        int64
 	acks                            []float64
-	levels                          map[int]bool // level sequences with a keyframe
-	sent                            map[sentKey]time.Time
-	sentAge                         []sentKey // order, to bound sent
+	levels                          map[int]bool             // level sequences with a keyframe
+	sent                            *recentFrames[time.Time] // when the last 4096 complete difs were sent, by level sequence and dst
 }
 
 // maxAckSamples bounds the ack latencies kept per conversation for the
@@ -109,7 +103,7 @@ func (d *difFigures) of(l reassemble.Chain) *lineDifs {
 	}
 	x := d.lines[l]
 	if x == nil {
-		x = &lineDifs{levels: map[int]bool{}, sent: map[sentKey]time.Time{}}
+		x = &lineDifs{levels: map[int]bool{}, sent: newRecentFrames[time.Time](4096)}
 		x.Conv, x.Client, x.line = l.Conv, l.Client.String(), l
 		if p, ok := d.players[l]; ok {
 			x.Player = &p
@@ -184,15 +178,7 @@ func (d *difFigures) dif(m *Dif) (baseReset bool) {
 		return baseReset
 	}
 	// When it was sent, for the ack latency.
-	k := sentKey{m.SLSN, m.Dst}
-	if _, ok := x.sent[k]; !ok {
-		x.sent[k] = m.Last
-		x.sentAge = append(x.sentAge, k)
-		if len(x.sentAge) > 4096 {
-			delete(x.sent, x.sentAge[0])
-			x.sentAge = x.sentAge[1:]
-		}
-	}
+	x.sent.add(replay.Frame{SLSN: m.SLSN, N: m.Dst}, m.Last)
 	return baseReset
 }
 
@@ -205,8 +191,8 @@ func (d *difFigures) ack(a Ack) (ms float64, ok bool) {
 	if x == nil {
 		return 0, false
 	}
-	k := sentKey{a.SLSN, a.Frame}
-	if t, ok := x.sent[k]; ok {
+	k := replay.Frame{SLSN: a.SLSN, N: a.Frame}
+	if t, ok := x.sent.get(k); ok {
 		if len(x.acks) >= maxAckSamples {
 			for i := 0; i < len(x.acks)/2; i++ {
 				x.acks[i] = x.acks[2*i]
@@ -216,7 +202,7 @@ func (d *difFigures) ack(a Ack) (ms float64, ok bool) {
 		ms = float64(a.TS.Sub(t)) / float64(time.Millisecond)
 		x.acks = append(x.acks, ms)
 		x.Acked++
-		delete(x.sent, k) // only the first ack of a state counts
+		x.sent.del(k) // only the first ack of a state counts
 		return ms, true
 	}
 	return 0, false

@@ -130,8 +130,7 @@ type convWatch struct {
 	slow               run
 	storm              run
 	// the difs sent and which were acknowledged, acks that went back
-	sent                map[replay.Frame]bool
-	sentQ               []replay.Frame
+	sent                *recentFrames[bool] // the last 512 difs sent, true once acknowledged
 	secApplied          int
 	secRewinds, secBack int
 	secToZero           int
@@ -145,10 +144,8 @@ type convWatch struct {
 	maxCorr            float64
 	corrEv             evidence
 	// desync: this conversation's rebuilt and acknowledged states
-	sums  map[replay.Frame]stateSum
-	acked map[replay.Frame]ackAt
-	ackQ  []replay.Frame
-	sumQ  []replay.Frame
+	sums  *recentFrames[stateSum] // the last 4096
+	acked *recentFrames[ackAt]    // the last 4096
 	// players active in the newest rebuilt state, and the client's last
 	// stak and menu input (modern), for the players the server drops
 	activeMask         uint8
@@ -272,7 +269,7 @@ func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
 	w := fc.convs[c.ID]
 	if w == nil {
 		w = &convWatch{conv: c.ID, client: c.Client, player: -1, reported: map[string]bool{},
-			sums: map[replay.Frame]stateSum{}, acked: map[replay.Frame]ackAt{}, pongs: map[float64]time.Time{}, sent: map[replay.Frame]bool{}}
+			sums: newRecentFrames[stateSum](4096), acked: newRecentFrames[ackAt](4096), pongs: map[float64]time.Time{}, sent: newRecentFrames[bool](512)}
 		w.lw.init()
 		fc.convs[c.ID] = w
 		fc.order = append(fc.order, c.ID)

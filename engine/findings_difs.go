@@ -157,6 +157,9 @@ type suspectGap struct {
 // usual is the most common of the recent dst steps (the smallest of equals).
 func (w *convWatch) usual() int32 {
 	st := w.steps[:min(w.nsteps, len(w.steps))]
+	if len(st) > 0 && allEqual(st) {
+		return st[0] // the steady pace: no need to count
+	}
 	best, bestN := int32(0), 0
 	for _, a := range st {
 		n := 0
@@ -170,6 +173,15 @@ func (w *convWatch) usual() int32 {
 		}
 	}
 	return best
+}
+
+func allEqual(st []int32) bool {
+	for _, b := range st[1:] {
+		if b != st[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // levelChange reports a new level sequence, once per game.
@@ -399,33 +411,25 @@ func times(n int) string {
 
 // sentDif records a dif sent to the client, until it is acknowledged.
 func (w *convWatch) sentDif(k replay.Frame) {
-	if _, ok := w.sent[k]; ok {
-		return
-	}
-	w.sent[k] = false
-	w.sentQ = append(w.sentQ, k)
-	if len(w.sentQ) > 512 {
-		delete(w.sent, w.sentQ[0])
-		w.sentQ = w.sentQ[1:]
-	}
+	w.sent.add(k, false)
 }
 
 // acked1 takes an acknowledgement: the first of a dif sent is a dif
 // applied; one of an older frame than the last, in the same level
 // sequence, is a rewind.
 func (w *convWatch) acked1(k replay.Frame) {
-	if _, ok := w.sent[k]; !ok {
+	if !w.sent.has(k) {
 		// Around a level change the engine's level sequence of an
 		// acknowledgement may be one off: the dif sent says.
 		for _, d := range []int{-1, 1} {
-			if _, ok := w.sent[replay.Frame{SLSN: k.SLSN + d, N: k.N}]; ok {
+			if w.sent.has(replay.Frame{SLSN: k.SLSN + d, N: k.N}) {
 				k.SLSN += d
 				break
 			}
 		}
 	}
-	if done, ok := w.sent[k]; ok && !done {
-		w.sent[k] = true
+	if done, ok := w.sent.get(k); ok && !done {
+		w.sent.set(k, true)
 		w.secApplied++
 	}
 	if w.haveAck && k.SLSN == w.ackedLast.SLSN && k.N < w.ackedLast.N {

@@ -22,30 +22,17 @@ func (fc *findingCollector) state(s *replay.State) {
 		fc.playersLeft(w, s, active)
 	}
 	k := replay.Frame{SLSN: s.SLSN, N: s.Dst}
-	if _, ok := w.sums[k]; !ok {
-		w.sums[k] = stateSum{s.Hash, s.N}
-		w.sumQ = append(w.sumQ, k)
-		if len(w.sumQ) > 4096 {
-			delete(w.sums, w.sumQ[0])
-			w.sumQ = w.sumQ[1:]
-		}
-	}
-	if a, ok := w.acked[k]; ok {
+	w.sums.add(k, stateSum{s.Hash, s.N})
+	if a, ok := w.acked.get(k); ok {
 		fc.compare(w, k, s.Hash, a)
 	}
 }
 
 func (fc *findingCollector) ackedState(w *convWatch, k replay.Frame, n int, ts time.Time) {
-	if _, ok := w.acked[k]; ok {
+	if !w.acked.add(k, ackAt{n, ts}) {
 		return
 	}
-	w.acked[k] = ackAt{n, ts}
-	w.ackQ = append(w.ackQ, k)
-	if len(w.ackQ) > 4096 {
-		delete(w.acked, w.ackQ[0])
-		w.ackQ = w.ackQ[1:]
-	}
-	if s, ok := w.sums[k]; ok {
+	if s, ok := w.sums.get(k); ok {
 		fc.compare(w, k, s.sum, ackAt{n, ts})
 	}
 }

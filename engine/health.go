@@ -121,6 +121,9 @@ type lineHealth struct {
 	player       int
 	era          decode.Era
 	secs         map[int]*Second
+	lastT        int     // the second of the last packet, as at took it
+	lastSec      *Second // and its bucket (nil at first)
+	key          reassemble.Chain
 	pings        echoes // the pings' t0, until a pong echoes it
 	pongs        echoes // the pongs' t1, until a pang echoes it
 	lastLate     float64
@@ -138,10 +141,11 @@ const maxSeconds = 86400
 // healthCollector gathers the per-second netgame health of every
 // conversation.
 type healthCollector struct {
-	t0    time.Time
-	lines map[reassemble.Chain]*lineHealth
-	order []reassemble.Chain
-	user  *schema.Schema
+	t0     time.Time
+	lines  map[reassemble.Chain]*lineHealth
+	byConv []*lineHealth // the same lines by conversation id, when they have one
+	order  []reassemble.Chain
+	user   *schema.Schema
 }
 
 func newHealthCollector(user *schema.Schema) *healthCollector {
@@ -149,18 +153,39 @@ func newHealthCollector(user *schema.Schema) *healthCollector {
 }
 
 func (h *healthCollector) line(l reassemble.Chain) *lineHealth {
+	if l.Conv > 0 && l.Conv < len(h.byConv) {
+		if x := h.byConv[l.Conv]; x != nil && x.key == l {
+			return x
+		}
+	}
 	x := h.lines[l]
 	if x == nil {
 		x = &lineHealth{conv: l.Conv, client: l.Client.String(), player: -1, secs: map[int]*Second{}, pings: map[float64]time.Time{},
-			pongs: map[float64]time.Time{}}
+			pongs: map[float64]time.Time{}, key: l}
 		h.lines[l] = x
 		h.order = append(h.order, l)
+	}
+	if l.Conv > 0 && l.Conv < maxLineMemos {
+		for len(h.byConv) <= l.Conv {
+			h.byConv = append(h.byConv, nil)
+		}
+		h.byConv[l.Conv] = x
 	}
 	return x
 }
 
 func (h *healthCollector) at(x *lineHealth, ts time.Time) *Second {
 	t := int(math.Floor(ts.Sub(h.t0).Seconds()))
+	if x.lastSec != nil && x.lastT == t {
+		return x.lastSec // most packets fall in the second of the one before
+	}
+	s := h.bucket(x, t)
+	x.lastT, x.lastSec = t, s
+	return s
+}
+
+// bucket returns the bucket of second t, made when it is new.
+func (h *healthCollector) bucket(x *lineHealth, t int) *Second {
 	s := x.secs[t]
 	if s == nil {
 		if len(x.secs) >= maxSeconds {

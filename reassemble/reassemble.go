@@ -185,7 +185,10 @@ type message struct {
 type client struct {
 	pending []*message
 	done    []doneKey // recently finished keys, so late pieces are not new messages
-	newest  time.Time
+	// doneNext is the oldest of done once it is full: the one replaced
+	// next.
+	doneNext int
+	newest   time.Time
 }
 
 type doneKey struct {
@@ -242,7 +245,12 @@ func (a *Assembler) Pending() int { return a.total }
 
 // finished reports whether k ended recently, and whether it completed.
 func (c *client) finished(k Key) (done, complete bool) {
-	for i := range c.done {
+	n := len(c.done)
+	for j := range n { // oldest first
+		i := c.doneNext + j
+		if i >= n {
+			i -= n
+		}
 		// The frames differ for nearly every key: they are compared
 		// first, the addresses last.
 		if d := &c.done[i]; d.Key.Dst == k.Dst && d.Key.Src == k.Src && d.Key.SLSN == k.SLSN && d.Key.Conv == k.Conv && d.Key.Client == k.Client {
@@ -257,11 +265,12 @@ func (c *client) finished(k Key) (done, complete bool) {
 const FinishedKeep = 64
 
 func (c *client) remember(k Key, complete bool) {
-	if len(c.done) >= FinishedKeep {
-		copy(c.done, c.done[1:])
-		c.done = c.done[:FinishedKeep-1]
+	if len(c.done) < FinishedKeep {
+		c.done = append(c.done, doneKey{k, complete})
+		return
 	}
-	c.done = append(c.done, doneKey{k, complete})
+	c.done[c.doneNext] = doneKey{k, complete} // in place of the oldest
+	c.doneNext = (c.doneNext + 1) % FinishedKeep
 }
 
 // Add adds one piece and says what became of it.
