@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -62,11 +63,12 @@ func (e *Entry) Keyframe() bool { return e.Src == 0 }
 // through the bases the rebuild really used. A Timeline is not safe for
 // concurrent use.
 type Timeline struct {
-	lines map[reassemble.Chain]*line
-	order []reassemble.Chain
-	store *store
-	inf   reassemble.Inflater
-	dif   []byte
+	lines  map[reassemble.Chain]*line
+	expect map[reassemble.Chain]int // room for the entries of lines not added yet (see Expect)
+	order  []reassemble.Chain
+	store  *store
+	inf    reassemble.Inflater
+	dif    []byte
 }
 
 type line struct {
@@ -151,6 +153,10 @@ func (t *Timeline) Add(s *State) error {
 	l := t.lines[key]
 	if l == nil {
 		l = &line{latest: map[Frame]int{}, ckpts: map[int]blob{}, forward: map[int32][]int32{}}
+		if n := t.expect[key]; n > 0 {
+			l.entries = make([]Entry, 0, n)
+			delete(t.expect, key)
+		}
 		t.lines[key] = l
 		t.order = append(t.order, key)
 	}
@@ -196,6 +202,29 @@ func (t *Timeline) Add(s *State) error {
 		}
 	}
 	return nil
+}
+
+// maxExpect bounds the room Expect gives a line's entries.
+const maxExpect = 1 << 24
+
+// Expect says that about n states of a line come in all: its entries get
+// room for them at once. A long line's entries are the timeline's largest
+// allocation; grown as they come they are copied at each growth and keep
+// room never used.
+func (t *Timeline) Expect(key reassemble.Chain, n int) {
+	if n <= 0 || n > maxExpect {
+		return
+	}
+	if l := t.lines[key]; l != nil {
+		if n > cap(l.entries) {
+			l.entries = slices.Grow(l.entries, n-len(l.entries))
+		}
+		return
+	}
+	if t.expect == nil {
+		t.expect = map[reassemble.Chain]int{}
+	}
+	t.expect[key] = n
 }
 
 // bySeq finds the entry of the state with Seq seq, or -1.

@@ -339,3 +339,44 @@ func TestEntrySize(t *testing.T) {
 		t.Errorf("an Entry takes %d bytes, more than 72", n)
 	}
 }
+
+// Expect gives a line's entries room for the states to come, before its
+// first state or after; the entries are the same.
+func TestTimelineExpect(t *testing.T) {
+	msgs, _ := syntheticCapture(t)
+	states := rebuild(replay.Options{CheckpointEvery: 4}, msgs...)
+	count := map[reassemble.Chain]int{}
+	for _, s := range states {
+		count[s.Line()]++
+	}
+	plain, tl := replay.NewTimeline(1<<20, ""), replay.NewTimeline(1<<20, "")
+	defer plain.Close()
+	defer tl.Close()
+	expected := map[reassemble.Chain]bool{}
+	for i, s := range states {
+		k := s.Line()
+		if i == 0 { // the first line: before its first state
+			tl.Expect(k, count[k])
+			expected[k] = true
+		}
+		if err := plain.Add(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := tl.Add(s); err != nil {
+			t.Fatal(err)
+		}
+		if !expected[k] { // the other: after its first
+			tl.Expect(k, count[k])
+			expected[k] = true
+		}
+	}
+	if len(count) != 2 {
+		t.Fatalf("%d lines, want 2", len(count))
+	}
+	for k, n := range count {
+		got := tl.Entries(k)
+		if !slices.Equal(got, plain.Entries(k)) || cap(got) != n || !expected[k] {
+			t.Errorf("%s: %d entries in room for %d (expected %v), want %d entries as without Expect in room for them", k, len(got), cap(got), expected[k], n)
+		}
+	}
+}
