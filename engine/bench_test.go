@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -161,7 +162,8 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 		// the warnings.
 		var events sync.Mutex
 		var progress engine.ProgressEvent
-		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, RebuildBehind: true,
+		budget, _ := strconv.Atoi(os.Getenv("PMDUMP_BENCH_BUDGET")) // MiB; 0: the engine's default
+		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, RebuildBehind: true, MemoryBudget: budget << 20,
 			OnEvent: func(ev engine.Event) {
 				if p, ok := ev.(engine.ProgressEvent); ok {
 					events.Lock()
