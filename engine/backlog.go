@@ -218,8 +218,7 @@ func (q *backlog) next(first bool) (rebuildOp, bool) {
 				q.aborted = true
 				continue
 			}
-			if m, ok := q.pri.taken[at]; ok {
-				delete(q.pri.taken, at)
+			if m, ok := q.pri.taken.take(at); ok {
 				o = m
 			}
 			if q.rOff == q.wOff {

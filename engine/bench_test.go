@@ -5,7 +5,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -159,7 +162,8 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 		// the warnings.
 		var events sync.Mutex
 		var progress engine.ProgressEvent
-		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, RebuildBehind: true,
+		budget, _ := strconv.Atoi(os.Getenv("PMDUMP_BENCH_BUDGET")) // MiB; 0: the engine's default
+		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, RebuildBehind: true, MemoryBudget: budget << 20,
 			OnEvent: func(ev engine.Event) {
 				if p, ok := ev.(engine.ProgressEvent); ok {
 					events.Lock()
@@ -216,10 +220,26 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 		}
 		b.ReportMetric(cur.Seconds(), "cursor-s")
 		p := e.Progress()
+		if f := os.Getenv("PMDUMP_BENCH_HEAP"); f != "" { // what the engine holds at the end, before Close
+			writeHeapProfile(b, f)
+		}
 		e.Close()
 		b.ReportMetric(read.Seconds(), "read-s")
 		b.ReportMetric(line1.Seconds(), "line1-s")
 		b.ReportMetric(all.Seconds(), "rebuilt-s")
 		b.ReportMetric(float64(p.Rebuilt), "states")
+	}
+}
+
+// writeHeapProfile writes a heap profile of what is live now to file.
+func writeHeapProfile(b *testing.B, file string) {
+	runtime.GC()
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -237,11 +238,11 @@ func (e *Engine) popEarly(l reassemble.Chain, n int) {
 type priority struct {
 	on    bool
 	line  reassemble.Chain
-	upTo  int                 // the last capture packet of the difs wanted; < 0 for all
-	mem   int                 // the next op in memory to look at
-	off   int64               // the next record in the file to look at
-	taken map[int64]rebuildOp // file offset → what stands for the op taken there
-	buf   []byte              // read-ahead of the file from base
+	upTo  int      // the last capture packet of the difs wanted; < 0 for all
+	mem   int      // the next op in memory to look at
+	off   int64    // the next record in the file to look at
+	taken takenOps // what stands for the ops taken from the file, by offset
+	buf   []byte   // read-ahead of the file from base
 	base  int64
 }
 
@@ -271,6 +272,55 @@ func stand(o *rebuildOp) rebuildOp {
 		return rebuildOp{kind: opTaken, water: o.water, seq: o.seq, n: int32(o.msg.LastN)}
 	}
 	return rebuildOp{kind: opSkip, water: o.water, seq: o.seq}
+}
+
+// takenOp is what stands for an op taken from the backlog's file ahead of
+// its turn (see stand), kept small: a prioritized line of a long capture
+// has a hundred thousand of them waiting for their turn.
+type takenOp struct {
+	off   int64 // the op's record in the file
+	water int32
+	seq   int32
+	n     int32
+	kind  uint8
+}
+
+func newTakenOp(off int64, o *rebuildOp) takenOp {
+	s := stand(o)
+	return takenOp{off: off, water: int32(s.water), seq: int32(s.seq), n: s.n, kind: s.kind}
+}
+
+func (t takenOp) op() rebuildOp {
+	return rebuildOp{kind: t.kind, water: int(t.water), seq: int(t.seq), n: t.n}
+}
+
+// takenOps is a heap of ops taken from the file, the lowest offset first:
+// the pops read the file in order, and a line prioritized after another
+// takes ops from before the first one's.
+type takenOps []takenOp
+
+func (h takenOps) Len() int           { return len(h) }
+func (h takenOps) Less(i, j int) bool { return h[i].off < h[j].off }
+func (h takenOps) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *takenOps) Push(x any)        { *h = append(*h, x.(takenOp)) }
+func (h *takenOps) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}
+
+// take returns what stands for the op at offset off of the file, if it was
+// taken, and forgets it.
+func (h *takenOps) take(off int64) (rebuildOp, bool) {
+	if len(*h) == 0 || (*h)[0].off != off {
+		return rebuildOp{}, false
+	}
+	t := heap.Pop(h).(takenOp)
+	if len(*h) == 0 && cap(*h) > 1024 {
+		*h = nil // give back what a long prioritized line took
+	}
+	return t.op(), true
 }
 
 // wanted says whether op o is the prioritized line's next: take it, look
@@ -332,10 +382,7 @@ func (q *backlog) nextPrioritized() (rebuildOp, bool) {
 			return rebuildOp{}, false
 		}
 		if take {
-			if p.taken == nil {
-				p.taken = map[int64]rebuildOp{}
-			}
-			p.taken[p.off] = stand(&o)
+			heap.Push(&p.taken, newTakenOp(p.off, &o))
 			p.off = next
 			return o, true
 		}

@@ -108,3 +108,49 @@ func TestBacklogPriority(t *testing.T) {
 		q.abort()
 	}
 }
+
+// A line prioritized after another takes ops from the file before those
+// the first one took: each op still comes once in its place, the ops taken
+// as what stands for them.
+func TestBacklogPrioritySwitch(t *testing.T) {
+	client := netip.MustParseAddrPort("10.0.0.2:24785")
+	line := func(i int) reassemble.Chain { return reassemble.Chain{Conv: i % 3, Client: client} }
+	q := newBacklog(1000, t.TempDir()) // all in the file
+	defer q.abort()
+	const n = 600
+	for i := range n {
+		m := &reassemble.Message{Key: reassemble.Key{Client: client, Conv: i % 3, Dst: int32(i)}, LastN: i, Compressed: make([]byte, 100)}
+		q.push(rebuildOp{kind: opDif, water: i, msg: m})
+	}
+	q.close()
+	early := map[int]bool{}
+	for _, c := range []struct{ conv, ops int }{{2, 40}, {1, 25}} {
+		q.prioritize(line(c.conv), -1)
+		for range c.ops {
+			o, ok := q.next(true)
+			if !ok || !o.early || o.msg.Conv != c.conv {
+				t.Fatalf("line %d: %+v, %v; want its next op taken first", c.conv, o, ok)
+			}
+			early[o.water] = true
+		}
+	}
+	q.pri.on = false
+	for i := range n {
+		o, ok := q.next(false)
+		if !ok {
+			t.Fatalf("op %d: the backlog ended", i)
+		}
+		if o.kind == opTaken {
+			if !early[i] || int(o.n) != i || o.seq != i {
+				t.Fatalf("op %d: %+v stands for an op not taken first, or not for it", i, o)
+			}
+			continue
+		}
+		if early[i] || o.kind != opDif || o.water != i {
+			t.Fatalf("op %d: %+v, want the dif in its place", i, o)
+		}
+	}
+	if len(early) != 65 || len(q.pri.taken) != 0 {
+		t.Errorf("%d ops taken first, %d left waiting", len(early), len(q.pri.taken))
+	}
+}

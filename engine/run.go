@@ -208,6 +208,11 @@ func (e *Engine) Finish() {
 	}
 	if e.bh != nil {
 		e.bh.q.close() // the rebuild goes on to the end of the backlog
+		if e.timeline != nil {
+			for l, n := range e.bh.queued { // each dif queued makes a state
+				e.timeline.Expect(l, n)
+			}
+		}
 		e.bh.hold(false)
 		e.gate.SetLimit(runtime.GOMAXPROCS(0))
 	} else if e.builder != nil {

@@ -1,7 +1,10 @@
 package replay
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -11,7 +14,10 @@ import (
 )
 
 // Entry is what a Timeline keeps of one state: everything but its bytes.
-// A long capture has a million of them, so they are kept small.
+// A long capture has a million of them, so they are kept small (72
+// bytes): the state's Hash, read only to check a state rebuilt again, is
+// in the timeline's store beside its dif (see Timeline.Hash), and whether
+// a checkpoint of it is kept is its line's to know.
 type Entry struct {
 	Frame
 	Src        int32
@@ -21,15 +27,15 @@ type Entry struct {
 	Player     int8
 	Size       int32
 	Compressed int32
-	CaptureN   int32         // capture frame number of the dif's last piece
-	Seq        int32         // the state's Seq (see State)
-	Hash       statedif.Hash // the state's (see State)
-	ts, ackTS  int64         // unix nanoseconds
-	dif        blob          // the compressed dif (OK states)
-	base       int32         // index of the base entry, -1 for a keyframe
-	ckpt       bool          // a checkpoint of the state is in the line's ckpts
-	acked      bool
+	CaptureN   int32 // capture frame number of the dif's last piece
+	Seq        int32 // the state's Seq (see State)
+	ts, ackTS  int64 // unix nanoseconds; ackTS is noAck until acknowledged
+	dif        blob  // the compressed dif and the state's hash (OK states)
+	base       int32 // index of the base entry, -1 for a keyframe
 }
+
+// noAck is the ackTS of a state not acknowledged: no capture is from 1677.
+const noAck = math.MinInt64
 
 // Time is the capture time of the dif's last piece.
 func (e *Entry) Time() time.Time { return time.Unix(0, e.ts) }
@@ -37,14 +43,14 @@ func (e *Entry) Time() time.Time { return time.Unix(0, e.ts) }
 // AckTime is when the client first acknowledged the state (stak), zero if
 // it never did.
 func (e *Entry) AckTime() time.Time {
-	if !e.acked {
+	if e.ackTS == noAck {
 		return time.Time{}
 	}
 	return time.Unix(0, e.ackTS)
 }
 
 // Acked reports whether the client acknowledged the state.
-func (e *Entry) Acked() bool { return e.acked }
+func (e *Entry) Acked() bool { return e.ackTS != noAck }
 
 // Keyframe reports whether the state was sent against an all-zero base.
 func (e *Entry) Keyframe() bool { return e.Src == 0 }
@@ -57,11 +63,12 @@ func (e *Entry) Keyframe() bool { return e.Src == 0 }
 // through the bases the rebuild really used. A Timeline is not safe for
 // concurrent use.
 type Timeline struct {
-	lines map[reassemble.Chain]*line
-	order []reassemble.Chain
-	store *store
-	inf   reassemble.Inflater
-	dif   []byte
+	lines  map[reassemble.Chain]*line
+	expect map[reassemble.Chain]int // room for the entries of lines not added yet (see Expect)
+	order  []reassemble.Chain
+	store  *store
+	inf    reassemble.Inflater
+	dif    []byte
 }
 
 type line struct {
@@ -146,18 +153,22 @@ func (t *Timeline) Add(s *State) error {
 	l := t.lines[key]
 	if l == nil {
 		l = &line{latest: map[Frame]int{}, ckpts: map[int]blob{}, forward: map[int32][]int32{}}
+		if n := t.expect[key]; n > 0 {
+			l.entries = make([]Entry, 0, n)
+			delete(t.expect, key)
+		}
 		t.lines[key] = l
 		t.order = append(t.order, key)
 	}
 	e := Entry{
 		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, ts: s.TS.UnixNano(), CaptureN: int32(s.N), Size: int32(s.Size),
-		Compressed: int32(s.Compressed), Pieces: uint8(min(s.Pieces, 255)), Count: uint8(min(s.Count, 255)), Hash: s.Hash,
-		Player: int8(max(min(s.Player, 127), -1)), base: -1, Seq: int32(s.Seq),
+		Compressed: int32(s.Compressed), Pieces: uint8(min(s.Pieces, 255)), Count: uint8(min(s.Count, 255)),
+		Player: int8(max(min(s.Player, 127), -1)), base: -1, Seq: int32(s.Seq), ackTS: noAck,
 	}
 	i := int32(len(l.entries))
 	if s.Status == OK {
 		var err error
-		if e.dif, err = t.store.put(s.Dif); err != nil {
+		if e.dif, err = t.store.putDif(s.Dif, s.Hash); err != nil {
 			return err
 		}
 		if s.Checkpoint != nil {
@@ -165,7 +176,6 @@ func (t *Timeline) Add(s *State) error {
 			if err != nil {
 				return err
 			}
-			e.ckpt = true
 			l.ckpts[int(i)] = b
 		}
 		if s.Src != 0 {
@@ -192,6 +202,29 @@ func (t *Timeline) Add(s *State) error {
 		}
 	}
 	return nil
+}
+
+// maxExpect bounds the room Expect gives a line's entries.
+const maxExpect = 1 << 24
+
+// Expect says that about n states of a line come in all: its entries get
+// room for them at once. A long line's entries are the timeline's largest
+// allocation; grown as they come they are copied at each growth and keep
+// room never used.
+func (t *Timeline) Expect(key reassemble.Chain, n int) {
+	if n <= 0 || n > maxExpect {
+		return
+	}
+	if l := t.lines[key]; l != nil {
+		if n > cap(l.entries) {
+			l.entries = slices.Grow(l.entries, n-len(l.entries))
+		}
+		return
+	}
+	if t.expect == nil {
+		t.expect = map[reassemble.Chain]int{}
+	}
+	t.expect[key] = n
 }
 
 // bySeq finds the entry of the state with Seq seq, or -1.
@@ -222,8 +255,8 @@ func (t *Timeline) Ack(key reassemble.Chain, n int32, ts time.Time) {
 			best = i
 		}
 	}
-	if best >= 0 && !l.entries[best].acked {
-		l.entries[best].ackTS, l.entries[best].acked = ts.UnixNano(), true
+	if best >= 0 && !l.entries[best].Acked() {
+		l.entries[best].ackTS = ts.UnixNano()
 	}
 }
 
@@ -306,6 +339,8 @@ func (t *Timeline) State(dst []byte, key reassemble.Chain, i int) ([]byte, error
 	// bases are the ones the rebuild used, so the walk ends; it is bounded
 	// all the same.
 	var path []int
+	var ckpt blob // the checkpoint the walk ends at, if it does
+	fromCkpt := false
 	for j := i; ; j = int(l.entries[j].base) {
 		if len(path) > len(l.entries) {
 			return nil, fmt.Errorf("state %v: its chain of bases does not end", l.entries[i].Frame)
@@ -315,14 +350,18 @@ func (t *Timeline) State(dst []byte, key reassemble.Chain, i int) ([]byte, error
 		if e.base == unresolved {
 			return nil, fmt.Errorf("state %v: its base %d is not in the timeline", e.Frame, e.Src)
 		}
-		if e.ckpt || e.base < 0 {
+		if b, ok := l.ckpts[j]; ok {
+			ckpt, fromCkpt = b, true
+			break
+		}
+		if e.base < 0 {
 			break
 		}
 	}
 	first := &l.entries[path[len(path)-1]]
 	var err error
-	if first.ckpt {
-		z, err := t.store.get(l.ckpts[path[len(path)-1]])
+	if fromCkpt {
+		z, err := t.store.get(ckpt)
 		if err != nil {
 			return nil, err
 		}
@@ -339,10 +378,33 @@ func (t *Timeline) State(dst []byte, key reassemble.Chain, i int) ([]byte, error
 			return nil, err
 		}
 	}
-	if statedif.HashOf(dst) != l.entries[i].Hash {
+	want, err := t.Hash(key, i)
+	if err != nil {
+		return nil, err
+	}
+	if statedif.HashOf(dst) != want {
 		return nil, fmt.Errorf("state of frame %d (slsn %d) rebuilt from the index differs from the first pass", l.entries[i].Frame.N, l.entries[i].Frame.SLSN)
 	}
 	return dst, nil
+}
+
+// Hash returns the Hash of the state of entry i of a line (see State): the
+// hash its rebuild computed, kept to check the state when it is rebuilt
+// again.
+func (t *Timeline) Hash(key reassemble.Chain, i int) (statedif.Hash, error) {
+	l := t.lines[key]
+	if l == nil || i < 0 || i >= len(l.entries) || l.entries[i].Status != OK {
+		return statedif.Hash{}, fmt.Errorf("no rebuilt state %d for %s", i, key)
+	}
+	b, err := t.store.get(l.entries[i].dif)
+	if err != nil {
+		return statedif.Hash{}, err
+	}
+	if len(b) < hashBytes {
+		return statedif.Hash{}, fmt.Errorf("state %v: %d-byte record in the timeline store", l.entries[i].Frame, len(b))
+	}
+	h := b[len(b)-hashBytes:]
+	return statedif.Hash{binary.LittleEndian.Uint64(h), binary.LittleEndian.Uint64(h[8:])}, nil
 }
 
 // apply applies entry e's dif to base (nil: the zero base) in place.
@@ -351,6 +413,10 @@ func (t *Timeline) apply(base []byte, e *Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(z) < hashBytes {
+		return nil, fmt.Errorf("dif %v: %d-byte record in the timeline store", e.Frame, len(z))
+	}
+	z = z[:len(z)-hashBytes]
 	t.dif, err = t.inf.Inflate(t.dif, z, int(e.Size))
 	if err != nil {
 		return nil, fmt.Errorf("dif %v: %w", e.Frame, err)
@@ -375,6 +441,19 @@ func (b blob) len() int            { return int(b >> 40) }
 type store struct {
 	s   *spill.Store
 	buf []byte // a blob read from the file
+	rec []byte // a dif's record being put
+}
+
+// hashBytes is the size of the state's hash after a dif in its record.
+const hashBytes = 16
+
+// putDif stores a dif's record: the compressed dif, then the hash of the
+// state it makes (two little-endian uint64s).
+func (s *store) putDif(dif []byte, h statedif.Hash) (blob, error) {
+	s.rec = append(s.rec[:0], dif...)
+	s.rec = binary.LittleEndian.AppendUint64(s.rec, h[0])
+	s.rec = binary.LittleEndian.AppendUint64(s.rec, h[1])
+	return s.put(s.rec)
 }
 
 func (s *store) put(b []byte) (blob, error) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
@@ -114,8 +115,11 @@ func TestTimeline(t *testing.T) {
 			}
 			for i, e := range entries {
 				s := states[index[c.Client][i]]
-				if e.Frame != (replay.Frame{SLSN: s.SLSN, N: s.Dst}) || e.Src != s.Src || e.Status != s.Status || e.Hash != s.Hash || !e.Time().Equal(s.TS) || int(e.Size) != s.Size || e.Acked() {
+				if e.Frame != (replay.Frame{SLSN: s.SLSN, N: s.Dst}) || e.Src != s.Src || e.Status != s.Status || !e.Time().Equal(s.TS) || int(e.Size) != s.Size || e.Acked() {
 					t.Errorf("entry %d of %s: %+v does not match its state", i, c, e)
+				}
+				if h, err := tl.Hash(c, i); s.Status == replay.OK && (err != nil || h != s.Hash) {
+					t.Errorf("entry %d of %s: hash %x, %v; its state's %x", i, c, h, err, s.Hash)
 				}
 				var err error
 				dst, err = tl.State(dst, c, i)
@@ -325,5 +329,54 @@ func TestTimelineSLSNs(t *testing.T) {
 	}
 	if got := tl.SLSNs(ln(client2), 10); got != nil {
 		t.Errorf("unknown client: %v", got)
+	}
+}
+
+// TestEntrySize holds the timeline's entries to their size: a one-hour
+// game has a million of them.
+func TestEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(replay.Entry{}); n > 72 {
+		t.Errorf("an Entry takes %d bytes, more than 72", n)
+	}
+}
+
+// Expect gives a line's entries room for the states to come, before its
+// first state or after; the entries are the same.
+func TestTimelineExpect(t *testing.T) {
+	msgs, _ := syntheticCapture(t)
+	states := rebuild(replay.Options{CheckpointEvery: 4}, msgs...)
+	count := map[reassemble.Chain]int{}
+	for _, s := range states {
+		count[s.Line()]++
+	}
+	plain, tl := replay.NewTimeline(1<<20, ""), replay.NewTimeline(1<<20, "")
+	defer plain.Close()
+	defer tl.Close()
+	expected := map[reassemble.Chain]bool{}
+	for i, s := range states {
+		k := s.Line()
+		if i == 0 { // the first line: before its first state
+			tl.Expect(k, count[k])
+			expected[k] = true
+		}
+		if err := plain.Add(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := tl.Add(s); err != nil {
+			t.Fatal(err)
+		}
+		if !expected[k] { // the other: after its first
+			tl.Expect(k, count[k])
+			expected[k] = true
+		}
+	}
+	if len(count) != 2 {
+		t.Fatalf("%d lines, want 2", len(count))
+	}
+	for k, n := range count {
+		got := tl.Entries(k)
+		if !slices.Equal(got, plain.Entries(k)) || cap(got) != n || !expected[k] {
+			t.Errorf("%s: %d entries in room for %d (expected %v), want %d entries as without Expect in room for them", k, len(got), cap(got), expected[k], n)
+		}
 	}
 }
