@@ -57,6 +57,10 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 			// The rebuild reads the difs' pieces back from the file:
 			// the backlog keeps where they are, not their bytes.
 			e.refInput = e.bh.files.add(in.Path, in.Stat)
+			if e.refInput > 0 {
+				// Nor does the reassembler keep them.
+				e.asm.RereadRefs(e.rereadPiece)
+			}
 		}
 		pf := source.Prefetch(in.Reader)
 		pf.Idle = e.cfg.Idle
@@ -295,4 +299,10 @@ func (e *Engine) addCounters(base, c source.Counters) {
 	for k, v := range c.LinkTypes {
 		e.cap.linkTypes[k] = e.cap.baseLinkTypes[k] + v
 	}
+}
+
+// rereadPiece returns the bytes of the piece ref refers to (for the
+// reassembler, which keeps none of them: see reassemble.Assembler.RereadRefs).
+func (e *Engine) rereadPiece(ref int64) ([]byte, error) {
+	return e.bh.files.read([]int64{ref})
 }

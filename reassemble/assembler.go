@@ -23,6 +23,7 @@ type message struct {
 	Message
 	pieces []piece
 	lastTS time.Time
+	owner  *client // the client whose pending list holds it
 	// prev and next link the unfinished messages of every client in
 	// arrival order, so the oldest is found without a pass over clients.
 	prev, next *message
@@ -46,10 +47,15 @@ type doneKey struct {
 type Assembler struct {
 	limits  Limits
 	emit    func(*Message)
-	msgs    map[Key]*message
 	clients map[Chain]*client
-	total   int
-	bytes   int // piece bytes held for unfinished messages
+	// lastChain's client is lastClient: the pieces of a dif come one
+	// after the other, so most pieces are of the chain before.
+	lastChain  Chain
+	lastClient *client
+	// reread gives back the bytes of a piece by its Ref (see RereadRefs).
+	reread func(ref int64) ([]byte, error)
+	total  int
+	bytes  int // piece bytes held for unfinished messages
 	// head and tail of the unfinished messages in arrival order
 	head, tail *message
 	// LatePieces counts pieces of messages that had already ended.
@@ -83,8 +89,17 @@ func New(limits Limits, emit func(*Message)) *Assembler {
 	if limits.PendingBytes <= 0 {
 		limits.PendingBytes = DefaultLimits.PendingBytes
 	}
-	return &Assembler{limits: limits, emit: emit, msgs: map[Key]*message{}, clients: map[Chain]*client{}}
+	return &Assembler{limits: limits, emit: emit, clients: map[Chain]*client{}}
 }
+
+// RereadRefs makes the Assembler keep no copy of the bytes of a piece that
+// has a Ref: reread gives them back by that Ref when they are needed after
+// all (a piece received again, to compare with it; a complete message some
+// of whose pieces have no Ref, to join them). Every outcome is decided as
+// without it. A piece reread cannot give back counts as the copy it is
+// compared with when its start and size agree; a message that needs its
+// bytes ends Corrupt.
+func (a *Assembler) RereadRefs(reread func(ref int64) ([]byte, error)) { a.reread = reread }
 
 // Pending is the number of unfinished messages held.
 func (a *Assembler) Pending() int { return a.total }
@@ -121,19 +136,23 @@ func (c *client) remember(k Key, complete bool) {
 
 // Add adds one piece and says what became of it.
 func (a *Assembler) Add(p Piece) Outcome {
-	c := a.clients[p.Chain()]
-	if c == nil {
-		if len(a.clients) >= maxClients {
-			a.forgetIdle()
+	c := a.lastClient
+	if ch := p.Chain(); c == nil || ch != a.lastChain {
+		c = a.clients[ch]
+		if c == nil {
+			if len(a.clients) >= maxClients {
+				a.forgetIdle()
+			}
+			c = &client{}
+			a.clients[ch] = c
 		}
-		c = &client{}
-		a.clients[p.Chain()] = c
+		a.lastChain, a.lastClient = ch, c
 	}
 	if p.TS.After(c.newest) {
 		c.newest = p.TS
 		a.abandonStale(c)
 	}
-	m := a.msgs[p.Key]
+	m := c.find(p.Key)
 	if m == nil {
 		if done, complete := c.finished(p.Key); done {
 			a.LatePieces++
@@ -170,6 +189,17 @@ func (a *Assembler) Add(p Piece) Outcome {
 	return Accepted
 }
 
+// find returns c's unfinished message of key k, nil if none. The keys of
+// a client's messages differ only in their level sequence and frames.
+func (c *client) find(k Key) *message {
+	for i := len(c.pending) - 1; i >= 0; i-- { // the newest first
+		if m := c.pending[i]; m.Dst == k.Dst && m.Src == k.Src && m.SLSN == k.SLSN {
+			return m
+		}
+	}
+	return nil
+}
+
 // forgetIdle forgets the clients that have no unfinished message.
 func (a *Assembler) forgetIdle() {
 	for l, c := range a.clients {
@@ -177,6 +207,7 @@ func (a *Assembler) forgetIdle() {
 			delete(a.clients, l)
 		}
 	}
+	a.lastClient = nil
 }
 
 // start makes a new message for p's key, abandoning the oldest unfinished
@@ -205,7 +236,7 @@ func (a *Assembler) start(c *client, p Piece) *message {
 	} else {
 		m.pieces = make([]piece, p.Count)
 	}
-	a.msgs[p.Key] = m
+	m.owner = c
 	c.pending = append(c.pending, m)
 	a.total++
 	m.prev = a.tail
@@ -218,7 +249,7 @@ func (a *Assembler) start(c *client, p Piece) *message {
 	return m
 }
 
-func (a *Assembler) clientOf(m *message) *client { return a.clients[m.Chain()] }
+func (a *Assembler) clientOf(m *message) *client { return m.owner }
 
 // oldest is the unfinished message that started first, nil if none.
 func (a *Assembler) oldest() *message { return a.head }
@@ -254,7 +285,7 @@ func (a *Assembler) place(m *message, p Piece) (dup bool, err error) {
 		m.Truncated--
 	}
 	if pc.have {
-		if pc.start != p.Start || pc.size != len(p.Data) || !a.limits.HeadersOnly && !bytes.Equal(pc.data, p.Data) {
+		if pc.start != p.Start || pc.size != len(p.Data) || !a.limits.HeadersOnly && !a.same(pc, p.Data) {
 			return false, fmt.Errorf("piece %d received twice with different contents", p.Seq)
 		}
 		m.Duplicates++
@@ -266,13 +297,22 @@ func (a *Assembler) place(m *message, p Piece) (dup bool, err error) {
 		return false, fmt.Errorf("piece %d: the pieces hold %d bytes, more than the largest dif (%d bytes)", p.Seq, m.Bytes+len(p.Data), a.limits.MaxCompressed)
 	}
 	*pc = piece{have: true, start: p.Start, size: len(p.Data), ref: p.Ref}
-	if !a.limits.HeadersOnly {
+	if !a.limits.HeadersOnly && (p.Ref == 0 || a.reread == nil) {
 		pc.data = bytes.Clone(p.Data)
 	}
 	m.Pieces++
 	m.Bytes += len(p.Data)
 	a.bytes += len(p.Data)
 	return false, nil
+}
+
+// same reports whether a piece the message has holds data.
+func (a *Assembler) same(pc *piece, data []byte) bool {
+	if pc.data == nil && pc.ref != 0 && a.reread != nil {
+		b, err := a.reread(pc.ref)
+		return err != nil || bytes.Equal(b, data)
+	}
+	return bytes.Equal(pc.data, data)
 }
 
 // complete joins the pieces, checking that they tile the dif from byte 0.
@@ -312,7 +352,17 @@ func (a *Assembler) complete(m *message) {
 	}
 	buf := make([]byte, 0, size)
 	for i := range m.pieces {
-		buf = append(buf, m.pieces[i].data...)
+		pc := &m.pieces[i]
+		if pc.data == nil && pc.ref != 0 && a.reread != nil {
+			b, err := a.reread(pc.ref)
+			if err != nil {
+				m.Status, m.Err = Corrupt, fmt.Errorf("piece %d: %w", i, err)
+				return
+			}
+			buf = append(buf, b...)
+			continue
+		}
+		buf = append(buf, pc.data...)
 	}
 	m.Compressed = buf
 	m.Status = Complete
@@ -347,8 +397,7 @@ func (a *Assembler) abandonStale(c *client) {
 
 // finish removes a message from the pending sets and emits it.
 func (a *Assembler) finish(c *client, m *message) {
-	if a.msgs[m.Key] == m {
-		delete(a.msgs, m.Key)
+	if m.owner == c {
 		if i := slices.Index(c.pending, m); i >= 0 {
 			c.pending = slices.Delete(c.pending, i, i+1)
 			a.total--
@@ -361,7 +410,7 @@ func (a *Assembler) finish(c *client, m *message) {
 	// m is no longer anyone's: it starts a later message. The Message
 	// emitted is a copy whose slices m does not reuse.
 	clear(m.pieces)
-	m.Message, m.prev, m.next = Message{}, nil, nil
+	m.Message, m.prev, m.next, m.owner = Message{}, nil, nil, nil
 	if len(a.free) < maxFree {
 		a.free = append(a.free, m)
 	}
@@ -398,6 +447,9 @@ func (a *Assembler) FlushChain(l Chain) {
 		a.abandon(c, c.pending[0], "session ended")
 	}
 	delete(a.clients, l)
+	if a.lastClient == c {
+		a.lastClient = nil
+	}
 }
 
 // Tick abandons, as AbandonAfter says, the unfinished messages that have

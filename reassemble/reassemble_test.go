@@ -2,6 +2,7 @@ package reassemble_test
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"net/netip"
 	"runtime"
@@ -168,6 +169,82 @@ func TestAssemblerRefs(t *testing.T) {
 			// The bytes come with the message only when the refs do not.
 			if want := z; tc.want != nil && m.Compressed != nil || tc.want == nil && !bytes.Equal(m.Compressed, want) {
 				t.Errorf("%d compressed bytes with refs %v", len(m.Compressed), m.Refs)
+			}
+		})
+	}
+}
+
+// TestAssemblerRereadRefs: with RereadRefs the Assembler keeps no copy of
+// a piece that has a Ref, and every outcome is as with the copies: a piece
+// received again is compared with the bytes reread, a complete message
+// with a piece without Ref is joined from them, and a piece that cannot be
+// reread is told apart only by its start and size (its message ends
+// Corrupt when its bytes are needed).
+func TestAssemblerRereadRefs(t *testing.T) {
+	_, z := streamOfSize(t, 3500, 1)
+	pieces := split(key(0, 5), z)
+	refOf := func(seq int) int64 { return int64(seq + 1) }
+	for _, tc := range []struct {
+		name     string
+		order    []int // pieces sent, by seq
+		noRef    int   // a seq sent without a Ref, -1 for none
+		altered  int   // a seq whose second copy has other bytes, -1 for none
+		broken   bool  // the file cannot be read again
+		status   reassemble.Status
+		refs     bool // the message gives its Refs, not its bytes
+		dups     int
+		rereads  int
+		outcomes []reassemble.Outcome // of each piece sent, in order
+	}{
+		{"refs", []int{0, 1, 2, 3}, -1, -1, false, reassemble.Complete, true, 0, 0, nil},
+		{"same copy", []int{0, 1, 1, 2, 3}, -1, -1, false, reassemble.Complete, true, 1, 1,
+			[]reassemble.Outcome{reassemble.Accepted, reassemble.Accepted, reassemble.Duplicate, reassemble.Accepted, reassemble.Accepted}},
+		{"other copy", []int{0, 1, 1, 2, 3}, -1, 1, false, reassemble.Corrupt, false, 0, 1,
+			[]reassemble.Outcome{reassemble.Accepted, reassemble.Accepted, reassemble.Rejected, reassemble.Late, reassemble.Late}},
+		{"one without", []int{0, 1, 2, 3}, 2, -1, false, reassemble.Complete, false, 0, 3, nil},
+		{"unreadable copy", []int{0, 1, 1, 2, 3}, -1, 1, true, reassemble.Complete, true, 1, 1, nil},
+		{"unreadable join", []int{0, 1, 2, 3}, 2, -1, true, reassemble.Corrupt, false, 0, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCollector(t)
+			a := reassemble.New(reassemble.DefaultLimits, c.emit)
+			rereads := 0
+			a.RereadRefs(func(ref int64) ([]byte, error) {
+				rereads++
+				if tc.broken {
+					return nil, errors.New("file gone")
+				}
+				return bytes.Clone(pieces[ref-1].Data), nil
+			})
+			buf := make([]byte, 1000)
+			var outcomes []reassemble.Outcome
+			for k, seq := range tc.order {
+				p := pieces[seq]
+				p.Data = buf[:copy(buf, p.Data)] // the caller's buffer, reused
+				if seq != tc.noRef {
+					p.Ref = refOf(seq)
+				}
+				if k > 0 && seq == tc.order[k-1] && seq == tc.altered {
+					p.Data[0] ^= 0xff
+				}
+				outcomes = append(outcomes, a.Add(p))
+				clear(buf)
+			}
+			m := c.byKey(key(0, 5))
+			if m.Status != tc.status {
+				t.Fatalf("status %v (%v), want %v", m.Status, m.Err, tc.status)
+			}
+			if got := m.Refs != nil; got != tc.refs {
+				t.Errorf("refs %v, want refs: %v", m.Refs, tc.refs)
+			}
+			if tc.status == reassemble.Complete && !tc.refs && !bytes.Equal(m.Compressed, z) {
+				t.Errorf("the joined bytes are not the dif's")
+			}
+			if m.Duplicates != tc.dups || rereads != tc.rereads {
+				t.Errorf("duplicates %d, rereads %d; want %d, %d", m.Duplicates, rereads, tc.dups, tc.rereads)
+			}
+			if tc.outcomes != nil && !slices.Equal(outcomes, tc.outcomes) {
+				t.Errorf("outcomes %v, want %v", outcomes, tc.outcomes)
 			}
 		})
 	}
