@@ -76,8 +76,8 @@ type lineDifs struct {
 	ok, missingBase, rebuiltCorrupt int
 	stateBytes, okCompressed        int64
 	acks                            []float64
-	levels                          map[int]bool             // level sequences with a keyframe
-	sent                            *recentFrames[time.Time] // when the last 4096 complete difs were sent, by level sequence and dst
+	levels                          map[int]bool         // level sequences with a keyframe
+	sent                            *recentFrames[stamp] // when the last 4096 complete difs were sent, by level sequence and dst
 }
 
 // maxAckSamples bounds the ack latencies kept per conversation for the
@@ -103,7 +103,7 @@ func (d *difFigures) of(l reassemble.Chain) *lineDifs {
 	}
 	x := d.lines[l]
 	if x == nil {
-		x = &lineDifs{levels: map[int]bool{}, sent: newRecentFrames[time.Time](4096)}
+		x = &lineDifs{levels: map[int]bool{}, sent: newRecentFrames[stamp](4096)}
 		x.Conv, x.Client, x.line = l.Conv, l.Client.String(), l
 		if p, ok := d.players[l]; ok {
 			x.Player = &p
@@ -178,7 +178,7 @@ func (d *difFigures) dif(m *Dif) (baseReset bool) {
 		return baseReset
 	}
 	// When it was sent, for the ack latency.
-	x.sent.add(replay.Frame{SLSN: m.SLSN, N: m.Dst}, m.Last)
+	x.sent.add(replay.Frame{SLSN: m.SLSN, N: m.Dst}, stampOf(m.Last))
 	return baseReset
 }
 
@@ -199,7 +199,7 @@ func (d *difFigures) ack(a Ack) (ms float64, ok bool) {
 			}
 			x.acks = x.acks[:len(x.acks)/2]
 		}
-		ms = float64(a.TS.Sub(t)) / float64(time.Millisecond)
+		ms = float64(a.TS.Sub(t.time())) / float64(time.Millisecond)
 		x.acks = append(x.acks, ms)
 		x.Acked++
 		x.sent.del(k) // only the first ack of a state counts

@@ -1,6 +1,23 @@
 package engine
 
-import "github.com/pmdump/pmdump/replay"
+import (
+	"time"
+
+	"github.com/pmdump/pmdump/replay"
+)
+
+// stamp is a capture time as the frame tables keep it: 16 bytes without a
+// pointer (a time.Time has its location's), the same instant to the
+// nanosecond whatever the year.
+type stamp struct {
+	sec  int64
+	nsec int32
+}
+
+func stampOf(t time.Time) stamp { return stamp{t.Unix(), int32(t.Nanosecond())} }
+
+// time is the stamp's instant, in UTC.
+func (s stamp) time() time.Time { return time.Unix(s.sec, int64(s.nsec)).UTC() }
 
 // recentFrames remembers a value for each of the last frames added (at most
 // max of them, the oldest addition forgotten first), as a Go map with a queue
@@ -8,7 +25,8 @@ import "github.com/pmdump/pmdump/replay"
 // churn a Go map spends most of its time probing past its deleted slots, so
 // this is an open-addressed table (linear probing, deletion by backward
 // shift: no deleted slots), at most half full (and one), that grows as needed, with
-// the order of additions in a ring.
+// the order of additions in a ring. Consecutive frames have their home
+// slots side by side (see homeFrame).
 //
 // Forgetting the oldest addition deletes its key whatever became of it since,
 // as deleting the queue's first key from a map does: a key deleted and added
@@ -22,40 +40,56 @@ type recentFrames[V any] struct {
 	last  int // the slot found last: a client acknowledges one frame many times
 }
 
+// recentSlot is one slot of the table: the frame's two numbers, its home
+// slot and whether the slot is used come first, packed in 16 bytes.
 type recentSlot[V any] struct {
-	key  replay.Frame
-	val  V
+	slsn int
+	n    int32
+	home uint16 // homeFrame's slot (tables have at most 1<<16 slots)
 	used bool
+	val  V
 }
 
-func newRecentFrames[V any](max int) *recentFrames[V] { return &recentFrames[V]{max: max} }
+func (s *recentSlot[V]) is(k replay.Frame) bool { return s.n == k.N && s.slsn == k.SLSN }
 
-// hashFrame mixes a frame's two numbers (the splitmix64 finaliser), so
-// consecutive frames spread over the table.
-func hashFrame(k replay.Frame) uint64 {
-	h := uint64(k.SLSN)*0x9e3779b97f4a7c15 ^ uint64(uint32(k.N))
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	return h ^ h>>31
+// maxRecentFrames is the most frames a recentFrames remembers: its slots
+// number at most 1<<16.
+const maxRecentFrames = 1 << 14
+
+func newRecentFrames[V any](max int) *recentFrames[V] {
+	return &recentFrames[V]{max: min(max, maxRecentFrames)}
 }
+
+// homeFrame is the home slot of a frame in a table of mask+1 slots. The
+// frames of a game rise one by one: each run of 16 frames (of one level
+// sequence) has its 16 slots side by side, so the frames looked up one
+// after the other are mostly in the cache, and the runs are spread over
+// the table by a multiplicative hash of their numbers, so no run of
+// used slots grows long.
+func homeFrame(k replay.Frame, mask int) int {
+	h := (uint64(k.SLSN)*0x9e3779b97f4a7c15 ^ uint64(uint32(k.N)>>homeRun)) * 0xbf58476d1ce4e5b9
+	h ^= h >> 29
+	return int(h<<homeRun|uint64(k.N)&(1<<homeRun-1)) & mask
+}
+
+// homeRun is the log2 of the frames whose slots are side by side.
+const homeRun = 4
 
 // find returns k's slot, or -1.
 func (r *recentFrames[V]) find(k replay.Frame) int {
 	if r.count == 0 {
 		return -1
 	}
-	if s := &r.slots[r.last]; s.used && s.key == k {
+	if s := &r.slots[r.last]; s.used && s.is(k) {
 		return r.last
 	}
 	mask := len(r.slots) - 1
-	for i := int(hashFrame(k)) & mask; ; i = (i + 1) & mask {
+	for i := homeFrame(k, mask); ; i = (i + 1) & mask {
 		s := &r.slots[i]
 		if !s.used {
 			return -1
 		}
-		if s.key == k {
+		if s.is(k) {
 			r.last = i
 			return i
 		}
@@ -109,11 +143,12 @@ func (r *recentFrames[V]) add(k replay.Frame, v V) bool {
 
 func (r *recentFrames[V]) insert(k replay.Frame, v V) {
 	mask := len(r.slots) - 1
-	i := int(hashFrame(k)) & mask
+	home := homeFrame(k, mask)
+	i := home
 	for r.slots[i].used {
 		i = (i + 1) & mask
 	}
-	r.slots[i] = recentSlot[V]{key: k, val: v, used: true}
+	r.slots[i] = recentSlot[V]{slsn: k.SLSN, n: k.N, home: uint16(home), used: true, val: v}
 	r.count++
 }
 
@@ -123,7 +158,7 @@ func (r *recentFrames[V]) grow() {
 	r.count = 0
 	for _, s := range old {
 		if s.used {
-			r.insert(s.key, s.val)
+			r.insert(replay.Frame{SLSN: s.slsn, N: s.n}, s.val)
 		}
 	}
 }
@@ -146,7 +181,7 @@ func (r *recentFrames[V]) del(k replay.Frame) {
 			}
 			// The entry at j stays unless its home slot is cyclically
 			// outside (i, j]: then it moves into the hole at i.
-			home := int(hashFrame(r.slots[j].key)) & mask
+			home := int(r.slots[j].home)
 			if (i <= j && (home <= i || home > j)) || (i > j && home <= i && home > j) {
 				r.slots[i] = r.slots[j]
 				i = j

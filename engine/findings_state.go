@@ -29,18 +29,18 @@ func (fc *findingCollector) state(s *replay.State) {
 }
 
 func (fc *findingCollector) ackedState(w *convWatch, k replay.Frame, n int, ts time.Time) {
-	if !w.acked.add(k, ackAt{n, ts}) {
+	if !w.acked.add(k, ackAt{n, stampOf(ts)}) {
 		return
 	}
 	if s, ok := w.sums.get(k); ok {
-		fc.compare(w, k, s.sum, ackAt{n, ts})
+		fc.compare(w, k, s.sum, ackAt{n, stampOf(ts)})
 	}
 }
 
 // ackAt is where and when a state was acknowledged.
 type ackAt struct {
 	n  int
-	ts time.Time
+	ts stamp
 }
 
 // sameGame is how close in time two clients' acknowledgements of one frame
@@ -53,11 +53,12 @@ func (fc *findingCollector) compare(w *convWatch, k replay.Frame, sum statedif.H
 	n := a.n
 	g := gameFrame{w.server.Addr(), k.SLSN, k.N}
 	o, ok := fc.games[g]
-	if d := a.ts.Sub(o.ts); ok && (d > sameGame || d < -sameGame) {
+	ts := a.ts.time()
+	if d := ts.Sub(o.ts); ok && (d > sameGame || d < -sameGame) {
 		ok = false // another game of the same server: start afresh
 	}
 	if !ok {
-		fc.games[g] = ackedState{w.conv, sum, n, a.ts}
+		fc.games[g] = ackedState{w.conv, sum, n, ts}
 		fc.gameQ = append(fc.gameQ, g)
 		if len(fc.gameQ) > 1<<16 {
 			delete(fc.games, fc.gameQ[0])
