@@ -87,7 +87,7 @@ func (e *Engine) feed(d *source.Datagram) {
 		slsn := -1 // legacy: inferred when the dif ends
 		if v, ok := stdfSLSN.Int(pk); ok {
 			slsn = int(v)
-			e.slsn[l] = slsn
+			e.setSLSN(c, l, slsn)
 		}
 		src, _ := stdfSrc.Int(pk)
 		dst, _ := stdfDst.Int(pk)
@@ -106,10 +106,10 @@ func (e *Engine) feed(d *source.Datagram) {
 		})
 	case "sjon":
 		v, _ := sjonSLSN.Int(pk)
-		e.slsn[l] = int(v)
+		e.setSLSN(c, l, int(v))
 	case "stak":
 		fr, _ := pk.Frame()
-		a := Ack{Line: l, SLSN: e.slsn[l], Frame: int32(fr), N: r.N, TS: r.TS}
+		a := Ack{Line: l, SLSN: e.getSLSN(c, l), Frame: int32(fr), N: r.N, TS: r.TS}
 		if lv := e.levels[l]; lv != nil {
 			a.SLSN = lv.Current()
 		}
@@ -135,7 +135,7 @@ func (e *Engine) truncatedPiece(r *session.Record) {
 	slsn := -1
 	if v, ok := stdfSLSN.Int(pk); ok {
 		slsn = int(v)
-		e.slsn[l] = slsn
+		e.setSLSN(c, l, slsn)
 	}
 	e.addPiece(reassemble.Piece{
 		Key: reassemble.Key{Client: c.Client, Conv: c.ID, SLSN: slsn, Src: int32(h[0]), Dst: int32(h[1])},
@@ -168,6 +168,9 @@ func (e *Engine) line(c *session.Conversation) reassemble.Chain {
 		}
 		delete(e.slsn, old)
 		delete(e.levels, old)
+		if old.Conv >= 0 && old.Conv < len(e.lineMemo) && e.lineMemo[old.Conv].line == old {
+			e.lineMemo[old.Conv].hasSLSN = false
+		}
 	}
 	if len(e.lines) >= session.MaxConversations && e.lines[c.Client] == nil {
 		clear(e.lines)
@@ -196,11 +199,45 @@ func (e *Engine) line(c *session.Conversation) reassemble.Chain {
 const maxLineMemos = 4096
 
 // lineMemo is the line line gave a conversation, with the player it had
-// then.
+// then, and the line's level sequence as e.slsn has it (when hasSLSN).
 type lineMemo struct {
-	conv   *session.Conversation
-	player int
-	line   reassemble.Chain
+	conv    *session.Conversation
+	player  int
+	line    reassemble.Chain
+	slsn    int
+	hasSLSN bool
+}
+
+// memo returns conversation c's lineMemo when it is of line l, nil if not.
+func (e *Engine) memo(c *session.Conversation, l reassemble.Chain) *lineMemo {
+	if c.ID >= 0 && c.ID < len(e.lineMemo) {
+		if m := &e.lineMemo[c.ID]; m.conv == c && m.line == l {
+			return m
+		}
+	}
+	return nil
+}
+
+// setSLSN sets line l's level sequence (c is its conversation): e.slsn is
+// written only when it changes.
+func (e *Engine) setSLSN(c *session.Conversation, l reassemble.Chain, slsn int) {
+	m := e.memo(c, l)
+	if m != nil && m.hasSLSN && m.slsn == slsn {
+		return
+	}
+	e.slsn[l] = slsn
+	if m != nil {
+		m.slsn, m.hasSLSN = slsn, true
+	}
+}
+
+// getSLSN returns line l's level sequence (c is its conversation), 0 when
+// it has none.
+func (e *Engine) getSLSN(c *session.Conversation, l reassemble.Chain) int {
+	if m := e.memo(c, l); m != nil && m.hasSLSN {
+		return m.slsn
+	}
+	return e.slsn[l]
 }
 
 func (e *Engine) countName(r *session.Record) {

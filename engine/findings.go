@@ -32,6 +32,7 @@ var (
 type findingCollector struct {
 	found  func(*Finding)
 	t0     time.Time
+	clock  secondClock
 	convs  map[int]*convWatch
 	order  []int
 	levels map[levelKey]bool // level sequences reported, per game
@@ -302,7 +303,7 @@ func (w *convWatch) who() string {
 }
 
 func (fc *findingCollector) second(ts time.Time) int {
-	return int(math.Floor(ts.Sub(fc.t0).Seconds()))
+	return fc.clock.second(fc.t0, ts)
 }
 
 // packet takes every game packet, in capture order.

@@ -30,6 +30,7 @@ type message struct {
 }
 
 type client struct {
+	chain   Chain
 	pending []*message
 	done    []doneKey // recently finished keys, so late pieces are not new messages
 	// doneNext is the oldest of done once it is full: the one replaced
@@ -48,10 +49,10 @@ type Assembler struct {
 	limits  Limits
 	emit    func(*Message)
 	clients map[Chain]*client
-	// lastChain's client is lastClient: the pieces of a dif come one
-	// after the other, so most pieces are of the chain before.
-	lastChain  Chain
-	lastClient *client
+	// byConv holds the clients of chains with a conversation number, by
+	// that number (the clients of a capture take turns, so a map look-up
+	// per piece would be the rule).
+	byConv []*client
 	// reread gives back the bytes of a piece by its Ref (see RereadRefs).
 	reread func(ref int64) ([]byte, error)
 	total  int
@@ -136,18 +137,7 @@ func (c *client) remember(k Key, complete bool) {
 
 // Add adds one piece and says what became of it.
 func (a *Assembler) Add(p Piece) Outcome {
-	c := a.lastClient
-	if ch := p.Chain(); c == nil || ch != a.lastChain {
-		c = a.clients[ch]
-		if c == nil {
-			if len(a.clients) >= maxClients {
-				a.forgetIdle()
-			}
-			c = &client{}
-			a.clients[ch] = c
-		}
-		a.lastChain, a.lastClient = ch, c
-	}
+	c := a.client(p.Chain())
 	if p.TS.After(c.newest) {
 		c.newest = p.TS
 		a.abandonStale(c)
@@ -189,6 +179,41 @@ func (a *Assembler) Add(p Piece) Outcome {
 	return Accepted
 }
 
+// maxByConv bounds the conversation numbers whose clients byConv holds.
+const maxByConv = 4096
+
+// client returns chain ch's client, made when it is new.
+func (a *Assembler) client(ch Chain) *client {
+	if ch.Conv > 0 && ch.Conv < len(a.byConv) {
+		if c := a.byConv[ch.Conv]; c != nil && c.chain == ch {
+			return c
+		}
+	}
+	c := a.clients[ch]
+	if c == nil {
+		if len(a.clients) >= maxClients {
+			a.forgetIdle()
+		}
+		c = &client{chain: ch}
+		a.clients[ch] = c
+	}
+	if ch.Conv > 0 && ch.Conv < maxByConv {
+		for len(a.byConv) <= ch.Conv {
+			a.byConv = append(a.byConv, nil)
+		}
+		a.byConv[ch.Conv] = c
+	}
+	return c
+}
+
+// forget forgets a client.
+func (a *Assembler) forget(c *client) {
+	delete(a.clients, c.chain)
+	if ch := c.chain; ch.Conv > 0 && ch.Conv < len(a.byConv) && a.byConv[ch.Conv] == c {
+		a.byConv[ch.Conv] = nil
+	}
+}
+
 // find returns c's unfinished message of key k, nil if none. The keys of
 // a client's messages differ only in their level sequence and frames.
 func (c *client) find(k Key) *message {
@@ -202,12 +227,11 @@ func (c *client) find(k Key) *message {
 
 // forgetIdle forgets the clients that have no unfinished message.
 func (a *Assembler) forgetIdle() {
-	for l, c := range a.clients {
+	for _, c := range a.clients {
 		if len(c.pending) == 0 {
-			delete(a.clients, l)
+			a.forget(c)
 		}
 	}
-	a.lastClient = nil
 }
 
 // start makes a new message for p's key, abandoning the oldest unfinished
@@ -446,10 +470,7 @@ func (a *Assembler) FlushChain(l Chain) {
 	for len(c.pending) > 0 {
 		a.abandon(c, c.pending[0], "session ended")
 	}
-	delete(a.clients, l)
-	if a.lastClient == c {
-		a.lastClient = nil
-	}
+	a.forget(c)
 }
 
 // Tick abandons, as AbandonAfter says, the unfinished messages that have
