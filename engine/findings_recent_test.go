@@ -76,7 +76,7 @@ func TestRecentFramesAsMap(t *testing.T) {
 				if ok != wok || got != want || r.has(k) != wok {
 					t.Fatalf("op %d: get(%v) = %d %v, map says %d %v", i, k, got, ok, want, wok)
 				}
-				if r.count != len(b.m) {
+				if r.len() != len(b.m) {
 					t.Fatalf("op %d: %d frames, map has %d", i, r.count, len(b.m))
 				}
 			}
@@ -111,8 +111,8 @@ func TestRecentFramesSize(t *testing.T) {
 		for i := range 3 * max {
 			r.add(replay.Frame{SLSN: 1, N: int32(i)}, true)
 		}
-		if r.count != max || len(r.slots) != 2*max {
-			t.Errorf("max %d: %d frames in %d slots, want %d in %d", max, r.count, len(r.slots), max, 2*max)
+		if r.len() != max || len(r.direct) != 2*max || r.over.count != 0 {
+			t.Errorf("max %d: %d frames in %d slots (%d beside them), want %d in %d", max, r.len(), len(r.direct), r.over.count, max, 2*max)
 		}
 	}
 }

@@ -56,3 +56,23 @@ func TestSecondClock(t *testing.T) {
 		}
 	})
 }
+
+// TestStamp checks that a stamp is the instant it was made of, to the
+// nanosecond, in years a Duration since 1970 cannot reach.
+func TestStamp(t *testing.T) {
+	ref := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, ts := range []time.Time{
+		ref,
+		time.Date(2026, 5, 4, 3, 2, 1, 999_999_999, time.FixedZone("x", 3600)),
+		time.Unix(0, 0),
+		time.Unix(-1, 1),
+		time.Date(1500, 1, 1, 0, 0, 0, 7, time.UTC),
+		time.Date(2500, 1, 1, 0, 0, 0, 7, time.UTC),
+		time.Unix(1<<40, 123),
+	} {
+		got := stampOf(ts).time()
+		if !got.Equal(ts) || ref.Sub(got) != ref.Sub(ts) || got.Sub(ts) != 0 {
+			t.Errorf("%v: the stamp gives %v", ts, got)
+		}
+	}
+}
