@@ -260,6 +260,9 @@ func New(cfg Config) *Engine {
 		lim := reassemble.DefaultLimits
 		lim.HeadersOnly = cfg.Work&States == 0 // figures from the piece headers only
 		e.asm = reassemble.New(lim, e.onMessage)
+		if cfg.Work&States == 0 {
+			e.asm.LendMessages() // no rebuild keeps them
+		}
 	}
 	if cfg.Work&Health != 0 {
 		e.health = newHealthCollector(cfg.Schema)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -247,6 +248,59 @@ func TestAssemblerRereadRefs(t *testing.T) {
 				t.Errorf("outcomes %v, want %v", outcomes, tc.outcomes)
 			}
 		})
+	}
+}
+
+// TestAssemblerLendMessages: a lent Message holds what a given one does,
+// each in its turn, for messages that complete, end corrupt and are
+// abandoned.
+func TestAssemblerLendMessages(t *testing.T) {
+	_, z := streamOfSize(t, 2500, 1)
+	var pieces []reassemble.Piece
+	for i, k := range []reassemble.Key{key(0, 5), key(5, 6), key(6, 7)} {
+		ps := split(k, z)
+		switch i {
+		case 1:
+			ps[1].Count++ // corrupt
+		case 2:
+			ps = ps[:1] // abandoned at the end
+		}
+		for j := range ps {
+			ps[j].N, ps[j].TS = len(pieces)+1, t0.Add(time.Duration(len(pieces))*time.Millisecond)
+			pieces = append(pieces, ps[j])
+		}
+	}
+	run := func(lend bool) []reassemble.Message {
+		var got []reassemble.Message
+		var last *reassemble.Message
+		a := reassemble.New(reassemble.DefaultLimits, func(m *reassemble.Message) {
+			if lend && last != nil && m != last {
+				t.Errorf("lent message %p, then %p: not reused", last, m)
+			}
+			last = m
+			got = append(got, *m)
+		})
+		if lend {
+			a.LendMessages()
+		}
+		for _, p := range pieces {
+			a.Add(p)
+		}
+		a.Flush()
+		return got
+	}
+	given, lent := run(false), run(true)
+	want := []reassemble.Status{reassemble.Complete, reassemble.Corrupt, reassemble.Incomplete}
+	if len(given) != len(want) {
+		t.Fatalf("%d messages given, want %d", len(given), len(want))
+	}
+	for i, m := range given {
+		if m.Status != want[i] {
+			t.Errorf("message %d: %v, want %v", i, m.Status, want[i])
+		}
+	}
+	if !reflect.DeepEqual(given, lent) {
+		t.Errorf("lent messages differ from the ones given:\n%+v\n%+v", lent, given)
 	}
 }
 
