@@ -70,10 +70,7 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		// bounds allow; past them the last conversation goes on.
 		existing.joined = false
 		if existing.Session < MaxSessions && len(t.order) < MaxConversations {
-			delete(t.convs, client)
-			if t.last == existing {
-				t.last = nil
-			}
+			t.forget(client, existing)
 			session = existing.Session + 1
 			existing = nil
 		} else {
@@ -265,13 +262,29 @@ func (t *Tracker) learn(c *Conversation, r *Record, server netip.AddrPort) {
 	if r.Kind != Game {
 		return
 	}
+	switch name {
+	case "CJON", "cjon", "SJON", "sjon": // the join packets
+		if learnJoin(c, pk) {
+			return
+		}
+	}
+	if r.Dir == decode.C2S {
+		if pl, ok := pk.Player(); ok && decode.ClientPlayer(pl) {
+			c.Player = pl
+		}
+	}
+}
+
+// learnJoin learns from a join request (hostname, color) or reply (player,
+// color, level); it reports whether pk is one.
+func learnJoin(c *Conversation, pk *decode.Packet) bool {
 	if host, ok := joinHostname.Text(pk); ok {
 		// A join request.
 		c.Hostname = host
 		if col, _ := joinColor.Int(pk); c.Color == 0 {
 			c.Color = int(col)
 		}
-		return
+		return true
 	}
 	if pl, ok := joinPlayer.Int(pk); ok {
 		// A join reply.
@@ -285,13 +298,9 @@ func (t *Tracker) learn(c *Conversation, r *Record, server netip.AddrPort) {
 		if slsn, ok := joinSLSN.Int(pk); ok {
 			c.SLSN = int(slsn)
 		}
-		return
+		return true
 	}
-	if r.Dir == decode.C2S {
-		if pl, ok := pk.Player(); ok && decode.ClientPlayer(pl) {
-			c.Player = pl
-		}
-	}
+	return false
 }
 
 // The join packets' fields, resolved once: a name the layouts lack stops

@@ -91,8 +91,8 @@ type Tracker struct {
 	global   decode.Era // the era last proven by any conversation
 	rec      Record
 	scratch  decode.Packet
-	last     *Conversation // the conversation found last
-	overflow *Conversation // shared by clients beyond MaxConversations
+	recent   [recentConvs]*Conversation // conversations found lately, by recentSlot of their client
+	overflow *Conversation              // shared by clients beyond MaxConversations
 	// Distinct values past the bounds, counted exactly up to MaxUntracked.
 	lostClients distinct[netip.AddrPort]
 	lostServers distinct[netip.AddrPort]
@@ -174,7 +174,7 @@ func (t *Tracker) conv(client netip.AddrPort, ts time.Time, session int) *Conver
 		c = &Conversation{ID: len(t.order) + 1, Client: client, Session: session, Player: -1, First: ts}
 		t.convs[client] = c
 		t.order = append(t.order, c)
-		t.last = c
+		t.recent[recentSlot(client)] = c
 	}
 	return c
 }
@@ -215,17 +215,42 @@ func (d *distinct[K]) add(k K) {
 
 func (d *distinct[K]) full() bool { return d.n >= MaxUntracked }
 
-// lookup finds a client's conversation; consecutive packets are mostly of
-// the same one, so the last one found is checked first.
+// recentConvs is how many conversations found lately a Tracker keeps
+// beside its map: the clients of a game take turns, 8 at most.
+const recentConvs = 16
+
+// recentSlot is a client's slot among the conversations found lately: its
+// port and the last byte of its address, which tell the clients of a game
+// apart.
+func recentSlot(client netip.AddrPort) int {
+	a := client.Addr().AsSlice()
+	h := uint(client.Port())
+	if len(a) > 0 {
+		h ^= uint(a[len(a)-1]) * 7
+	}
+	return int(h % recentConvs)
+}
+
+// lookup finds a client's conversation; the ones found lately are checked
+// first.
 func (t *Tracker) lookup(client netip.AddrPort) *Conversation {
-	if t.last != nil && t.last.Client == client {
-		return t.last
+	i := recentSlot(client)
+	if c := t.recent[i]; c != nil && c.Client == client {
+		return c
 	}
 	c := t.convs[client]
 	if c != nil {
-		t.last = c
+		t.recent[i] = c
 	}
 	return c
+}
+
+// forget forgets client's conversation c.
+func (t *Tracker) forget(client netip.AddrPort, c *Conversation) {
+	delete(t.convs, client)
+	if i := recentSlot(client); t.recent[i] == c {
+		t.recent[i] = nil
+	}
 }
 
 func printable(name []byte) bool {
