@@ -199,7 +199,7 @@ func (d *difFigures) ack(a Ack) (ms float64, ok bool) {
 			}
 			x.acks = x.acks[:len(x.acks)/2]
 		}
-		ms = float64(a.TS.Sub(t.time())) / float64(time.Millisecond)
+		ms = float64(since(a.TS, t)) / float64(time.Millisecond)
 		x.acks = append(x.acks, ms)
 		x.Acked++
 		x.sent.del(k) // only the first ack of a state counts

@@ -326,7 +326,7 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		w.first, w.firstN = r.TS, r.N
 		fc.newConversation(w, r, name)
 	}
-	if d := r.TS.Sub(w.last); !w.last.IsZero() && d >= SilentAfter && w.lastN != r.N {
+	if d := sub(r.TS, w.last); !w.last.IsZero() && d >= SilentAfter && w.lastN != r.N {
 		fc.outage(w, w.last, r.TS, w.lastN, r.N)
 	}
 	w.last, w.lastN = r.TS, r.N

@@ -80,7 +80,7 @@ func (fc *findingCollector) sameEndpoint(w *convWatch) {
 // outage reports a time when nothing went either way between a client
 // and the server, then the game went on.
 func (fc *findingCollector) outage(w *convWatch, from, to time.Time, fromN, toN int) {
-	d := to.Sub(from)
+	d := sub(to, from)
 	sev := SeverityInfo
 	if d >= DropAfter {
 		sev = SeverityError
@@ -94,7 +94,7 @@ func (fc *findingCollector) outage(w *convWatch, from, to time.Time, fromN, toN 
 
 // silence reports a silence of one side while the other kept sending.
 func (fc *findingCollector) silence(w *convWatch, kind string, from, to time.Time, fromN, toN int, g gap, atEnd bool) {
-	d := to.Sub(from)
+	d := sub(to, from)
 	if d < SilentAfter {
 		return
 	}

@@ -146,7 +146,7 @@ type arrivals struct {
 
 func (a *arrivals) arrive(n int, ts time.Time, bothLive bool) {
 	if !a.last.IsZero() {
-		d := ts.Sub(a.last)
+		d := sub(ts, a.last)
 		ms := float64(d) / 1e6
 		if bothLive && d >= windowMin && a.usualMs > 0 && ms >= windowTimes*a.usualMs {
 			a.windows++
@@ -216,11 +216,11 @@ func (l *lossWatch) init() {
 // stall (or a one-way loss the capture cannot tell from one).
 func (fc *findingCollector) c2sArrived(w *convWatch, r *session.Record) {
 	l := &w.lw
-	if !w.lastC2S.IsZero() && r.TS.Sub(w.lastC2S) >= pingStall {
+	if !w.lastC2S.IsZero() && sub(r.TS, w.lastC2S) >= pingStall {
 		// The server kept sending through the client's silence: the
 		// client stalled (or its packets alone were lost); a network
 		// outage silences both.
-		trail := r.TS.Sub(maxTime(w.lastS2C, w.lastC2S))
+		trail := sub(r.TS, maxTime(w.lastS2C, w.lastC2S))
 		if w.s2c.packets > 0 && max(l.s2cGap, trail) < pingStall {
 			l.stalled = true
 		}
@@ -232,7 +232,7 @@ func (fc *findingCollector) c2sArrived(w *convWatch, r *session.Record) {
 // silent while the client was.
 func (fc *findingCollector) s2cArrived(w *convWatch, r *session.Record) {
 	if !w.lastC2S.IsZero() {
-		w.lw.s2cGap = max(w.lw.s2cGap, r.TS.Sub(maxTime(w.lastS2C, w.lastC2S)))
+		w.lw.s2cGap = max(w.lw.s2cGap, sub(r.TS, maxTime(w.lastS2C, w.lastC2S)))
 	}
 }
 
@@ -248,7 +248,7 @@ func maxTime(a, b time.Time) time.Time {
 // up to it (one side silent for a second is a silence, not a window).
 func (fc *findingCollector) arrived(w *convWatch, r *session.Record) {
 	from := w.lw.both.last
-	live := !w.lastC2S.IsZero() && !w.lastS2C.IsZero() && from.Sub(w.lastC2S) < SilentAfter && from.Sub(w.lastS2C) < SilentAfter
+	live := !w.lastC2S.IsZero() && !w.lastS2C.IsZero() && sub(from, w.lastC2S) < SilentAfter && sub(from, w.lastS2C) < SilentAfter
 	w.lw.both.arrive(r.N, r.TS, live)
 }
 

@@ -16,6 +16,27 @@ type stamp struct {
 
 func stampOf(t time.Time) stamp { return stamp{t.Unix(), int32(t.Nanosecond())} }
 
+// sub is t.Sub(u), sooner: the two are less than 136 years apart (any two
+// times of a capture) and the difference of their seconds cannot
+// overflow, so it is taken as it is, without Sub's check (which costs an
+// Add and a comparison).
+func sub(t, u time.Time) time.Duration {
+	ds := t.Unix() - u.Unix()
+	if ds <= -1<<32 || ds >= 1<<32 {
+		return t.Sub(u)
+	}
+	return time.Duration(ds)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
+}
+
+// since is t minus the instant of stamp s, as t.Sub(s.time()) is.
+func since(t time.Time, s stamp) time.Duration {
+	ds := t.Unix() - s.sec
+	if ds <= -1<<32 || ds >= 1<<32 {
+		return t.Sub(s.time())
+	}
+	return time.Duration(ds)*time.Second + time.Duration(int32(t.Nanosecond())-s.nsec)
+}
+
 // time is the stamp's instant, in UTC.
 func (s stamp) time() time.Time { return time.Unix(s.sec, int64(s.nsec)).UTC() }
 

@@ -325,7 +325,7 @@ func (e echoes) echoed(v float64, ts time.Time) (float64, bool) {
 		return 0, false
 	}
 	delete(e, v)
-	return float64(ts.Sub(t)) / 1e6, true
+	return float64(sub(ts, t)) / 1e6, true
 }
 
 // The packet fields the health report reads, resolved once: a name a

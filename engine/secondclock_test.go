@@ -76,3 +76,30 @@ func TestStamp(t *testing.T) {
 		}
 	}
 }
+
+// TestSub checks sub and since against time.Sub: near, far apart (where
+// they leave it to Sub) and across the nanoseconds of a second.
+func TestSub(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func() time.Time {
+		switch r.IntN(4) {
+		case 0:
+			return base.Add(time.Duration(r.Int64N(1 << 36))) // within a minute
+		case 1:
+			return time.Unix(r.Int64N(1<<40)-1<<39, r.Int64N(1e9)) // within 17,000 years
+		case 2:
+			return time.Unix(r.Int64()>>1, r.Int64N(1e9)) // anywhere
+		}
+		return base.Add(time.Duration(r.Int64N(1<<62)) * time.Duration(1-2*r.IntN(2)))
+	}
+	for i := range 200000 {
+		a, b := at(), at()
+		if got, want := sub(a, b), a.Sub(b); got != want {
+			t.Fatalf("step %d: sub(%v, %v) = %v, Sub says %v", i, a, b, got, want)
+		}
+		if got, want := since(a, stampOf(b)), a.Sub(b); got != want {
+			t.Fatalf("step %d: since(%v, %v) = %v, Sub says %v", i, a, b, got, want)
+		}
+	}
+}

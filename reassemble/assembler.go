@@ -56,10 +56,10 @@ type Assembler struct {
 	// reread gives back the bytes of a piece by its Ref (see RereadRefs).
 	reread func(ref int64) ([]byte, error)
 	// out is the Message emitted, with lend (see LendMessages).
-	out  Message
-	lend bool
-	total  int
-	bytes  int // piece bytes held for unfinished messages
+	out   Message
+	lend  bool
+	total int
+	bytes int // piece bytes held for unfinished messages
 	// head and tail of the unfinished messages in arrival order
 	head, tail *message
 	// LatePieces counts pieces of messages that had already ended.
