@@ -198,7 +198,76 @@ func FuzzAssembler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lim, ps := parseAssembler(data)
 		checkAssembler(t, lim, ps)
+		checkLentReread(t, lim, ps)
 	})
+}
+
+// checkLentReread feeds the pieces to an Assembler as they are and to one
+// that lends its messages and keeps no copy of the pieces it can reread
+// (every piece but each third has a Ref; the caller's buffer is cleared
+// after each piece): every outcome and every message must be the same,
+// the bytes of a message given by its Refs those of the other's.
+func checkLentReread(t *testing.T, lim reassemble.Limits, ps []reassemble.Piece) {
+	type result struct {
+		outcomes []reassemble.Outcome
+		msgs     []reassemble.Message
+	}
+	run := func(lend bool) result {
+		var r result
+		a := reassemble.New(lim, func(m *reassemble.Message) {
+			c := *m
+			c.Compressed, c.Missing, c.Refs = bytes.Clone(m.Compressed), slices.Clone(m.Missing), slices.Clone(m.Refs)
+			r.msgs = append(r.msgs, c)
+		})
+		if lend {
+			a.LendMessages()
+			a.RereadRefs(func(ref int64) ([]byte, error) { return bytes.Clone(ps[ref-1].Data), nil })
+		}
+		buf := make([]byte, 0, 256)
+		for i, p := range ps {
+			if lend {
+				if i%3 != 2 {
+					p.Ref = int64(i + 1)
+				}
+				buf = append(buf[:0], p.Data...)
+				p.Data = buf
+			}
+			r.outcomes = append(r.outcomes, a.Add(p))
+			clear(buf)
+		}
+		a.Flush()
+		return r
+	}
+	given, lent := run(false), run(true)
+	if !slices.Equal(given.outcomes, lent.outcomes) {
+		t.Fatalf("outcomes %v, lent and reread %v", given.outcomes, lent.outcomes)
+	}
+	if len(given.msgs) != len(lent.msgs) {
+		t.Fatalf("%d messages, lent and reread %d", len(given.msgs), len(lent.msgs))
+	}
+	for i, g := range given.msgs {
+		l := lent.msgs[i]
+		if l.Refs != nil {
+			var b []byte
+			for _, ref := range l.Refs {
+				b = append(b, ps[ref-1].Data...)
+			}
+			l.Compressed, l.Refs = b, nil
+		}
+		if fmt.Sprint(g.Err) != fmt.Sprint(l.Err) {
+			t.Fatalf("message %d: error %v, lent and reread %v", i, g.Err, l.Err)
+		}
+		g.Err, l.Err = nil, nil
+		if g.Compressed == nil {
+			g.Compressed = []byte{}
+		}
+		if l.Compressed == nil {
+			l.Compressed = []byte{}
+		}
+		if fmt.Sprintf("%+v", g) != fmt.Sprintf("%+v", l) {
+			t.Fatalf("message %d:\n%+v\nlent and reread:\n%+v", i, g, l)
+		}
+	}
 }
 
 // FuzzInflate inflates any bytes with the modern state size and with the
