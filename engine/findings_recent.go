@@ -1,44 +1,6 @@
 package engine
 
-import (
-	"time"
-
-	"github.com/pmdump/pmdump/replay"
-)
-
-// stamp is a capture time as the frame tables keep it: 16 bytes without a
-// pointer (a time.Time has its location's), the same instant to the
-// nanosecond whatever the year.
-type stamp struct {
-	sec  int64
-	nsec int32
-}
-
-func stampOf(t time.Time) stamp { return stamp{t.Unix(), int32(t.Nanosecond())} }
-
-// sub is t.Sub(u), sooner: the two are less than 136 years apart (any two
-// times of a capture) and the difference of their seconds cannot
-// overflow, so it is taken as it is, without Sub's check (which costs an
-// Add and a comparison).
-func sub(t, u time.Time) time.Duration {
-	ds := t.Unix() - u.Unix()
-	if ds <= -1<<32 || ds >= 1<<32 {
-		return t.Sub(u)
-	}
-	return time.Duration(ds)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
-}
-
-// since is t minus the instant of stamp s, as t.Sub(s.time()) is.
-func since(t time.Time, s stamp) time.Duration {
-	ds := t.Unix() - s.sec
-	if ds <= -1<<32 || ds >= 1<<32 {
-		return t.Sub(s.time())
-	}
-	return time.Duration(ds)*time.Second + time.Duration(int32(t.Nanosecond())-s.nsec)
-}
-
-// time is the stamp's instant, in UTC.
-func (s stamp) time() time.Time { return time.Unix(s.sec, int64(s.nsec)).UTC() }
+import "github.com/pmdump/pmdump/replay"
 
 // recentFrames remembers a value for each of the last frames added (at most
 // max of them, the oldest addition forgotten first), as a Go map with a queue

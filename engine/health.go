@@ -185,34 +185,6 @@ func (h *healthCollector) at(x *lineHealth, ts time.Time) *Second {
 	return s
 }
 
-// secondClock says which second since t0 a time is in, as
-// int(math.Floor(ts.Sub(t0).Seconds())) does, and keeps where the last
-// second it said begins and ends: most times are in the second of the time
-// before, and two comparisons cost less than the subtraction.
-type secondClock struct {
-	t0, from, to time.Time
-	t            int
-	ok           bool
-}
-
-// secondClockSpan bounds the seconds whose bounds a secondClock keeps: in
-// them a float64 tells every nanosecond of a second from the next one, so
-// the bounds give what the subtraction does.
-const secondClockSpan = 1 << 20
-
-func (c *secondClock) second(t0, ts time.Time) int {
-	if c.ok && c.t0 == t0 && !ts.Before(c.from) && ts.Before(c.to) {
-		return c.t
-	}
-	t := int(math.Floor(ts.Sub(t0).Seconds()))
-	c.t, c.t0, c.ok = t, t0, t > -secondClockSpan && t < secondClockSpan
-	if c.ok {
-		c.from = t0.Add(time.Duration(t) * time.Second)
-		c.to = c.from.Add(time.Second)
-	}
-	return t
-}
-
 // bucket returns the bucket of second t, made when it is new.
 func (h *healthCollector) bucket(x *lineHealth, t int) *Second {
 	s := x.secs[t]
