@@ -34,6 +34,7 @@ type findingCollector struct {
 	t0     time.Time
 	clock  secondClock
 	convs  map[int]*convWatch
+	byID   []*convWatch // the same, by conversation id below maxLineMemos
 	order  []int
 	levels map[levelKey]bool // level sequences reported, per game
 	byEnd  map[netip.AddrPort]*convWatch
@@ -266,13 +267,27 @@ func countFindings(fs []Finding) *FindingCounts {
 // capture); past it one last finding says so.
 const MaxFindings = 100000
 
+// conv returns the watch of conversation id, nil if none.
+func (fc *findingCollector) conv(id int) *convWatch {
+	if id >= 0 && id < len(fc.byID) {
+		return fc.byID[id] // every watch of an id below len(byID) is in it
+	}
+	return fc.convs[id]
+}
+
 func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
-	w := fc.convs[c.ID]
+	w := fc.conv(c.ID)
 	if w == nil {
 		w = &convWatch{conv: c.ID, client: c.Client, player: -1, reported: map[string]bool{},
 			sums: newRecentFrames[stateSum](4096), acked: newRecentFrames[ackAt](4096), pongs: map[float64]time.Time{}, sent: newRecentFrames[bool](512)}
 		w.lw.init()
 		fc.convs[c.ID] = w
+		if c.ID >= 0 && c.ID < maxLineMemos {
+			for len(fc.byID) <= c.ID {
+				fc.byID = append(fc.byID, nil)
+			}
+			fc.byID[c.ID] = w
+		}
 		fc.order = append(fc.order, c.ID)
 	}
 	w.server, w.era = c.Server, c.Era

@@ -228,7 +228,7 @@ func (fc *findingCollector) levelNamed(conv, slsn int, all bool) {
 
 // dif takes every dif as it ends.
 func (fc *findingCollector) dif(d *Dif, baseReset bool) {
-	w := fc.convs[d.Conv]
+	w := fc.conv(d.Conv)
 	if w == nil {
 		return
 	}
@@ -253,7 +253,7 @@ func (fc *findingCollector) dif(d *Dif, baseReset bool) {
 
 // ack takes every stak with its latency, when it has one.
 func (fc *findingCollector) ack(a Ack, ms float64, measured bool) {
-	w := fc.convs[a.Line.Conv]
+	w := fc.conv(a.Line.Conv)
 	if w == nil {
 		return
 	}

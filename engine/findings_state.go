@@ -14,7 +14,7 @@ func (fc *findingCollector) state(s *replay.State) {
 	if len(fc.pendLevels) > 0 {
 		fc.levelNamed(s.Conv, s.SLSN, false)
 	}
-	w := fc.convs[s.Conv]
+	w := fc.conv(s.Conv)
 	if w == nil || s.Status != replay.OK {
 		return
 	}
