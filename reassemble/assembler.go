@@ -40,7 +40,10 @@ type client struct {
 }
 
 type doneKey struct {
-	Key
+	// The client's chain is the same for all: the frames and the level
+	// sequence tell its messages apart.
+	slsn     int
+	src, dst int32
 	complete bool
 }
 
@@ -124,8 +127,8 @@ func (c *client) finished(k Key) (done, complete bool) {
 			i -= n
 		}
 		// The frames differ for nearly every key: they are compared
-		// first, the addresses last.
-		if d := &c.done[i]; d.Key.Dst == k.Dst && d.Key.Src == k.Src && d.Key.SLSN == k.SLSN && d.Key.Conv == k.Conv && d.Key.Client == k.Client {
+		// first.
+		if d := &c.done[i]; d.dst == k.Dst && d.src == k.Src && d.slsn == k.SLSN {
 			return true, d.complete
 		}
 	}
@@ -138,10 +141,10 @@ const FinishedKeep = 64
 
 func (c *client) remember(k Key, complete bool) {
 	if len(c.done) < FinishedKeep {
-		c.done = append(c.done, doneKey{k, complete})
+		c.done = append(c.done, doneKey{k.SLSN, k.Src, k.Dst, complete})
 		return
 	}
-	c.done[c.doneNext] = doneKey{k, complete} // in place of the oldest
+	c.done[c.doneNext] = doneKey{k.SLSN, k.Src, k.Dst, complete} // in place of the oldest
 	c.doneNext = (c.doneNext + 1) % FinishedKeep
 }
 
