@@ -274,35 +274,50 @@ func (q *backlog) readOp() (rebuildOp, error) {
 }
 
 // appendOp appends an op's record (its length, then its fields) to b,
-// with rec as scratch (returned for the next).
+// with rec as scratch (returned for the next). The fields are written in
+// place after one byte for the length, which is enough below 128 bytes
+// (an op without a dif's bytes); a longer record moves up.
 func appendOp(b, rec []byte, o *rebuildOp) ([]byte, []byte) {
-	rec = append(rec, o.kind)
-	rec = binary.AppendVarint(rec, int64(o.water))
-	rec = appendLine(rec, o.line)
-	rec = binary.AppendVarint(rec, int64(o.n))
-	rec = binary.AppendVarint(rec, o.ts.UnixNano())
-	rec = binary.AppendVarint(rec, int64(o.seq))
+	start := len(b)
+	b = append(b, 0)
+	b = append(b, o.kind)
+	b = binary.AppendVarint(b, int64(o.water))
+	b = appendLine(b, o.line)
+	b = binary.AppendVarint(b, int64(o.n))
+	b = binary.AppendVarint(b, o.ts.UnixNano())
+	b = binary.AppendVarint(b, int64(o.seq))
 	if o.kind == opDif {
 		m := o.msg
-		rec = appendLine(rec, m.Chain())
-		for _, v := range []int64{int64(m.SLSN), int64(m.Src), int64(m.Dst), int64(m.Status), int64(m.Count), int64(m.Pieces),
-			int64(m.Bytes), int64(m.LastN), m.Last.UnixNano()} {
-			rec = binary.AppendVarint(rec, v)
-		}
+		b = appendLine(b, m.Chain())
+		b = binary.AppendVarint(b, int64(m.SLSN))
+		b = binary.AppendVarint(b, int64(m.Src))
+		b = binary.AppendVarint(b, int64(m.Dst))
+		b = binary.AppendVarint(b, int64(m.Status))
+		b = binary.AppendVarint(b, int64(m.Count))
+		b = binary.AppendVarint(b, int64(m.Pieces))
+		b = binary.AppendVarint(b, int64(m.Bytes))
+		b = binary.AppendVarint(b, int64(m.LastN))
+		b = binary.AppendVarint(b, m.Last.UnixNano())
 		errText := ""
 		if m.Err != nil {
 			errText = m.Err.Error()
 		}
-		rec = binary.AppendUvarint(rec, uint64(len(errText)))
-		rec = append(rec, errText...)
-		rec = binary.AppendUvarint(rec, uint64(len(m.Compressed)))
-		rec = append(rec, m.Compressed...)
-		rec = binary.AppendUvarint(rec, uint64(len(m.Refs)))
+		b = binary.AppendUvarint(b, uint64(len(errText)))
+		b = append(b, errText...)
+		b = binary.AppendUvarint(b, uint64(len(m.Compressed)))
+		b = append(b, m.Compressed...)
+		b = binary.AppendUvarint(b, uint64(len(m.Refs)))
 		for _, ref := range m.Refs {
-			rec = binary.AppendVarint(rec, ref)
+			b = binary.AppendVarint(b, ref)
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(rec)))
+	n := len(b) - start - 1
+	if n < 0x80 {
+		b[start] = byte(n) // its uvarint
+		return b, rec
+	}
+	rec = append(rec[:0], b[start+1:]...)
+	b = binary.AppendUvarint(b[:start], uint64(n))
 	return append(b, rec...), rec
 }
 

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"testing"
@@ -100,6 +103,81 @@ func TestBacklogOrder(t *testing.T) {
 		q.abort()
 		if left, _ := os.ReadDir(dir); len(left) > 0 {
 			t.Errorf("%s: %d files left", c.name, len(left))
+		}
+	}
+}
+
+// appendOpPlain is appendOp as it was first written: the fields in a
+// scratch record, then its length and the record.
+func appendOpPlain(b []byte, o *rebuildOp) []byte {
+	var rec []byte
+	rec = append(rec, o.kind)
+	rec = binary.AppendVarint(rec, int64(o.water))
+	rec = appendLine(rec, o.line)
+	rec = binary.AppendVarint(rec, int64(o.n))
+	rec = binary.AppendVarint(rec, o.ts.UnixNano())
+	rec = binary.AppendVarint(rec, int64(o.seq))
+	if o.kind == opDif {
+		m := o.msg
+		rec = appendLine(rec, m.Chain())
+		for _, v := range []int64{int64(m.SLSN), int64(m.Src), int64(m.Dst), int64(m.Status), int64(m.Count), int64(m.Pieces),
+			int64(m.Bytes), int64(m.LastN), m.Last.UnixNano()} {
+			rec = binary.AppendVarint(rec, v)
+		}
+		errText := ""
+		if m.Err != nil {
+			errText = m.Err.Error()
+		}
+		rec = binary.AppendUvarint(rec, uint64(len(errText)))
+		rec = append(rec, errText...)
+		rec = binary.AppendUvarint(rec, uint64(len(m.Compressed)))
+		rec = append(rec, m.Compressed...)
+		rec = binary.AppendUvarint(rec, uint64(len(m.Refs)))
+		for _, ref := range m.Refs {
+			rec = binary.AppendVarint(rec, ref)
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(rec)))
+	return append(b, rec...)
+}
+
+// TestAppendOp: the records appendOp writes in place are byte for byte
+// those of the plain encoding, short and long, one after the other in one
+// buffer, for IPv4 and IPv6 clients (with a zone).
+func TestAppendOp(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	clients := []netip.AddrPort{
+		netip.MustParseAddrPort("10.0.0.2:24785"),
+		netip.MustParseAddrPort("[fe80::1%eth0]:24785"),
+		netip.MustParseAddrPort("[2001:db8::7]:1"),
+		{},
+	}
+	var got, want, rec []byte
+	for i := range 2000 {
+		c := clients[r.IntN(len(clients))]
+		o := rebuildOp{kind: uint8(opAck + r.IntN(opSkip-opAck+1)), water: r.IntN(1<<20) - 1, line: reassemble.Chain{Conv: r.IntN(5000), Client: c},
+			n: int32(r.Uint32()), ts: time.Unix(r.Int64N(1<<33), r.Int64N(1e9)), seq: r.IntN(1 << 30)}
+		if r.IntN(2) == 0 {
+			o.kind = opDif
+			m := &reassemble.Message{Key: reassemble.Key{Client: c, Conv: r.IntN(100), SLSN: r.IntN(300), Src: int32(r.Uint32()), Dst: int32(r.Uint32())},
+				Status: reassemble.Status(r.IntN(4)), Count: r.IntN(256), Pieces: r.IntN(256), Bytes: r.IntN(1 << 18), LastN: r.IntN(1 << 30),
+				Last: time.Unix(r.Int64N(1<<33), r.Int64N(1e9))}
+			switch r.IntN(4) {
+			case 0:
+				m.Compressed = make([]byte, r.IntN(300))
+			case 1:
+				m.Err = fmt.Errorf("dif %d: %s", i, string(make([]byte, r.IntN(200))))
+			case 2:
+				for range r.IntN(20) {
+					m.Refs = append(m.Refs, r.Int64())
+				}
+			}
+			o.msg = m
+		}
+		got, rec = appendOp(got, rec, &o)
+		want = appendOpPlain(want, &o)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("op %d (%+v): records differ", i, o)
 		}
 	}
 }
