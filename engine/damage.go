@@ -19,7 +19,9 @@ func (e *Engine) inputEnded(in *Input, frames int, err error) {
 		err = fmt.Errorf("cannot read %s: nothing in it could be read: %w", in.Name, err)
 		e.cap.unreadable = append(e.cap.unreadable, err.Error())
 		e.cap.emptyInputs = append(e.cap.emptyInputs, err)
-		e.emit(WarningEvent{Message: err.Error(), Unreadable: true})
+		if e.wants(WarningEvents) {
+			e.emit(WarningEvent{Message: err.Error(), Unreadable: true})
+		}
 		return
 	}
 	e.cap.damaged = append(e.cap.damaged, err.Error())

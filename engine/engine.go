@@ -81,10 +81,12 @@ type Config struct {
 	// prints every packet. The event is valid only during the call; it
 	// comes as OnEvent's would.
 	OnPacket func(*PacketEvent)
-	// NoConversationEvents leaves ConversationEvents out of what OnEvent
-	// receives: a front end that prints packets and warnings only saves
-	// following every packet's conversation for them.
-	NoConversationEvents bool
+	// Events is the kinds of events OnEvent receives; 0 is every kind. A
+	// front end that shows only some (read prints packets and warnings,
+	// stats only warnings and progress) saves the engine building the
+	// others: following every packet's conversation, boxing every packet,
+	// dif and acknowledgement.
+	Events Events
 	// Idle, when set, is called before the engine waits for a live input,
 	// so a front end can flush its output.
 	Idle func()
@@ -289,7 +291,7 @@ func New(cfg Config) *Engine {
 		}
 		e.builder = replay.New(opt, e.onState)
 	}
-	e.order.on = cfg.OnEvent != nil
+	e.order.on = e.wants(StateEvents)
 	if behindOn {
 		e.bh = &behind{q: newBacklog(budget, cfg.TempDir), done: make(chan struct{}), queued: map[reassemble.Chain]int{}, water: -1}
 		e.bh.holdC.L = &e.bh.holdMu
@@ -317,6 +319,11 @@ func (e *Engine) Stop() { e.stop.Store(true) }
 
 // Stopped reports whether Stop was called.
 func (e *Engine) Stopped() bool { return e.stop.Load() }
+
+// wants reports whether OnEvent receives events of kind k.
+func (e *Engine) wants(k Events) bool {
+	return e.cfg.OnEvent != nil && (e.cfg.Events == 0 || e.cfg.Events&k != 0)
+}
 
 // emit queues an event, with the engine's lock held: it is delivered once
 // the lock is released (see unlock).
@@ -364,7 +371,9 @@ func (e *Engine) deliver(evs []Event) {
 func (e *Engine) warnf(format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
 	e.cap.warnings = append(e.cap.warnings, msg)
-	e.emit(WarningEvent{Message: msg})
+	if e.wants(WarningEvents) {
+		e.emit(WarningEvent{Message: msg})
+	}
 }
 
 // conversation returns a copy of conversation id, for the index.

@@ -139,6 +139,21 @@ type WarningEvent struct {
 	Unreadable bool
 }
 
+// Events is a set of kinds of events (Config.Events).
+type Events uint16
+
+// The kinds of events, one per event type.
+const (
+	PacketEvents Events = 1 << iota
+	DifEvents
+	StateEvents
+	AckEvents
+	ConversationEvents
+	ProgressEvents
+	WarningEvents
+	FindingEvents
+)
+
 func (PacketEvent) isEvent()       {}
 func (DifEvent) isEvent()          {}
 func (StateEvent) isEvent()        {}

@@ -100,3 +100,63 @@ func TestHandlerTakesSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// Config.Events limits what OnEvent receives to the kinds it names, and
+// every kind comes when it names none.
+func TestEventsSelected(t *testing.T) {
+	path := realcap.Path(t, "modern/basic/basic.pcap")
+	kindOf := func(ev engine.Event) engine.Events {
+		switch ev.(type) {
+		case engine.PacketEvent:
+			return engine.PacketEvents
+		case engine.DifEvent:
+			return engine.DifEvents
+		case engine.StateEvent:
+			return engine.StateEvents
+		case engine.AckEvent:
+			return engine.AckEvents
+		case engine.ConversationEvent:
+			return engine.ConversationEvents
+		case engine.ProgressEvent:
+			return engine.ProgressEvents
+		case engine.WarningEvent:
+			return engine.WarningEvents
+		case engine.FindingEvent:
+			return engine.FindingEvents
+		}
+		t.Fatalf("an event of no known kind: %T", ev)
+		return 0
+	}
+	run := func(want engine.Events) map[engine.Events]int {
+		got := map[engine.Events]int{}
+		e := engine.New(engine.Config{Work: engine.States | engine.Difs | engine.Findings | engine.Health, Events: want,
+			OnEvent: func(ev engine.Event) { got[kindOf(ev)]++ }})
+		defer e.Close()
+		if err := e.Run(context.Background(), path); err != nil {
+			t.Fatal(err)
+		}
+		e.Wait()
+		return got
+	}
+	all := run(0)
+	for _, k := range []engine.Events{engine.PacketEvents, engine.DifEvents, engine.StateEvents, engine.AckEvents,
+		engine.ConversationEvents, engine.ProgressEvents} {
+		if all[k] == 0 {
+			t.Errorf("with no kinds named, no event of kind %b came", k)
+		}
+	}
+	for _, want := range []engine.Events{engine.ProgressEvents, engine.StateEvents | engine.AckEvents, engine.PacketEvents} {
+		got := run(want)
+		for k, n := range got {
+			if k&want == 0 {
+				t.Errorf("Events %b: %d events of kind %b came", want, n, k)
+			}
+		}
+		for k := engine.Events(1); k <= engine.FindingEvents; k <<= 1 {
+			// Progress comes as time passes: its count may differ.
+			if k&want != 0 && k != engine.ProgressEvents && got[k] != all[k] {
+				t.Errorf("Events %b: %d events of kind %b, %d when every kind is asked for", want, got[k], k, all[k])
+			}
+		}
+	}
+}

@@ -45,7 +45,7 @@ func (e *Engine) feed(d *source.Datagram) {
 		idx = e.index.add(r, d, e.input)
 	}
 	if c := r.Conv; c != nil {
-		if e.cfg.OnEvent != nil && !e.cfg.NoConversationEvents {
+		if e.wants(ConversationEvents) {
 			e.conversationChanged(c)
 		}
 		if e.cfg.Work&Counts != 0 {
@@ -55,7 +55,7 @@ func (e *Engine) feed(d *source.Datagram) {
 	if e.cfg.OnPacket != nil {
 		e.pev = PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits}
 		e.pending = append(e.pending, packetMark{})
-	} else if e.cfg.OnEvent != nil {
+	} else if e.wants(PacketEvents) {
 		e.emit(PacketEvent{Record: r, Index: idx, First: e.cap.first, Datagram: d, Digits: d.Digits})
 	}
 	if e.health != nil {

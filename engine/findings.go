@@ -238,7 +238,9 @@ func (e *Engine) found(f *Finding) {
 		return
 	}
 	e.findings = append(e.findings, *f)
-	e.emit(FindingEvent{Finding: f})
+	if e.wants(FindingEvents) {
+		e.emit(FindingEvent{Finding: f})
+	}
 }
 
 // FindingCounts counts findings by severity.

@@ -24,7 +24,9 @@ func (e *Engine) onMessage(m *reassemble.Message) {
 	if e.finds != nil {
 		e.finds.dif(d, reset)
 	}
-	e.emit(DifEvent{d})
+	if e.wants(DifEvents) {
+		e.emit(DifEvent{d})
+	}
 	if e.builder != nil && e.selected(l) {
 		if e.bh != nil {
 			e.bh.queue(rebuildOp{kind: opDif, msg: m, water: e.asm.OldestPendingN()})
@@ -58,7 +60,9 @@ func (e *Engine) onAck(a Ack) {
 	if e.finds != nil {
 		e.finds.ack(a, ms, measured)
 	}
-	e.emit(AckEvent{a})
+	if e.wants(AckEvents) {
+		e.emit(AckEvent{a})
+	}
 	if e.bh != nil {
 		e.bh.queue(rebuildOp{kind: opAck, line: a.Line, n: a.Frame, ts: a.TS, water: e.asm.OldestPendingN()})
 		return

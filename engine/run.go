@@ -33,7 +33,9 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 			e.mu.Lock()
 			e.cap.unreadable = append(e.cap.unreadable, err.Error())
 			e.mu.Unlock()
-			e.emitNow(WarningEvent{Message: err.Error(), Unreadable: true})
+			if e.wants(WarningEvents) {
+				e.emitNow(WarningEvent{Message: err.Error(), Unreadable: true})
+			}
 			continue
 		}
 		e.mu.Lock()
@@ -96,7 +98,7 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 	e.mu.Unlock()
 	lastProgress := time.Now()
 	progress := func(done bool) {
-		if in == nil {
+		if in == nil || !e.wants(ProgressEvents) {
 			return
 		}
 		e.emit(ProgressEvent{Input: in.Name, Read: in.Read(), Total: in.Size, Frames: e.cap.counters.Frames, Done: done})

@@ -148,11 +148,11 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	stop := new(engine.Stopper)
 	pp := &packetPrinter{pr: printer{o: o, out: out}, flt: flt, stop: stop}
 	cfg := engine.Config{
-		Era:                  era,
-		Stopper:              stop,
-		Idle:                 func() { out.Flush() }, // a live stream shows its packets as they come
-		OnPacket:             func(pe *engine.PacketEvent) { pp.handle(*pe) },
-		NoConversationEvents: true,
+		Era:      era,
+		Stopper:  stop,
+		Idle:     func() { out.Flush() }, // a live stream shows its packets as they come
+		OnPacket: func(pe *engine.PacketEvent) { pp.handle(*pe) },
+		Events:   engine.PacketEvents | engine.WarningEvents | engine.ProgressEvents,
 	}
 	e, err := drive(cmd.Context(), cmd.ErrOrStderr(), cfg, args, false)
 	if e != nil {

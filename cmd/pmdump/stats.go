@@ -84,7 +84,8 @@ was seen and the kernel's received and dropped counts.`,
 			if err != nil {
 				return err
 			}
-			cfg := engine.Config{Era: era, Work: engine.Difs | engine.Counts, Schema: user, NoConversationEvents: true}
+			cfg := engine.Config{Era: era, Work: engine.Difs | engine.Counts, Schema: user,
+				Events: engine.WarningEvents | engine.ProgressEvents}
 			if withStates {
 				cfg.Work |= engine.States
 			}
