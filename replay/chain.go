@@ -24,7 +24,8 @@ type job struct {
 	waited int
 	final  bool
 	// Not a message: an acknowledgement of frame ackN, or a flush of the
-	// parked jobs.
+	// parked jobs. A message or a flush may carry the acknowledgement
+	// that came before it (ack with a msg or flush), taken first.
 	ack   bool
 	ackN  int32
 	flush bool
@@ -102,6 +103,9 @@ type chain struct {
 	waiting []job
 	// the base of the waiters being released (see releaseWaiting)
 	pinned *kept
+	// The Builder's: an acknowledgement to hand over with the next job.
+	ackNext  bool
+	ackNextN int32
 }
 
 // compress zlib-compresses a checkpoint, fast.
@@ -192,9 +196,12 @@ func inflateDif(inf *reassemble.Inflater, dst []byte, m *reassemble.Message, siz
 func (c *chain) run() {
 	defer c.release()
 	for j := range c.ready {
-		switch {
-		case j.ack:
+		if j.ack {
 			c.keepAcked(j.ackN)
+			j.ack = false
+		}
+		switch {
+		case j.msg == nil && !j.flush: // an acknowledgement alone
 			continue
 		case j.flush:
 			c.endWaiting()

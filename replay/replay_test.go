@@ -478,7 +478,8 @@ func TestCheckpointBoundOldAckedBase(t *testing.T) {
 // An acknowledged state keeps its bytes however the recent states turn
 // over: while it is still in the ring, once the ring gives its slot to
 // the state built on it (applied in place), and once keyframes have
-// pushed it out; each state built on it has the true bytes.
+// pushed it out; each state built on it has the true bytes. Two
+// acknowledgements in a row both count.
 func TestAckedBaseBytes(t *testing.T) {
 	for _, keyframes := range []int{0, 1, 3, 10} {
 		r := rngFor(11)
@@ -505,12 +506,15 @@ func TestAckedBaseBytes(t *testing.T) {
 			msgs = append(msgs, msg(t, client1, 0, base, f, st[base], st[f]))
 			f++
 		}
+		st[f] = mutate(r, st[2]) // and one on the first acknowledged
+		msgs = append(msgs, msg(t, client1, 0, 2, f, st[2], st[f]))
 		var out []*replay.State
 		b := replay.New(replay.Options{Keep: true, History: 3}, func(s *replay.State) { out = append(out, s) })
 		for i, m := range msgs {
 			b.Add(m)
 			if i == ackAfter {
 				b.Flush()
+				b.Ack(ln(client1), 2)
 				b.Ack(ln(client1), 3)
 			}
 		}
