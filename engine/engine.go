@@ -66,7 +66,8 @@ type Config struct {
 	Schema *schema.Schema
 	// Inspect, when set, is called for every rebuilt state on the goroutine
 	// that rebuilt it, with the inflated dif and the state (valid only
-	// during the call); it may set State.Extra (see Anatomy).
+	// during the call, as State.Dif is); it may set State.Extra (see
+	// Anatomy).
 	Inspect func(s *replay.State, dif, state []byte)
 	// OnEvent receives the events, without the engine's lock held: a
 	// handler may ask for snapshots (Stats, Conversations, the index…)

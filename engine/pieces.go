@@ -103,8 +103,8 @@ func (p *pieceFiles) add(path string, same os.FileInfo) int {
 }
 
 // read returns the bytes of the pieces refs refers to, one after the
-// other.
-func (p *pieceFiles) read(refs []int64) ([]byte, error) {
+// other, in a buffer of get's (of at least the size asked).
+func (p *pieceFiles) read(refs []int64, get func(n int) []byte) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	total := 0
@@ -112,7 +112,7 @@ func (p *pieceFiles) read(refs []int64) ([]byte, error) {
 		_, _, n := splitPieceRef(r)
 		total += n
 	}
-	out := make([]byte, 0, total)
+	out := get(total)[:0]
 	for _, r := range refs {
 		in, off, n := splitPieceRef(r)
 		b, err := p.bytes(in, off, n)

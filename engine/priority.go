@@ -49,24 +49,46 @@ func (e *Engine) startWish() {
 }
 
 // maxEarly is the most states rebuilt ahead of their turn that wait for
-// their turn in the figures and events (each an earlyState, about 130
-// bytes, and what the health's inspection keeps of it): past it, the
-// rebuild goes on in capture order until they are out. It is more than
-// one client's difs in a one-hour game (144,000 at 40 a second), so a
-// client asked for first is rebuilt to its end ahead of the others.
+// their turn in the figures and events (each an earlyState, 120 bytes):
+// past it, the rebuild goes on in capture order until they are out. It is
+// more than one client's difs in a one-hour game (144,000 at 40 a second),
+// so a client asked for first is rebuilt to its end ahead of the others.
 const maxEarly = 1 << 18
 
 // earlyState is a state rebuilt ahead of its turn as it waits for it: a
-// replay.State without its bytes, packed.
+// replay.State without its bytes, packed, with what the health's and the
+// findings' inspections put in its Extra. It holds no pointer, so the
+// collector never looks into the hundred thousand of them a prioritized
+// client leaves waiting; what does (an error, a sha256, the caller's own
+// Extra, a time that is not a plain capture time) waits beside it in
+// behind.sides.
 type earlyState struct {
-	ts                                                                             time.Time
+	ts                                                                             int64 // unix nanoseconds, in behind.locs[loc]
 	hash                                                                           statedif.Hash
-	err                                                                            error
-	extra                                                                          any
-	sum                                                                            *[32]byte // nil when zero
-	line                                                                           int32     // in behind.lineTab
-	status                                                                         replay.Status
+	sample                                                                         sample // the health's (hasSample)
+	line                                                                           int32  // in behind.lineTab
 	seq, baseSeq, conv, player, slsn, src, dst, n, size, compressed, pieces, count int32
+	status                                                                         replay.Status
+	loc                                                                            uint8
+	active                                                                         uint8 // the findings' (hasActive)
+	has                                                                            uint8
+}
+
+// What an earlyState has (earlyState.has).
+const (
+	hasSample   = 1 << iota // the health's inspection: Extra was a healthExtra
+	hasActive               // the findings' inspection: a findingsExtra in it
+	hasActiveOK             // and its ok
+	hasSide                 // more in behind.sides
+)
+
+// earlySide is what an earlyState cannot hold.
+type earlySide struct {
+	ts    time.Time // when ownTS
+	ownTS bool
+	err   error
+	extra any
+	sum   [32]byte
 }
 
 // pack makes s an earlyState (under the engine's lock).
@@ -81,25 +103,70 @@ func (b *behind) pack(s *replay.State) earlyState {
 		b.lineIDs[l] = i
 		b.lineTab = append(b.lineTab, l)
 	}
-	es := earlyState{ts: s.TS, hash: s.Hash, err: s.Err, extra: s.Extra, line: i, status: s.Status,
+	es := earlyState{ts: s.TS.UnixNano(), hash: s.Hash, line: i, status: s.Status,
 		seq: int32(s.Seq), baseSeq: int32(s.BaseSeq), conv: int32(s.Conv), player: int32(s.Player), slsn: int32(s.SLSN),
 		src: s.Src, dst: s.Dst, n: int32(s.N), size: int32(s.Size), compressed: int32(s.Compressed),
 		pieces: int32(s.Pieces), count: int32(s.Count)}
-	if s.Sum != ([32]byte{}) {
-		sum := s.Sum
-		es.sum = &sum
+	x := s.Extra
+	if he, ok := x.(healthExtra); ok {
+		es.sample, es.has, x = he.sample, es.has|hasSample, he.extra
+	}
+	if fx, ok := x.(findingsExtra); ok {
+		es.active, es.has, x = fx.active, es.has|hasActive, fx.extra
+		if fx.ok {
+			es.has |= hasActiveOK
+		}
+	}
+	side := earlySide{err: s.Err, extra: x, sum: s.Sum}
+	if loc, ok := b.locID(s.TS.Location()); ok && time.Unix(0, es.ts).In(b.locs[loc]) == s.TS {
+		es.loc = loc
+	} else {
+		side.ts, side.ownTS = s.TS, true
+	}
+	if side.ownTS || side.err != nil || side.extra != nil || side.sum != ([32]byte{}) {
+		if b.sides == nil {
+			b.sides = map[int32]*earlySide{}
+		}
+		b.sides[es.seq] = &side
+		es.has |= hasSide
 	}
 	return es
 }
 
+// locID is the number of a state time's location in b.locs, false when
+// the table is full.
+func (b *behind) locID(loc *time.Location) (uint8, bool) {
+	for i, l := range b.locs {
+		if l == loc {
+			return uint8(i), true
+		}
+	}
+	if len(b.locs) > 255 {
+		return 0, false
+	}
+	b.locs = append(b.locs, loc)
+	return uint8(len(b.locs) - 1), true
+}
+
 // unpack makes the replay.State of an earlyState.
 func (b *behind) unpack(es *earlyState) *replay.State {
-	s := &replay.State{TS: es.ts, Hash: es.hash, Err: es.err, Extra: es.extra, Client: b.lineTab[es.line].Client, Status: es.status,
+	s := &replay.State{TS: time.Unix(0, es.ts).In(b.locs[es.loc]), Hash: es.hash, Client: b.lineTab[es.line].Client, Status: es.status,
 		Seq: int(es.seq), BaseSeq: int(es.baseSeq), Conv: int(es.conv), Player: int(es.player), SLSN: int(es.slsn),
 		Src: es.src, Dst: es.dst, N: int(es.n), Size: int(es.size), Compressed: int(es.compressed),
 		Pieces: int(es.pieces), Count: int(es.count)}
-	if es.sum != nil {
-		s.Sum = *es.sum
+	if es.has&hasSide != 0 {
+		side := b.sides[es.seq]
+		delete(b.sides, es.seq)
+		if side.ownTS {
+			s.TS = side.ts
+		}
+		s.Err, s.Extra, s.Sum = side.err, side.extra, side.sum
+	}
+	if es.has&hasActive != 0 {
+		s.Extra = findingsExtra{active: es.active, ok: es.has&hasActiveOK != 0, extra: s.Extra}
+	}
+	if es.has&hasSample != 0 {
+		s.Extra = healthExtra{sample: es.sample, extra: s.Extra}
 	}
 	return s
 }
@@ -184,8 +251,8 @@ func (e *Engine) addDeferred(upTo int, out []*replay.State) []*replay.State {
 	b := e.bh
 	for len(b.deferred) > 0 && (int(b.deferred[0].seq) < upTo || int(b.deferred[0].seq) == b.added) {
 		s := b.unpack(&b.deferred[0])
-		b.deferred[0] = earlyState{}
 		b.deferred = b.deferred[1:]
+		b.popped++
 		b.early--
 		e.difs.state(s)
 		if e.health != nil {
@@ -201,7 +268,11 @@ func (e *Engine) addDeferred(upTo int, out []*replay.State) []*replay.State {
 		out = append(out, s)
 	}
 	if len(b.deferred) == 0 {
-		b.deferred = nil
+		b.deferred, b.popped = nil, 0
+	} else if b.popped >= 1024 && b.popped > len(b.deferred) {
+		// Most of the array is states gone: what waits moves to one of
+		// its size (a copy of fewer states than were popped).
+		b.deferred, b.popped = slices.Clone(b.deferred), 0
 	}
 	return out
 }
@@ -327,19 +398,53 @@ func (h *takenOps) take(off int64) (rebuildOp, bool) {
 // past it, or stop at it (a flush, which all lines see in its place, or a
 // dif past the packet wanted).
 func (p *priority) wanted(o *rebuildOp) (take, stop bool) {
-	switch o.kind {
+	lastN := 0
+	if o.kind == opDif {
+		lastN = o.msg.LastN
+	}
+	return p.wants(o.kind, opLine(o), lastN)
+}
+
+// wants is wanted for an op of kind about line l (a dif's: its LastN).
+func (p *priority) wants(kind uint8, l reassemble.Chain, lastN int) (take, stop bool) {
+	switch kind {
 	case opTaken, opSkip:
 		return false, false
 	case opFlush:
 		return false, true
 	}
-	if opLine(o) != p.line {
+	if l != p.line {
 		return false, false
 	}
-	if o.kind == opDif && p.upTo >= 0 && o.msg.LastN > p.upTo {
+	if kind == opDif && p.upTo >= 0 && lastN > p.upTo {
 		return false, true
 	}
 	return true, false
+}
+
+// peekOp reads of a record only what wanted needs: its kind, the line it
+// is about and, for a dif, its LastN. The search for the prioritized
+// line's next op looks at every record of the other lines: decoding them
+// whole (a message each) was most of what it allocated.
+func peekOp(rec []byte) (kind uint8, l reassemble.Chain, lastN int, err error) {
+	if len(rec) == 0 {
+		return 0, l, 0, errors.New("rebuild backlog: empty record")
+	}
+	r := &opReader{b: rec[1:]}
+	kind = rec[0]
+	r.int() // water
+	l = r.line()
+	if kind == opDif {
+		r.int() // n
+		r.int() // ts
+		r.int() // seq
+		l = r.line()
+		for range 7 { // SLSN, Src, Dst, Status, Count, Pieces, Bytes
+			r.int()
+		}
+		lastN = int(r.int())
+	}
+	return kind, l, lastN, r.err
 }
 
 // nextPrioritized takes the prioritized line's next op out of its turn,
@@ -372,16 +477,21 @@ func (q *backlog) nextPrioritized() (rebuildOp, bool) {
 			p.on = false // the rebuild goes on in order; the pop finds the error
 			return rebuildOp{}, false
 		}
-		o, err := readOp(rec)
+		kind, l, lastN, err := peekOp(rec)
 		if err != nil {
 			p.on = false
 			return rebuildOp{}, false
 		}
-		take, stop := p.wanted(&o)
+		take, stop := p.wants(kind, l, lastN)
 		if stop {
 			return rebuildOp{}, false
 		}
 		if take {
+			o, err := readOp(rec)
+			if err != nil {
+				p.on = false
+				return rebuildOp{}, false
+			}
 			heap.Push(&p.taken, newTakenOp(p.off, &o))
 			p.off = next
 			return o, true

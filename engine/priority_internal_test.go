@@ -1,10 +1,15 @@
 package engine
 
 import (
+	"errors"
 	"net/netip"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/replay"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // The backlog hands the prioritized line's ops first, in their order, up
@@ -152,5 +157,93 @@ func TestBacklogPrioritySwitch(t *testing.T) {
 	}
 	if len(early) != 65 || len(q.pri.taken) != 0 {
 		t.Errorf("%d ops taken first, %d left waiting", len(early), len(q.pri.taken))
+	}
+}
+
+// peekOp reads of each kind of record the kind, line and LastN that
+// readOp decodes in full.
+func TestPeekOp(t *testing.T) {
+	v4 := reassemble.Chain{Conv: 3, Client: netip.MustParseAddrPort("10.0.0.2:24785")}
+	v6 := reassemble.Chain{Conv: 70000, Client: netip.MustParseAddrPort("[fe80::1%eth0]:1")}
+	dif := func(l reassemble.Chain, lastN int) *reassemble.Message {
+		return &reassemble.Message{Key: reassemble.Key{Client: l.Client, Conv: l.Conv, SLSN: 9, Src: 40, Dst: 41}, Status: reassemble.Corrupt,
+			Count: 3, Pieces: 2, Bytes: 900, LastN: lastN, Err: errors.New("cut"), Compressed: []byte{1, 2, 3}, Refs: []int64{5, -7}}
+	}
+	for _, c := range []struct {
+		name string
+		op   rebuildOp
+	}{
+		{"dif", rebuildOp{kind: opDif, water: 12, seq: 4, msg: dif(v4, 1234567)}},
+		{"dif v6", rebuildOp{kind: opDif, water: -1, seq: 1 << 40, msg: dif(v6, 0)}},
+		{"ack", rebuildOp{kind: opAck, water: 5, line: v6, n: -3, ts: time.Unix(7, 8), seq: 2}},
+		{"player", rebuildOp{kind: opPlayer, line: v4, n: 6}},
+		{"flush", rebuildOp{kind: opFlush, water: 99}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, rec := appendOp(nil, nil, &c.op)
+			full, err := readOp(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kind, l, lastN, err := peekOp(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantN := 0
+			if full.kind == opDif {
+				wantN = full.msg.LastN
+			}
+			if kind != full.kind || l != opLine(&full) || lastN != wantN {
+				t.Errorf("peekOp = %d %v %d, readOp gives %d %v %d", kind, l, lastN, full.kind, opLine(&full), wantN)
+			}
+			if _, _, _, err := peekOp(rec[:len(rec)/3]); err == nil && c.op.kind == opDif {
+				t.Error("a cut record peeks without an error")
+			}
+		})
+	}
+}
+
+// An earlyState gives back the very State it was made of: its time with
+// its location (or a monotonic reading), its error, sha256 and the
+// inspections' Extra, however they nest.
+func TestEarlyStatePack(t *testing.T) {
+	client := netip.MustParseAddrPort("10.0.0.2:24785")
+	at := time.Unix(1700000000, 123456789)
+	hx := func(x any) any {
+		return healthExtra{sample: sample{x: 1.5, y: -2, late: 3, pos: true, nextLevel: 4}, extra: x}
+	}
+	fx := func(ok bool, x any) any { return findingsExtra{active: 0x85, ok: ok, extra: x} }
+	for _, c := range []struct {
+		name string
+		s    replay.State
+	}{
+		{"plain", replay.State{TS: at}},
+		{"utc", replay.State{TS: at.UTC(), Err: errors.New("bad")}},
+		{"zone", replay.State{TS: at.In(time.FixedZone("x", 3600))}},
+		{"zero time", replay.State{}},
+		{"monotonic", replay.State{TS: time.Now()}},
+		{"health and findings", replay.State{TS: at, Extra: hx(fx(true, nil))}},
+		{"findings not ok", replay.State{TS: at, Extra: hx(fx(false, nil))}},
+		{"findings alone", replay.State{TS: at, Extra: fx(true, nil)}},
+		{"caller's extra inside", replay.State{TS: at, Extra: hx(fx(true, []int{7}))}},
+		{"nested the other way", replay.State{TS: at, Extra: fx(true, hx("x"))}},
+		{"caller's only", replay.State{TS: at, Extra: "mine"}},
+		{"sum", replay.State{TS: at, Sum: [32]byte{1, 2, 3}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.s
+			s.Client, s.Conv, s.Seq, s.BaseSeq, s.Player, s.SLSN = client, 4, 77, 70, 3, 2
+			s.Src, s.Dst, s.N, s.Size, s.Compressed, s.Pieces, s.Count = 10, 12, 900, 111000, 700, 2, 2
+			s.Status, s.Hash = replay.Corrupt, statedif.Hash{5, 6}
+			b := &behind{}
+			es := b.pack(&s)
+			got := b.unpack(&es)
+			if !reflect.DeepEqual(*got, s) {
+				t.Errorf("unpack(pack(s)) = %+v, want %+v", *got, s)
+			}
+			if len(b.sides) != 0 {
+				t.Errorf("%d sides left after unpack", len(b.sides))
+			}
+		})
 	}
 }

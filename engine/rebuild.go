@@ -3,6 +3,7 @@ package engine
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
@@ -16,6 +17,7 @@ type behind struct {
 	q     *backlog
 	done  chan struct{} // closed when the rebuild has ended
 	files pieceFiles    // the capture files the difs' pieces are read back from
+	difs  difBuffers    // the buffers they are read into (the rebuild goroutine's)
 	// fromFile counts the difs whose pieces were read back from their
 	// capture file (the rebuild goroutine's).
 	fromFile int
@@ -49,7 +51,10 @@ type behind struct {
 	deferred []earlyState // states in the timeline early, waiting for their turn, by Seq
 	lineTab  []reassemble.Chain
 	lineIDs  map[reassemble.Chain]int32
-	early    int // difs handed early whose states are not out yet
+	locs     []*time.Location     // the locations of their times
+	sides    map[int32]*earlySide // what their earlyStates cannot hold, by Seq
+	popped   int                  // states taken off the front of deferred since it was last moved
+	early    int                  // difs handed early whose states are not out yet
 }
 
 // hold holds the rebuild (on) or lets it go.
@@ -118,7 +123,7 @@ func (e *Engine) rebuildBehind() {
 		case opDif:
 			if m := o.msg; m.Compressed == nil && m.Refs != nil {
 				var err error
-				if m.Compressed, err = b.files.read(m.Refs); err != nil {
+				if m.Compressed, err = b.files.read(m.Refs, b.difs.get); err != nil {
 					m.Status, m.Err = reassemble.Corrupt, err
 				}
 				m.Refs = nil
@@ -212,6 +217,10 @@ func (e *Engine) addStates() {
 			b.added = s.Seq + 1
 			out = append(out, s)
 		}
+		// The timeline has its copy of the dif, and nothing else
+		// holds the message's: its buffer serves again.
+		b.difs.put(s.Dif)
+		s.Dif = nil
 		out = e.addDeferred(0, out)
 	}
 	b.rebuilt.Add(int64(len(b.batch)))
@@ -324,4 +333,54 @@ func (e *Engine) Wait() {
 	if e.bh != nil {
 		<-e.bh.done
 	}
+}
+
+// difBuffers recycles the buffers the rebuild reads difs into, so that a
+// million difs do not cost a million allocations: each goes back once its
+// state is in the timeline. Buffers are of a power of two bytes, from
+// minDifBuffer on; at most maxFreeDifBytes of them wait to serve again.
+type difBuffers struct {
+	free  [difClasses][][]byte
+	bytes int // in free
+}
+
+const (
+	minDifBuffer    = 256
+	difClasses      = 13 // up to 1 MiB
+	maxFreeDifBytes = 4 << 20
+)
+
+// class is the class of buffers of at least n bytes, difClasses for none.
+func difClass(n int) int {
+	c := 0
+	for size := minDifBuffer; size < n && c < difClasses; size <<= 1 {
+		c++
+	}
+	return c
+}
+
+// get returns a buffer of at least n bytes.
+func (d *difBuffers) get(n int) []byte {
+	c := difClass(n)
+	if c == difClasses {
+		return make([]byte, n)
+	}
+	if f := d.free[c]; len(f) > 0 {
+		b := f[len(f)-1]
+		f[len(f)-1] = nil
+		d.free[c] = f[:len(f)-1]
+		d.bytes -= cap(b)
+		return b
+	}
+	return make([]byte, minDifBuffer<<c)
+}
+
+// put gives back a buffer get returned (any other is left alone).
+func (d *difBuffers) put(b []byte) {
+	c := difClass(cap(b))
+	if c == difClasses || cap(b) != minDifBuffer<<c || d.bytes+cap(b) > maxFreeDifBytes {
+		return
+	}
+	d.free[c] = append(d.free[c], b[:0])
+	d.bytes += cap(b)
 }

@@ -171,6 +171,8 @@ func (b *Builder) Add(m *reassemble.Message) {
 	}
 	j := job{seq: b.next, msg: m, player: pl}
 	b.next++
+	j.ack, j.ackN = c.ackNext, c.ackNextN
+	c.ackNext = false
 	b.send(c, j)
 }
 
@@ -192,8 +194,22 @@ func (b *Builder) send(c *chain, j job) {
 // newer acknowledged ones replace it. A stak does not say the level
 // sequence: the state meant is the newest rebuilt one of frame n.
 func (b *Builder) Ack(l reassemble.Chain, n int32) {
-	if c := b.clients[l]; c != nil {
-		b.send(c, job{ack: true, ackN: n})
+	c := b.clients[l]
+	if c == nil {
+		return
+	}
+	// It goes with the chain's next job: one hand-over, not two, for
+	// the acknowledgement a client sends about every state.
+	b.sendAck(c)
+	c.ackNext, c.ackNextN = true, n
+}
+
+// sendAck hands the chain the acknowledgement waiting to go with its next
+// job, if there is one, on its own.
+func (b *Builder) sendAck(c *chain) {
+	if c.ackNext {
+		c.ackNext = false
+		b.send(c, job{ack: true, ackN: c.ackNextN})
 	}
 }
 
@@ -202,7 +218,9 @@ func (b *Builder) Ack(l reassemble.Chain, n int32) {
 // goes quiet still shows its last states.
 func (b *Builder) Flush() {
 	for _, c := range b.clients {
-		b.send(c, job{flush: true})
+		j := job{flush: true, ack: c.ackNext, ackN: c.ackNextN}
+		c.ackNext = false
+		b.send(c, j)
 	}
 	b.drain(true)
 }
@@ -246,6 +264,7 @@ func (b *Builder) Restart(client netip.AddrPort) { b.EndLine(reassemble.Chain{Cl
 // and the state size start over), after the ones already added.
 func (b *Builder) EndLine(l reassemble.Chain) {
 	if c := b.clients[l]; c != nil {
+		b.sendAck(c)
 		close(c.in)
 		delete(b.clients, l)
 	}
@@ -254,6 +273,7 @@ func (b *Builder) EndLine(l reassemble.Chain) {
 // Close waits for every state to be rebuilt and emitted.
 func (b *Builder) Close() {
 	for l, c := range b.clients {
+		b.sendAck(c)
 		close(c.in)
 		delete(b.clients, l)
 	}

@@ -24,7 +24,8 @@ type job struct {
 	waited int
 	final  bool
 	// Not a message: an acknowledgement of frame ackN, or a flush of the
-	// parked jobs.
+	// parked jobs. A message or a flush may carry the acknowledgement
+	// that came before it (ack with a msg or flush), taken first.
 	ack   bool
 	ackN  int32
 	flush bool
@@ -60,6 +61,11 @@ type kept struct {
 	data  []byte
 	hash  statedif.Hash
 	depth int // difs from the nearest keyframe or checkpoint
+	// An acknowledged state's bytes are still those of ring slot slot
+	// (≥ 0), copied to data only when the ring gives the slot up: a
+	// client acknowledges about every state, and most acknowledged ones
+	// are replaced by newer ones before their slot is.
+	slot int
 }
 
 // aheadDifs is how many difs a chain inflates ahead of the one it builds.
@@ -90,11 +96,16 @@ type chain struct {
 	states map[Frame]int
 	next   int
 	// the newest acknowledged states, newest last, kept whatever their age
+	// (each with a buffer of its own, which holds its bytes once the ring
+	// gives up its slot)
 	acked []kept
 	// jobs waiting for their base, in arrival order
 	waiting []job
 	// the base of the waiters being released (see releaseWaiting)
 	pinned *kept
+	// The Builder's: an acknowledgement to hand over with the next job.
+	ackNext  bool
+	ackNextN int32
 }
 
 // compress zlib-compresses a checkpoint, fast.
@@ -185,9 +196,12 @@ func inflateDif(inf *reassemble.Inflater, dst []byte, m *reassemble.Message, siz
 func (c *chain) run() {
 	defer c.release()
 	for j := range c.ready {
-		switch {
-		case j.ack:
+		if j.ack {
 			c.keepAcked(j.ackN)
+			j.ack = false
+		}
+		switch {
+		case j.msg == nil && !j.flush: // an acknowledgement alone
 			continue
 		case j.flush:
 			c.endWaiting()
@@ -246,10 +260,11 @@ func (c *chain) release() {
 // base.
 func (c *chain) keepAcked(n int32) {
 	var src *kept
+	slot := -1
 	for i := range c.ring {
 		k := &c.ring[i]
 		if k.data != nil && k.f.N == n && (src == nil || k.seq > src.seq) {
-			src = k
+			src, slot = k, i
 		}
 	}
 	if src == nil {
@@ -274,8 +289,18 @@ func (c *chain) keepAcked(n int32) {
 		}
 		buf = make([]byte, len(src.data))
 	}
-	copy(buf, src.data)
-	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf, hash: src.hash, depth: src.depth})
+	c.acked = append(c.acked, kept{f: src.f, seq: src.seq, data: buf, hash: src.hash, depth: src.depth, slot: slot})
+}
+
+// leave copies the acknowledged states still in ring slot i to their own
+// buffers: the slot is about to hold another state.
+func (c *chain) leave(i int) {
+	for j := range c.acked {
+		if a := &c.acked[j]; a.slot == i {
+			copy(a.data, c.ring[i].data)
+			a.slot = -1
+		}
+	}
 }
 
 // reserve takes n bytes from the builder's budget, if it has them.
@@ -297,7 +322,11 @@ func (c *chain) base(f Frame) (kept, bool) {
 	}
 	for i := len(c.acked) - 1; i >= 0; i-- {
 		if c.acked[i].f == f {
-			return c.acked[i], true
+			k := c.acked[i]
+			if k.slot >= 0 {
+				k.data = c.ring[k.slot].data
+			}
+			return k, true
 		}
 	}
 	return kept{}, false
@@ -451,7 +480,7 @@ func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 	// on a copy of it.
 	if b, ok := c.base(f); ok {
 		prev := c.pinned
-		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data), hash: b.hash, depth: b.depth}
+		c.pinned = &kept{f: b.f, seq: b.seq, data: bytes.Clone(b.data), hash: b.hash, depth: b.depth, slot: -1}
 		defer func() { c.pinned = prev }()
 	}
 	for _, w := range ready {
@@ -469,7 +498,7 @@ func (c *chain) releaseWaiting(f Frame, bufs *buffers) {
 // caller fills the slot's data and says which frame it holds.
 func (c *chain) claim(size int) (int, []byte) {
 	if len(c.ring) < c.opt.History && c.reserve(size) {
-		c.ring = append(c.ring, kept{data: make([]byte, size)})
+		c.ring = append(c.ring, kept{data: make([]byte, size), slot: -1})
 		return len(c.ring) - 1, c.ring[len(c.ring)-1].data
 	}
 	if len(c.ring) == 0 {
@@ -484,5 +513,6 @@ func (c *chain) claim(size int) (int, []byte) {
 	if len(old.data) != size {
 		return -1, nil // the size never changes within a chain
 	}
+	c.leave(i)
 	return i, old.data
 }

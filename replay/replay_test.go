@@ -474,3 +474,58 @@ func TestCheckpointBoundOldAckedBase(t *testing.T) {
 		}
 	}
 }
+
+// An acknowledged state keeps its bytes however the recent states turn
+// over: while it is still in the ring, once the ring gives its slot to
+// the state built on it (applied in place), and once keyframes have
+// pushed it out; each state built on it has the true bytes. Two
+// acknowledgements in a row both count.
+func TestAckedBaseBytes(t *testing.T) {
+	for _, keyframes := range []int{0, 1, 3, 10} {
+		r := rngFor(11)
+		st := map[int32][]byte{}
+		st[1] = firstState(r, 4096)
+		msgs := []*reassemble.Message{msg(t, client1, 0, 0, 1, nil, st[1])}
+		for f := int32(2); f <= 3; f++ {
+			st[f] = mutate(r, st[f-1])
+			msgs = append(msgs, msg(t, client1, 0, f-1, f, st[f-1], st[f]))
+		}
+		ackAfter := len(msgs) - 1 // frame 3 is acknowledged
+		f := int32(4)
+		for range keyframes {
+			st[f] = mutate(r, st[3])
+			msgs = append(msgs, msg(t, client1, 0, 0, f, nil, st[f]))
+			f++
+		}
+		for range 6 { // difs on the acknowledged state, then on each other
+			base := int32(3)
+			if f > 4+int32(keyframes) {
+				base = f - 1
+			}
+			st[f] = mutate(r, st[base])
+			msgs = append(msgs, msg(t, client1, 0, base, f, st[base], st[f]))
+			f++
+		}
+		st[f] = mutate(r, st[2]) // and one on the first acknowledged
+		msgs = append(msgs, msg(t, client1, 0, 2, f, st[2], st[f]))
+		var out []*replay.State
+		b := replay.New(replay.Options{Keep: true, History: 3}, func(s *replay.State) { out = append(out, s) })
+		for i, m := range msgs {
+			b.Add(m)
+			if i == ackAfter {
+				b.Flush()
+				b.Ack(ln(client1), 2)
+				b.Ack(ln(client1), 3)
+			}
+		}
+		b.Close()
+		if len(out) != len(msgs) {
+			t.Fatalf("%d keyframes: %d states, want %d", keyframes, len(out), len(msgs))
+		}
+		for _, s := range out {
+			if s.Status != replay.OK || !bytes.Equal(s.Data, st[s.Dst]) {
+				t.Errorf("%d keyframes: state %d→%d: %v %v, bytes equal %v", keyframes, s.Src, s.Dst, s.Status, s.Err, bytes.Equal(s.Data, st[s.Dst]))
+			}
+		}
+	}
+}

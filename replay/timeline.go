@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/pmdump/pmdump/internal/spill"
 	"github.com/pmdump/pmdump/reassemble"
@@ -69,6 +70,10 @@ type Timeline struct {
 	store  *store
 	inf    reassemble.Inflater
 	dif    []byte
+	// The memory budget, and the bytes the lines' entries take of it
+	// (what is left is the store's).
+	budget     int
+	entryBytes int
 }
 
 type line struct {
@@ -112,11 +117,26 @@ func (l *line) remember(f Frame, i int) {
 	}
 }
 
-// NewTimeline returns an empty timeline. memBudget bounds the bytes of difs
-// and checkpoints held in memory before they spill to a temporary file in
-// dir ("" for the system's).
+// NewTimeline returns an empty timeline. memBudget bounds the bytes it
+// holds in memory: its entries, which never spill, take their share first;
+// the difs and checkpoints spill to a temporary file in dir ("" for the
+// system's) past what is left of it.
 func NewTimeline(memBudget int, dir string) *Timeline {
-	return &Timeline{lines: map[reassemble.Chain]*line{}, store: &store{s: spill.New("timeline store", memBudget, dir, "pmdump-timeline-*")}}
+	return &Timeline{lines: map[reassemble.Chain]*line{}, budget: memBudget,
+		store: &store{s: spill.New("timeline store", memBudget, dir, "pmdump-timeline-*")}}
+}
+
+// entrySize is the bytes of an Entry.
+const entrySize = int(unsafe.Sizeof(Entry{}))
+
+// grown accounts for a line's entries grown from room for was entries to
+// room for now: what the store may keep in memory shrinks by as much.
+func (t *Timeline) grown(was, now int) {
+	if was == now {
+		return
+	}
+	t.entryBytes += (now - was) * entrySize
+	t.store.s.SetBudget(max(t.budget-t.entryBytes, 0))
 }
 
 // Close releases the timeline's temporary file.
@@ -155,6 +175,7 @@ func (t *Timeline) Add(s *State) error {
 		l = &line{latest: map[Frame]int{}, ckpts: map[int]blob{}, forward: map[int32][]int32{}}
 		if n := t.expect[key]; n > 0 {
 			l.entries = make([]Entry, 0, n)
+			t.grown(0, n)
 			delete(t.expect, key)
 		}
 		t.lines[key] = l
@@ -192,7 +213,9 @@ func (t *Timeline) Add(s *State) error {
 		}
 		l.remember(e.Frame, int(i))
 	}
+	was := cap(l.entries)
 	l.entries = append(l.entries, e)
+	t.grown(was, cap(l.entries))
 	if e.Status == OK {
 		if w, ok := l.forward[e.Seq]; ok {
 			for _, j := range w {
@@ -217,7 +240,9 @@ func (t *Timeline) Expect(key reassemble.Chain, n int) {
 	}
 	if l := t.lines[key]; l != nil {
 		if n > cap(l.entries) {
+			was := cap(l.entries)
 			l.entries = slices.Grow(l.entries, n-len(l.entries))
+			t.grown(was, cap(l.entries))
 		}
 		return
 	}

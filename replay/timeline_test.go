@@ -380,3 +380,55 @@ func TestTimelineExpect(t *testing.T) {
 		}
 	}
 }
+
+// The entries take their share of the memory budget first (they never
+// spill): the difs of a line whose entries take it all go to the file,
+// and those of a line whose entries leave room stay in memory; either way
+// every state is rebuilt the same.
+func TestTimelineEntriesInBudget(t *testing.T) {
+	msgs, want := syntheticCapture(t)
+	states := rebuild(replay.Options{CheckpointEvery: 4}, msgs...)
+	entryBytes := int(unsafe.Sizeof(replay.Entry{}))
+	for _, c := range []struct {
+		name     string
+		expect   int // entries expected per line
+		inMemory bool
+	}{
+		{"room left", 0, true},
+		{"entries take it all", 1 << 20 / entryBytes, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tl := replay.NewTimeline(1<<20, "")
+			defer tl.Close()
+			for _, s := range states {
+				if c.expect > 0 {
+					tl.Expect(s.Line(), c.expect)
+				}
+				if err := tl.Add(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mem, file := tl.StoreBytes()
+			if (mem > 0) != c.inMemory || (file > 0) == c.inMemory {
+				t.Errorf("%d bytes of difs in memory and %d in the file, want them all in memory: %v", mem, file, c.inMemory)
+			}
+			ok := 0
+			var dst []byte
+			for _, l := range tl.Lines() {
+				for i, e := range tl.Entries(l) {
+					if e.Status != replay.OK {
+						continue
+					}
+					var err error
+					if dst, err = tl.State(dst, l, i); err != nil || !bytes.Equal(dst, want[int(e.Seq)]) {
+						t.Fatalf("%s entry %d: %v, bytes equal %v", l, i, err, bytes.Equal(dst, want[int(e.Seq)]))
+					}
+					ok++
+				}
+			}
+			if ok == 0 {
+				t.Error("no state rebuilt")
+			}
+		})
+	}
+}
