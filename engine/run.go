@@ -306,5 +306,5 @@ func (e *Engine) addCounters(base, c source.Counters) {
 // rereadPiece returns the bytes of the piece ref refers to (for the
 // reassembler, which keeps none of them: see reassemble.Assembler.RereadRefs).
 func (e *Engine) rereadPiece(ref int64) ([]byte, error) {
-	return e.bh.files.read([]int64{ref})
+	return e.bh.files.read([]int64{ref}, func(n int) []byte { return make([]byte, n) })
 }
