@@ -14,6 +14,7 @@ type huffman struct {
 	// significant first) is sym<<4 | length for a code of up to huffBits
 	// bits, or 0 for a longer code or none.
 	table  [1 << huffBits]uint16
+	mask   uint64      // the bits of the table's index: 2^min(longest, huffBits) − 1
 	count  [16]uint16  // how many codes of each length
 	symbol [288]uint16 // the symbols in canonical order
 	// min is the length of the shortest code, 0 for an empty code. An
@@ -39,7 +40,9 @@ func (h *huffman) init(lengths []uint8) bool {
 		h.count[n&15]++
 	}
 	h.min = uint(minLen)
-	clear(h.table[:])
+	tb := min(maxLen, huffBits)
+	h.mask = 1<<tb - 1
+	clear(h.table[:1<<tb])
 	if maxLen == 0 {
 		return true
 	}
@@ -64,12 +67,12 @@ func (h *huffman) init(lengths []uint8) bool {
 		offs[n]++
 		c := next[n]
 		next[n]++
-		if n > huffBits {
+		if int(n) > tb {
 			continue
 		}
 		// The stream holds a code's bits most significant first.
 		rev := int(bits.Reverse16(uint16(c)) >> (16 - n))
-		for j := rev; j < len(h.table); j += 1 << n {
+		for j := rev; j < 1<<tb; j += 1 << n {
 			h.table[j] = uint16(sym)<<4 | uint16(n)
 		}
 	}
@@ -80,7 +83,7 @@ func (h *huffman) init(lengths []uint8) bool {
 // significant first) and the code's length, or a length of 0 when no code
 // does.
 func (h *huffman) decode(b uint64) (sym int, n uint) {
-	if e := h.table[b&(1<<huffBits-1)]; e != 0 {
+	if e := h.table[b&h.mask]; e != 0 {
 		return int(e >> 4), uint(e & 15)
 	}
 	return h.slow(b)

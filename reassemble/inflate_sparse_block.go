@@ -1,6 +1,7 @@
 package reassemble
 
 import (
+	"encoding/binary"
 	"io"
 
 	"github.com/pmdump/pmdump/statedif"
@@ -95,7 +96,7 @@ var reverse5 = func() (r [32]uint8) {
 // they are all zeros (out is zero from pos on, so nothing needs writing).
 func (d *sparse) match(distance, length int) {
 	from := d.pos - distance
-	if d.zero(from, from+min(distance, length)) {
+	if src := from + min(distance, length); d.zero(from, src) || from >= len(d.out) || allZero(d.out[from:min(src, len(d.out))]) {
 		d.pos += length
 		return
 	}
@@ -111,8 +112,22 @@ func (d *sparse) match(distance, length int) {
 			i += copy(out[i:end], out[from:i])
 		}
 	}
-	d.mark(d.pos, end)
+	d.markNonZero(d.pos, end)
 	d.pos = end
+}
+
+// markNonZero records out[from:to] as written, less the zeros it starts
+// and ends with (a match copies runs of zeros too).
+func (d *sparse) markNonZero(from, to int) {
+	for from < to && d.out[from] == 0 {
+		from++
+	}
+	for to > from && d.out[to-1] == 0 {
+		to--
+	}
+	if from < to {
+		d.mark(from, to)
+	}
 }
 
 // zero says whether out[from:to] (before pos) is all zeros, by the spans.
@@ -133,6 +148,19 @@ func (d *sparse) zero(from, to int) bool {
 		}
 	}
 	return s[lo].Off >= to
+}
+
+// allZero says whether b is all zeros, a word at a time.
+func allZero(b []byte) bool {
+	var or uint64
+	for len(b) >= 8 {
+		or |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, c := range b {
+		or |= uint64(c)
+	}
+	return or == 0
 }
 
 // mark records out[from:to] as written.
