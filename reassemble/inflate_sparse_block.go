@@ -2,6 +2,7 @@ package reassemble
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 
 	"github.com/pmdump/pmdump/statedif"
@@ -10,76 +11,151 @@ import (
 // block decodes a Huffman block's literals and matches (RFC 1951 section
 // 3.2.5) with the literal/length code lit and the distance code dist (nil
 // for a fixed block's 5-bit distances), need bits read before each
-// literal or length as klauspost's decoder does.
+// literal or length as klauspost's decoder does. The decoder's state is
+// kept in locals (registers) for the loop and stored back at its end.
 func (d *sparse) block(lit, dist *huffman, need uint) error {
+	in, ip, pad := d.in, d.ip, d.pad
+	bits, nb, pos := d.bits, d.nb, d.pos
+	var err error
 	for {
-		d.refill()
-		sym, err := d.symbol(lit, need)
-		if err != nil {
-			return err
+		// refill, with the bit buffer in locals
+		if ip+8 <= len(in) {
+			bits |= binary.LittleEndian.Uint64(in[ip:]) << nb
+			ip += int(63-nb) >> 3
+			nb |= 56
+		} else {
+			for nb <= 56 {
+				if ip < len(in) {
+					bits |= uint64(in[ip]) << nb
+					ip++
+				} else {
+					pad++
+				}
+				nb += 8
+			}
 		}
+		// Each check below is short: fewer than n bits of the stream left.
+		if pad > 0 && int(nb)-8*pad < int(need) {
+			err = io.ErrUnexpectedEOF
+			break
+		}
+		var sym int
+		var n uint
+		if e := lit.table[bits&lit.mask]; e != 0 {
+			sym, n = int(e>>4), uint(e&15)
+		} else if sym, n = lit.slow(bits); n == 0 {
+			d.emptyCode = d.emptyCode || lit.min == 0
+			err = errCorrupt
+			break
+		}
+		if pad > 0 && int(nb)-8*pad < int(n) {
+			err = io.ErrUnexpectedEOF
+			break
+		}
+		bits >>= n
+		nb -= n
 		if sym < 256 {
-			if d.pos >= d.max {
-				return errSparseSize
+			if pos >= d.max {
+				err = errSparseSize
+				break
 			}
 			if sym != 0 {
-				d.room(d.pos + 1)
-				d.out[d.pos] = byte(sym)
-				d.mark(d.pos, d.pos+1)
+				if pos >= len(d.out) {
+					d.room(pos + 1)
+				}
+				d.out[pos] = byte(sym)
+				d.mark(pos, pos+1)
 			}
-			d.pos++
-			if d.pos == d.max && d.pos%window == 0 {
-				return errSparseSize // the window hands the bound on full
+			pos++
+			if pos == d.max && pos%window == 0 {
+				err = errSparseSize // the window hands the bound on full
+				break
 			}
 			continue
 		}
 		if sym == 256 {
-			return nil
+			break
 		}
 		if sym >= 286 {
-			return d.corrupt()
+			err = errCorrupt
+			break
 		}
 		length := int(lengthBase[sym-257])
-		if nb := uint(lengthExtra[sym-257]); nb > 0 {
-			if d.short(nb) {
-				return io.ErrUnexpectedEOF
+		if n = uint(lengthExtra[sym-257]); n > 0 {
+			if pad > 0 && int(nb)-8*pad < int(n) {
+				err = io.ErrUnexpectedEOF
+				break
 			}
-			length += int(d.bits & (1<<nb - 1))
-			d.consume(nb)
+			length += int(bits & (1<<n - 1))
+			bits >>= n
+			nb -= n
 		}
 		var code int
 		if dist == nil {
-			if d.short(5) {
-				return io.ErrUnexpectedEOF
+			if pad > 0 && int(nb)-8*pad < 5 {
+				err = io.ErrUnexpectedEOF
+				break
 			}
-			code = int(reverse5[d.bits&31])
-			d.consume(5)
-		} else if code, err = d.symbol(dist, dist.min); err != nil {
-			return err
+			code = int(reverse5[bits&31])
+			bits >>= 5
+			nb -= 5
+		} else {
+			if pad > 0 && int(nb)-8*pad < int(dist.min) {
+				err = io.ErrUnexpectedEOF
+				break
+			}
+			if e := dist.table[bits&dist.mask]; e != 0 {
+				code, n = int(e>>4), uint(e&15)
+			} else if code, n = dist.slow(bits); n == 0 {
+				d.emptyCode = d.emptyCode || dist.min == 0
+				err = errCorrupt
+				break
+			}
+			if pad > 0 && int(nb)-8*pad < int(n) {
+				err = io.ErrUnexpectedEOF
+				break
+			}
+			bits >>= n
+			nb -= n
 		}
 		if code >= 30 {
-			return d.corrupt()
+			err = errCorrupt
+			break
 		}
 		distance := int(distBase[code])
-		if nb := uint(distExtra[code]); nb > 0 {
-			if d.short(nb) {
-				return io.ErrUnexpectedEOF
+		if n = uint(distExtra[code]); n > 0 {
+			if pad > 0 && int(nb)-8*pad < int(n) {
+				err = io.ErrUnexpectedEOF
+				break
 			}
-			distance += int(d.bits & (1<<nb - 1))
-			d.consume(nb)
+			distance += int(bits & (1<<n - 1))
+			bits >>= n
+			nb -= n
 		}
-		if distance > d.pos {
-			return d.corrupt()
+		if distance > pos {
+			err = errCorrupt
+			break
 		}
-		if d.pos+length > d.max {
-			return errSparseSize
+		if pos+length > d.max {
+			err = errSparseSize
+			break
 		}
-		d.match(distance, length)
-		if d.pos == d.max && d.pos%window == 0 {
-			return errSparseSize
+		d.match(pos, distance, length)
+		pos += length
+		if pos == d.max && pos%window == 0 {
+			err = errSparseSize
+			break
 		}
 	}
+	d.ip, d.pad, d.bits, d.nb, d.pos = ip, pad, bits, nb, pos
+	if err == errCorrupt {
+		return d.corrupt()
+	}
+	return err
 }
+
+// errCorrupt stands for flate's error until its offset is known.
+var errCorrupt = errors.New("corrupt")
 
 // reverse5 reverses 5-bit numbers: a fixed block's distance codes are
 // stored most significant bit first.
@@ -92,28 +168,26 @@ var reverse5 = func() (r [32]uint8) {
 	return
 }()
 
-// match copies length bytes from distance back, or only moves on when
-// they are all zeros (out is zero from pos on, so nothing needs writing).
-func (d *sparse) match(distance, length int) {
-	from := d.pos - distance
+// match copies length bytes from distance back to pos, or nothing when
+// they are all zeros (out is zero from pos on).
+func (d *sparse) match(pos, distance, length int) {
+	from := pos - distance
 	if src := from + min(distance, length); d.zero(from, src) || from >= len(d.out) || allZero(d.out[from:min(src, len(d.out))]) {
-		d.pos += length
 		return
 	}
-	end := d.pos + length
+	end := pos + length
 	d.room(end)
 	out := d.out[:end]
 	if distance >= length {
-		copy(out[d.pos:], out[from:from+length])
+		copy(out[pos:], out[from:from+length])
 	} else {
 		// The match overlaps what it makes: repeat the last distance
 		// bytes, twice as many at each copy.
-		for i := d.pos; i < end; {
+		for i := pos; i < end; {
 			i += copy(out[i:end], out[from:i])
 		}
 	}
-	d.markNonZero(d.pos, end)
-	d.pos = end
+	d.markNonZero(pos, end)
 }
 
 // markNonZero records out[from:to] as written, less the zeros it starts
