@@ -16,7 +16,7 @@ type huffman struct {
 	table  [1 << huffBits]uint16
 	mask   uint64      // the bits of the table's index: 2^min(longest, huffBits) − 1
 	count  [16]uint16  // how many codes of each length
-	symbol [288]uint16 // the symbols in canonical order
+	symbol [512]uint16 // the symbols in canonical order (288 at most)
 	// min is the length of the shortest code, 0 for an empty code. An
 	// empty code is valid (a block of literals only has no distance
 	// codes) but decodes nothing.
@@ -59,11 +59,13 @@ func (h *huffman) init(lengths []uint8) bool {
 	for i := 1; i < 15; i++ {
 		offs[i+1] = offs[i] + int(h.count[i])
 	}
+	tbl := h.table[:1<<tb]
 	for sym, n := range lengths {
 		if n == 0 {
 			continue
 		}
-		h.symbol[offs[n]] = uint16(sym)
+		n &= 15
+		h.symbol[offs[n]&511] = uint16(sym)
 		offs[n]++
 		c := next[n]
 		next[n]++
@@ -71,9 +73,9 @@ func (h *huffman) init(lengths []uint8) bool {
 			continue
 		}
 		// The stream holds a code's bits most significant first.
-		rev := int(bits.Reverse16(uint16(c)) >> (16 - n))
-		for j := rev; j < 1<<tb; j += 1 << n {
-			h.table[j] = uint16(sym)<<4 | uint16(n)
+		e := uint16(sym)<<4 | uint16(n)
+		for j := int(bits.Reverse16(uint16(c)) >> (16 - n)); j < len(tbl); j += 1 << n {
+			tbl[j] = e
 		}
 	}
 	return true

@@ -172,7 +172,10 @@ var reverse5 = func() (r [32]uint8) {
 // they are all zeros (out is zero from pos on).
 func (d *sparse) match(pos, distance, length int) {
 	from := pos - distance
-	if src := from + min(distance, length); d.zero(from, src) || from >= len(d.out) || allZero(d.out[from:min(src, len(d.out))]) {
+	// Whether the source is all zeros: by its bytes when it is short, by
+	// the spans (then the bytes) when not.
+	src := from + min(distance, length)
+	if from >= len(d.out) || (src-from > 64 && d.zero(from, src)) || allZero(d.out[from:min(src, len(d.out))]) {
 		return
 	}
 	end := pos + length
@@ -191,10 +194,18 @@ func (d *sparse) match(pos, distance, length int) {
 }
 
 // markNonZero records out[from:to] as written, less the zeros it starts
-// and ends with (a match copies runs of zeros too).
+// and ends with (a match copies runs of zeros too), trimmed a word at a
+// time then a byte.
 func (d *sparse) markNonZero(from, to int) {
+	le := binary.LittleEndian
+	for from+8 <= to && le.Uint64(d.out[from:]) == 0 {
+		from += 8
+	}
 	for from < to && d.out[from] == 0 {
 		from++
+	}
+	for to-8 >= from && le.Uint64(d.out[to-8:]) == 0 {
+		to -= 8
 	}
 	for to > from && d.out[to-1] == 0 {
 		to--
