@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zlib"
@@ -32,9 +33,15 @@ type job struct {
 	// the chain's pool, zero outside spans, or the error.
 	pre    bool
 	dif    []byte
-	spans  []statedif.Span
+	spans  *spanList
 	difErr error
 }
+
+// spanList holds the spans of a dif inflated ahead; they are reused
+// through spanLists, so inflating ahead allocates nothing.
+type spanList struct{ s []statedif.Span }
+
+var spanLists = sync.Pool{New: func() any { return new(spanList) }}
 
 // maxWait is how many later difs of the same client a dif whose base is
 // not rebuilt yet waits for it: with reordering, the dif that makes the
@@ -126,7 +133,8 @@ func (c *chain) ahead() {
 				if c.opt.StateSize > 0 {
 					size = c.opt.StateSize
 				}
-				j.dif, j.spans, j.difErr = inflateDif(&bufs.inf, buf, nil, m, size)
+				j.spans = spanLists.Get().(*spanList)
+				j.dif, j.spans.s, j.difErr = inflateDif(&bufs.inf, buf, j.spans.s[:0], m, size)
 				c.opt.Gate.leave(bufs)
 				j.pre = true
 				if c.aheadSize == 0 && j.difErr == nil && len(j.dif) > 0 {
@@ -163,8 +171,9 @@ func (c *chain) recycle(j *job) {
 		if cap(b) != MaxStateSize+1 { // grown by a stream of unknown size
 			b = make([]byte, 0, MaxStateSize+1)
 		} else {
-			statedif.ClearSpans(b[:cap(b)], j.spans) // all zeros for the next
+			statedif.ClearSpans(b[:cap(b)], j.spans.s) // all zeros for the next
 		}
+		spanLists.Put(j.spans)
 		c.pool <- b
 		j.pre, j.dif, j.spans, j.difErr = false, nil, nil, nil
 	}
@@ -346,7 +355,7 @@ func (c *chain) build(j job, bufs *buffers) *State {
 	var spans []statedif.Span
 	var err error
 	if j.pre {
-		dif, spans, err = j.dif, j.spans, j.difErr
+		dif, spans, err = j.dif, j.spans.s, j.difErr
 	} else {
 		dif, spans, err = inflateDif(&bufs.inf, bufs.dif, bufs.difSpans, m, size)
 		bufs.dif, bufs.difSpans = dif, spans
