@@ -3,8 +3,9 @@ package reassemble
 import "math/bits"
 
 // huffBits is how many bits of a Huffman code the sparse decoder looks up
-// in one table: codes of up to 10 bits (nearly every code a dif uses) are
-// one lookup, longer ones are decoded bit by bit (huffman.slow).
+// in one table (huffman.table): codes of up to 10 bits (nearly every code
+// a dif uses) are one lookup, longer ones are decoded bit by bit
+// (huffman.slow).
 const huffBits = 10
 
 // huffman is a canonical Huffman code of RFC 1951 section 3.2.2, ready to
@@ -79,16 +80,6 @@ func (h *huffman) init(lengths []uint8) bool {
 		}
 	}
 	return true
-}
-
-// decode returns the symbol whose code starts the bits b (least
-// significant first) and the code's length, or a length of 0 when no code
-// does.
-func (h *huffman) decode(b uint64) (sym int, n uint) {
-	if e := h.table[b&h.mask]; e != 0 {
-		return int(e >> 4), uint(e & 15)
-	}
-	return h.slow(b)
 }
 
 // slow decodes a code bit by bit, with the counts of codes of each length

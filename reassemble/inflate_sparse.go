@@ -215,26 +215,6 @@ func (d *sparse) corrupt() error {
 	return flate.CorruptInputError(max(0, d.ip+d.pad-int(d.nb/8)-2))
 }
 
-// symbol decodes one symbol of h, after making sure need bits are there
-// (as klauspost's decoder reads them before it looks).
-func (d *sparse) symbol(h *huffman, need uint) (int, error) {
-	if d.short(need) {
-		return 0, io.ErrUnexpectedEOF
-	}
-	sym, n := h.decode(d.bits)
-	if n == 0 {
-		if h.min == 0 {
-			d.emptyCode = true
-		}
-		return 0, d.corrupt()
-	}
-	if d.short(n) {
-		return 0, io.ErrUnexpectedEOF
-	}
-	d.consume(n)
-	return sym, nil
-}
-
 // stored copies a stored block (RFC 1951 section 3.2.4).
 func (d *sparse) stored() error {
 	d.consume(d.nb & 7)
@@ -300,16 +280,28 @@ func (d *sparse) dynamic(final bool) (uint, error) {
 	n := nlit + ndist
 	for i := 0; i < n; {
 		d.refill()
-		x, err := d.symbol(&d.clen, d.clen.min)
-		if err != nil {
-			return 0, err
+		if d.short(d.clen.min) {
+			return 0, io.ErrUnexpectedEOF
 		}
+		// symbol, inlined: a dynamic header has a few hundred of them
+		x, nb := 0, uint(0)
+		if e := d.clen.table[d.bits&d.clen.mask]; e != 0 {
+			x, nb = int(e>>4), uint(e&15)
+		} else if x, nb = d.clen.slow(d.bits); nb == 0 {
+			d.emptyCode = d.emptyCode || d.clen.min == 0
+			return 0, d.corrupt()
+		}
+		if d.short(nb) {
+			return 0, io.ErrUnexpectedEOF
+		}
+		d.consume(nb)
 		if x < 16 {
 			d.lens[i] = uint8(x)
 			i++
 			continue
 		}
-		rep, nb, b := 3, uint(2), uint8(0)
+		rep, b := 3, uint8(0)
+		nb = 2
 		switch x {
 		case 16:
 			if i == 0 {
