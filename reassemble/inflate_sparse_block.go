@@ -235,17 +235,22 @@ func (d *sparse) zero(from, to int) bool {
 	return s[lo].Off >= to
 }
 
-// allZero says whether b is all zeros, a word at a time.
+// allZero says whether b is all zeros, a word at a time, stopping at the
+// first word that is not.
 func allZero(b []byte) bool {
-	var or uint64
+	le := binary.LittleEndian
 	for len(b) >= 8 {
-		or |= binary.LittleEndian.Uint64(b)
+		if le.Uint64(b) != 0 {
+			return false
+		}
 		b = b[8:]
 	}
 	for _, c := range b {
-		or |= uint64(c)
+		if c != 0 {
+			return false
+		}
 	}
-	return or == 0
+	return true
 }
 
 // mark records out[from:to] as written.
