@@ -22,12 +22,23 @@ type huffman struct {
 	// empty code is valid (a block of literals only has no distance
 	// codes) but decodes nothing.
 	min uint
+	// The code lengths the tables were built from: a dif's code often
+	// comes again in the next one (and a code-length code more often),
+	// whose tables are then kept.
+	lengths [288]uint8
+	nlen    int
+	ok      bool
 }
 
 // init builds the code of the given code lengths. It accepts what
 // klauspost's and the standard library's decoders accept: a complete code,
 // an empty one, or a single code of one bit (zlib makes those).
 func (h *huffman) init(lengths []uint8) bool {
+	if h.ok && h.nlen == len(lengths) && string(h.lengths[:h.nlen]) == string(lengths) {
+		return true
+	}
+	h.ok = false
+	h.nlen = copy(h.lengths[:], lengths)
 	h.count = [16]uint16{}
 	minLen, maxLen := 0, 0
 	for _, n := range lengths {
@@ -45,6 +56,7 @@ func (h *huffman) init(lengths []uint8) bool {
 	h.mask = 1<<tb - 1
 	clear(h.table[:1<<tb])
 	if maxLen == 0 {
+		h.ok = true
 		return true
 	}
 	code := 0
@@ -60,6 +72,7 @@ func (h *huffman) init(lengths []uint8) bool {
 	for i := 1; i < 15; i++ {
 		offs[i+1] = offs[i] + int(h.count[i])
 	}
+	h.ok = true
 	tbl := h.table[:1<<tb]
 	for sym, n := range lengths {
 		if n == 0 {
