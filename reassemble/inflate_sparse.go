@@ -88,7 +88,7 @@ func (f *Inflater) InflateSparse(dst []byte, dirty []statedif.Span, z []byte, si
 		dst = make([]byte, want)
 	}
 	d.out = dst[:min(cap(dst), d.max)]
-	defer func() { d.in, d.out = nil, nil }()
+	defer func() { d.in, d.out, d.spans = nil, nil, nil }() // the caller's, not to be kept
 
 	if err := d.header(); err != nil {
 		return d.fail(fmt.Errorf("zlib: %w", err))
