@@ -10,7 +10,14 @@ const adlerMod = 65521
 // one word in a hundred, and a zero byte leaves s1 as it is and adds s1
 // to s2, so a block of 32 zeros adds 32·s1 to s2 at once.
 func adlerSum(b []byte) uint32 {
-	s1, s2 := uint64(1), uint64(0)
+	s1, s2 := adlerUpdate(1, 0, b)
+	return s2<<16 | s1
+}
+
+// adlerUpdate adds b to the sums s1 and s2 (each below adlerMod) of
+// Adler-32, at the speed of b's runs of zeros.
+func adlerUpdate(a1, a2 uint32, b []byte) (uint32, uint32) {
+	s1, s2 := uint64(a1), uint64(a2)
 	for len(b) > 0 {
 		// Both sums stay far below 2⁶⁴ over a chunk: s1 < 2¹⁶ + 255·2¹⁶,
 		// s2 < 2¹⁶·(2¹⁶ + 2²⁴).
@@ -36,5 +43,5 @@ func adlerSum(b []byte) uint32 {
 		s1 %= adlerMod
 		s2 %= adlerMod
 	}
-	return uint32(s2<<16 | s1)
+	return uint32(s1), uint32(s2)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/pmdump/pmdump/reassemble"
+	"github.com/pmdump/pmdump/statedif"
 )
 
 // BenchmarkInflate inflates a realistic dif of a 112384-byte state, reusing
@@ -50,4 +51,55 @@ func BenchmarkAssembler(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkRealDifs inflates and applies every dif of the real modern
+// multi-client capture (one op: one dif, to a base of its size), the
+// dense way (Inflate, then statedif.Apply scanning the whole dif) and the
+// sparse way (InflateSparse, then statedif.ApplySpans on its spans).
+func BenchmarkRealDifs(b *testing.B) {
+	difs := realDifs(b)["modern/multi/multi.pcap"]
+	base := make([]byte, stateSize)
+	for i := range base {
+		base[i] = byte(i * 7)
+	}
+	dst := make([]byte, stateSize)
+	h := statedif.HashOf(base)
+	compressed := 0
+	for _, z := range difs {
+		compressed += len(z)
+	}
+	b.Run("dense", func(b *testing.B) {
+		var inf reassemble.Inflater
+		var dif []byte
+		b.SetBytes(stateSize)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			var err error
+			if dif, err = inf.Inflate(dif, difs[i%len(difs)], stateSize); err != nil {
+				b.Fatal(err)
+			}
+			statedif.Apply(dst, base, dif, h)
+			i++
+		}
+		b.ReportMetric(float64(compressed)/float64(len(difs)), "compressed-B")
+	})
+	b.Run("sparse", func(b *testing.B) {
+		var inf reassemble.Inflater
+		var dif []byte
+		var spans []statedif.Span
+		b.SetBytes(stateSize)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			var err error
+			if dif, spans, err = inf.InflateSparse(dif, spans, difs[i%len(difs)], stateSize); err != nil {
+				b.Fatal(err)
+			}
+			statedif.ApplySpans(dst, base, dif, spans, h)
+			i++
+		}
+		b.ReportMetric(float64(len(spans)), "spans")
+	})
 }

@@ -10,4 +10,5 @@ import (
 func TestSeedCorpus(t *testing.T) {
 	fuzzcorpus.Sync(t, "FuzzAssembler", assemblerSeeds())
 	fuzzcorpus.Sync(t, "FuzzInflate", inflateSeeds(t))
+	fuzzcorpus.Sync(t, "FuzzInflateSparse", sparseSeeds(t))
 }

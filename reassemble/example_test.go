@@ -61,3 +61,30 @@ func ExampleInflater_Inflate() {
 	// true inflates to more than 106144 bytes: dif does not inflate to the state size
 	// true
 }
+
+// InflateSparse inflates a dif into a buffer it keeps zero and says which
+// spans of it are not: statedif.ApplySpans applies those alone, and the
+// next call zeroes them again.
+func ExampleInflater_InflateSparse() {
+	dif := make([]byte, 112384)
+	copy(dif[1000:], "hp")
+	dif[90000] = 0xff
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write(dif)
+	w.Close()
+
+	var f reassemble.Inflater
+	got, spans, err := f.InflateSparse(nil, nil, z.Bytes(), len(dif))
+	fmt.Println(len(got), spans, bytes.Equal(got, dif), err)
+	// The buffer and its spans again, for a dif that changes nothing.
+	z.Reset()
+	w.Reset(&z)
+	w.Write(make([]byte, len(dif)))
+	w.Close()
+	got, spans, err = f.InflateSparse(got, spans, z.Bytes(), len(dif))
+	fmt.Println(len(got), spans, bytes.Count(got, []byte{0}), err)
+	// Output:
+	// 112384 [{1000 1002} {90000 90001}] true <nil>
+	// 112384 [] 112384 <nil>
+}

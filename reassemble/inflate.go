@@ -25,6 +25,7 @@ type Inflater struct {
 	src     bytes.Reader
 	fr      io.ReadCloser
 	scratch [4]byte
+	sp      *sparse // InflateSparse's decoder
 }
 
 // ErrSize is wrapped by Inflate's errors for a stream that inflates to the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zlib"
@@ -30,11 +31,18 @@ type job struct {
 	ackN  int32
 	flush bool
 	// A dif inflated ahead (see ahead): the inflated dif, in a buffer of
-	// the chain's pool, or the error.
+	// the chain's pool, zero outside spans, or the error.
 	pre    bool
 	dif    []byte
+	spans  *spanList
 	difErr error
 }
+
+// spanList holds the spans of a dif inflated ahead; they are reused
+// through spanLists, so inflating ahead allocates nothing.
+type spanList struct{ s []statedif.Span }
+
+var spanLists = sync.Pool{New: func() any { return new(spanList) }}
 
 // maxWait is how many later difs of the same client a dif whose base is
 // not rebuilt yet waits for it: with reordering, the dif that makes the
@@ -49,6 +57,7 @@ const scratchBytes = 2 * MaxStateSize
 // hold one, so idle chains cost none.
 type buffers struct {
 	dif, state []byte
+	difSpans   []statedif.Span // dif is zero outside them
 	inf        reassemble.Inflater
 	zw         *zlib.Writer
 	zbuf       bytes.Buffer
@@ -135,7 +144,8 @@ func (c *chain) ahead() {
 				if c.opt.StateSize > 0 {
 					size = c.opt.StateSize
 				}
-				j.dif, j.difErr = inflateDif(&bufs.inf, buf, m, size)
+				j.spans = spanLists.Get().(*spanList)
+				j.dif, j.spans.s, j.difErr = inflateDif(&bufs.inf, buf, j.spans.s[:0], m, size)
 				c.opt.Gate.leave(bufs)
 				j.pre = true
 				if c.aheadSize == 0 && j.difErr == nil && len(j.dif) > 0 {
@@ -171,9 +181,12 @@ func (c *chain) recycle(j *job) {
 		b := j.dif[:0]
 		if cap(b) != MaxStateSize+1 { // grown by a stream of unknown size
 			b = make([]byte, 0, MaxStateSize+1)
+		} else {
+			statedif.ClearSpans(b[:cap(b)], j.spans.s) // all zeros for the next
 		}
+		spanLists.Put(j.spans)
 		c.pool <- b
-		j.pre, j.dif, j.difErr = false, nil, nil
+		j.pre, j.dif, j.spans, j.difErr = false, nil, nil, nil
 	}
 }
 
@@ -184,13 +197,16 @@ func willInflate(m *reassemble.Message) bool {
 }
 
 // inflateDif inflates m's dif into dst as a build does: to size bytes, or
-// when the size is not known yet to at most MaxStateSize.
-func inflateDif(inf *reassemble.Inflater, dst []byte, m *reassemble.Message, size int) ([]byte, error) {
-	dif, err := inf.Inflate(dst, m.Compressed, min(size, MaxStateSize))
+// when the size is not known yet to at most MaxStateSize. dst is zero but
+// for the spans dirty (of the dif it last held); the dif is zero but for
+// the spans returned (see reassemble.Inflater.InflateSparse).
+func inflateDif(inf *reassemble.Inflater, dst []byte, dirty []statedif.Span, m *reassemble.Message, size int) ([]byte, []statedif.Span, error) {
+	dif, spans, err := inf.InflateSparse(dst, dirty, m.Compressed, min(size, MaxStateSize))
 	if size == 0 && err == nil && len(dif) > MaxStateSize {
-		err = fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
+		statedif.ClearSpans(dif, spans)
+		return dif[:0], spans[:0], fmt.Errorf("inflates to more than %d bytes: %w", MaxStateSize, reassemble.ErrSize)
 	}
-	return dif, err
+	return dif, spans, err
 }
 
 func (c *chain) run() {
@@ -365,12 +381,13 @@ func (c *chain) build(j job, bufs *buffers) *State {
 		size = c.opt.StateSize
 	}
 	var dif []byte
+	var spans []statedif.Span
 	var err error
 	if j.pre {
-		dif, err = j.dif, j.difErr
+		dif, spans, err = j.dif, j.spans.s, j.difErr
 	} else {
-		dif, err = inflateDif(&bufs.inf, bufs.dif, m, size)
-		bufs.dif = dif
+		dif, spans, err = inflateDif(&bufs.inf, bufs.dif, bufs.difSpans, m, size)
+		bufs.dif, bufs.difSpans = dif, spans
 	}
 	if err != nil {
 		s.Status, s.Err = Corrupt, err
@@ -395,7 +412,7 @@ func (c *chain) build(j job, bufs *buffers) *State {
 			if !j.final && len(c.waiting) < 4*maxWait {
 				w := j
 				w.parked, w.slsn = true, s.SLSN
-				w.pre, w.dif, w.difErr = false, nil, nil // inflated again when its base comes
+				w.pre, w.dif, w.spans, w.difErr = false, nil, nil, nil // inflated again when its base comes
 				c.waiting = append(c.waiting, w)
 				return nil
 			}
@@ -432,7 +449,7 @@ func (c *chain) build(j job, bufs *buffers) *State {
 		}
 		dst = bufs.state[:len(dif)]
 	}
-	s.Hash = statedif.Apply(dst, base.data, dif, base.hash)
+	s.Hash = statedif.ApplySpans(dst, base.data, dif, spans, base.hash)
 	if c.opt.SHA256 {
 		s.Sum = sha256.Sum256(dst)
 	}

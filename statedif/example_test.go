@@ -57,3 +57,17 @@ func ExampleBases() {
 	// stdf 0→100 piece 1 of 1
 	// stdf 100→101 piece 1 of 1
 }
+
+// ApplySpans applies a dif that is zero outside its spans, touching only
+// the words they cover, with the state's Hash following as with Apply.
+func ExampleApplySpans() {
+	base := bytes.Repeat([]byte{7}, 64)
+	dif := make([]byte, 64)
+	dif[3], dif[40] = 1, 0xff // new = base − dif: 6 at 3, 8 at 40
+	spans := []statedif.Span{{Off: 3, End: 4}, {Off: 40, End: 41}}
+	state := make([]byte, 64)
+	h := statedif.ApplySpans(state, base, dif, spans, statedif.HashOf(base))
+	fmt.Println(state[:5], state[40], h == statedif.HashOf(state))
+	// Output:
+	// [7 7 7 6 7] 8 true
+}
