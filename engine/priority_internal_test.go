@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"net/netip"
 	"reflect"
@@ -180,7 +181,12 @@ func TestPeekOp(t *testing.T) {
 		{"flush", rebuildOp{kind: opFlush, water: 99}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, rec := appendOp(nil, nil, &c.op)
+			b, _ := appendOp(nil, nil, &c.op)
+			n, k := binary.Uvarint(b) // the record's length before it
+			if k <= 0 || int(n) != len(b)-k {
+				t.Fatalf("record of %d bytes after a length of %d", len(b)-k, n)
+			}
+			rec := b[k:]
 			full, err := readOp(rec)
 			if err != nil {
 				t.Fatal(err)
