@@ -1,18 +1,14 @@
 package replay_test
 
 import (
-	"io"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/internal/realcap"
+	"github.com/pmdump/pmdump/internal/realdifs"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/replay"
-	"github.com/pmdump/pmdump/session"
-	"github.com/pmdump/pmdump/source"
 )
 
 var realOnce struct {
@@ -26,52 +22,11 @@ var realOnce struct {
 func realMessages(tb testing.TB) []*reassemble.Message {
 	tb.Helper()
 	path := realcap.Path(tb, "modern/multi/multi.pcap")
-	realOnce.Do(func() { realOnce.msgs, realOnce.err = readMessages(path) })
+	realOnce.Do(func() { realOnce.msgs, realOnce.err = realdifs.Messages(path) })
 	if realOnce.err != nil {
 		tb.Fatal(realOnce.err)
 	}
 	return realOnce.msgs
-}
-
-// readMessages runs a capture through source → session → reassemble.
-func readMessages(path string) ([]*reassemble.Message, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rd, err := source.NewReader(f, path)
-	if err != nil {
-		return nil, err
-	}
-	tr := session.NewTracker(decode.EraUnknown)
-	var msgs []*reassemble.Message
-	a := reassemble.New(reassemble.DefaultLimits, func(m *reassemble.Message) { msgs = append(msgs, m) })
-	for {
-		d, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		r := tr.Process(d)
-		pk := &r.Packet
-		if r.Kind != session.Game || r.Conv == nil || pk.Layout == nil || pk.Layout.Name != "stdf" {
-			continue
-		}
-		slsn := -1
-		if pk.Has("slsn") {
-			slsn = int(pk.Int("slsn"))
-		}
-		a.Add(reassemble.Piece{
-			Key: reassemble.Key{Client: r.Conv.Client, SLSN: slsn, Src: int32(pk.Int("src")), Dst: int32(pk.Int("dst"))},
-			Seq: int(pk.Int("seq")), Count: int(pk.Int("count")), Start: int(pk.Int("start")),
-			Data: pk.Payload(), N: r.N, TS: r.TS,
-		})
-	}
-	a.Flush()
-	return msgs, nil
 }
 
 // TestRealCapture rebuilds the real capture and checks the outline of what
