@@ -46,7 +46,6 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/pmdump/pmdump/decode"
-	"github.com/pmdump/pmdump/session"
 )
 
 // Help is the description of the filter language for a command's --help
@@ -75,10 +74,15 @@ means not (x == y).
 
 // Filter is a compiled display filter.
 type Filter struct {
-	src     string
-	prog    *vm.Program
-	env     map[string]any
-	entries bool // the filter uses entries: build the list
+	src  string
+	prog *vm.Program
+	env  map[string]any
+	// What the compiled expression uses, so that Match defines only
+	// those names: the fixed names, the packet names (as conditions) and,
+	// per field name, which of its forms (fieldPlain, fieldRaw, fieldLen).
+	fixed   [numFixed]bool
+	packets []usedPacket
+	fields  map[string]uint8
 }
 
 // usesName collects the identifiers of a filter.
@@ -334,14 +338,9 @@ func (nilSafe) Visit(node *ast.Node) {
 		Right: &ast.BinaryNode{Operator: "==", Left: &ast.BoolNode{Value: false}, Right: &ast.BinaryNode{Operator: "==", Left: b.Left, Right: b.Right}}})
 }
 
-// fixedNames are the names every packet has (frame: those that refer to a
-// game frame), whatever its fields.
-var fixedNames = []string{"type", "dir", "c2s", "s2c", "era", "player", "client", "conv", "num", "len", "malformed",
-	"unknown", "sport", "dport", "saddr", "daddr", "frame"}
-
 // envNames is every name Match can define.
 var envNames = func() []string {
-	names := append([]string(nil), fixedNames...)
+	names := append([]string(nil), fixedNames[:]...)
 	for _, n := range packetNames {
 		names = append(names, boolName(n))
 	}
@@ -366,9 +365,6 @@ func Compile(src string) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	var uses usesName
-	ast.Walk(&tree.Node, &uses)
-	f.entries = uses["entries"]
 	code := src
 	if p := packetNumber(tree.Node); p != "" {
 		code = boolName(p) // the whole filter is "1234"
@@ -385,103 +381,9 @@ func Compile(src string) (*Filter, error) {
 		return nil, fmt.Errorf("filter %q: %w", src, err)
 	}
 	f.prog = prog
+	f.use(prog.Node())
 	return f, nil
 }
 
 // String returns the filter's source text.
 func (f *Filter) String() string { return f.src }
-
-// Match reports whether a record matches the filter. A runtime error (such
-// as comparing a missing field with a number) is a non-match.
-func (f *Filter) Match(r *session.Record) bool {
-	env := f.env
-	clear(env)
-	p := &r.Packet
-	name := p.NameString()
-	for _, n := range packetNames {
-		env[boolName(n)] = n == name
-	}
-	env["type"] = name
-	env["dir"] = r.Dir.String()
-	env["c2s"] = r.Dir == decode.C2S
-	env["s2c"] = r.Dir == decode.S2C
-	env["era"] = r.Era.String()
-	if r.Player >= 0 {
-		env["player"] = r.Player
-	}
-	if r.Conv != nil {
-		env["client"] = r.Conv.Client.String()
-		env["conv"] = r.Conv.ID
-	}
-	env["num"] = r.N
-	env["len"] = len(p.Raw)
-	env["malformed"] = r.Kind == session.Malformed
-	env["unknown"] = r.Kind == session.Unknown
-	env["sport"] = int(r.Src.Port())
-	env["dport"] = int(r.Dst.Port())
-	env["saddr"] = r.Src.Addr().String()
-	env["daddr"] = r.Dst.Addr().String()
-	if fr, ok := p.Frame(); ok {
-		env["frame"] = fr
-	}
-	if l := p.Layout; l != nil {
-		for i := range l.Fields {
-			if i >= len(p.Values) {
-				break
-			}
-			fd := &l.Fields[i]
-			v := p.Values[i]
-			switch fd.Type {
-			case decode.F64:
-				env[fd.Name] = v.Float
-			case decode.Str16:
-				env[fd.Name] = v.Text()
-			case decode.Data, decode.Rest:
-				env[fd.Name+"_len"] = len(v.Bytes)
-			case decode.Group:
-				if f.entries {
-					env[fd.Name] = entryList(fd, p.Entries)
-				}
-			default:
-				m, differs := fd.Meant(v.Int)
-				env[fd.Name] = m
-				if differs {
-					env[fd.Name+"_raw"] = v.Int
-				}
-			}
-		}
-	}
-	out, err := expr.Run(f.prog, env)
-	if err != nil {
-		return false
-	}
-	b, _ := out.(bool)
-	return b
-}
-
-// entryList is a Group field's entries as a list of maps, one per entry,
-// keyed by the entry fields' names (meant values).
-func entryList(fd *decode.Field, flat []decode.Value) []any {
-	per := len(fd.Sub)
-	if per == 0 {
-		return nil
-	}
-	out := make([]any, 0, len(flat)/per)
-	for i := 0; i+per <= len(flat); i += per {
-		e := make(map[string]any, per)
-		for j := range fd.Sub {
-			sf := &fd.Sub[j]
-			v := flat[i+j]
-			switch sf.Type {
-			case decode.F64:
-				e[sf.Name] = v.Float
-			case decode.Str16:
-				e[sf.Name] = v.Text()
-			default:
-				e[sf.Name], _ = sf.Meant(v.Int)
-			}
-		}
-		out = append(out, e)
-	}
-	return out
-}

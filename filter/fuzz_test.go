@@ -34,7 +34,8 @@ var fuzzSeeds = []struct {
 }
 
 // FuzzFilter compiles any expression and matches it against any packet:
-// neither ever panics, and a filter that compiles matches deterministically.
+// neither ever panics, and a filter that compiles matches deterministically,
+// the same as when every name is defined.
 func FuzzFilter(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s.expr, s.packet)
@@ -59,6 +60,9 @@ func FuzzFilter(f *testing.F) {
 		first := flt.Match(r)
 		if again := flt.Match(r); again != first {
 			t.Fatalf("%q: %v then %v", src, first, again)
+		}
+		if all := everyName(flt).Match(r); all != first {
+			t.Fatalf("%q: %v, and %v with every name defined", src, first, all)
 		}
 	})
 }

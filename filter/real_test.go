@@ -10,8 +10,28 @@ import (
 	"github.com/pmdump/pmdump/source"
 )
 
+// everyName is f defining every name a filter can use on each match, not
+// only those f uses: what it matches must not change.
+func everyName(f *Filter) *Filter {
+	g := *f
+	g.env = map[string]any{}
+	for i := range g.fixed {
+		g.fixed[i] = true
+	}
+	g.packets = nil
+	for _, n := range packetNames {
+		g.packets = append(g.packets, usedPacket{name: n, cond: boolName(n)})
+	}
+	g.fields = map[string]uint8{}
+	for _, n := range envNames {
+		g.fields[n] = fieldPlain | fieldRaw | fieldLen
+	}
+	return &g
+}
+
 // countMatches runs a real capture (../shared/captures) through a tracker
-// and counts the packets each filter matches. It skips the test when
+// and counts the packets each filter matches, checking on each packet that
+// defining every name matches the same. It skips the test when
 // ../shared is absent and fails when a capture it names is missing.
 func countMatches(t *testing.T, rel string, exprs []string) []int {
 	t.Helper()
@@ -41,8 +61,12 @@ func countMatches(t *testing.T, rel string, exprs []string) []int {
 		}
 		rec := tr.Process(d)
 		for i, f := range filters {
-			if f.Match(rec) {
+			m := f.Match(rec)
+			if m {
 				counts[i]++
+			}
+			if all := everyName(f).Match(rec); all != m {
+				t.Fatalf("%s on packet %d: %v, and %v with every name defined", exprs[i], rec.N, m, all)
 			}
 		}
 	}

@@ -114,6 +114,9 @@ func (x *Rereader) Datagram(offset int64, lt layers.LinkType, d *Datagram) error
 	return nil
 }
 
+// errShort is the error of a record the file ends within.
+var errShort = fmt.Errorf("the file ends within the record: %w", ErrReread)
+
 // record returns the frame of the record at offset, from the window.
 func (x *Rereader) record(offset int64) ([]byte, error) {
 	if offset < 0 || offset >= x.size {
@@ -128,16 +131,15 @@ func (x *Rereader) record(offset int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	short := fmt.Errorf("the file ends within the record: %w", ErrReread)
 	var at, n int
 	if !x.pcapng {
 		if len(head) < 16 {
-			return nil, short
+			return nil, errShort
 		}
 		at, n = 16, int(x.order.Uint32(head[8:]))
 	} else {
 		if len(head) < 12 {
-			return nil, short
+			return nil, errShort
 		}
 		var order binary.ByteOrder = binary.LittleEndian
 		if binary.LittleEndian.Uint32(head) > 0xffff {
@@ -147,7 +149,7 @@ func (x *Rereader) record(offset int64) ([]byte, error) {
 		switch order.Uint32(head) {
 		case 2, 6: // packet, enhanced packet
 			if len(head) < 28 {
-				return nil, short
+				return nil, errShort
 			}
 			at, n = 28, int(order.Uint32(head[20:]))
 		case 3: // simple packet: the original length, within the block
@@ -193,7 +195,7 @@ func (x *Rereader) bytes(offset int64, n int, exact, cached bool) ([]byte, error
 	b := x.win[offset-x.winAt:]
 	if len(b) < n {
 		if exact {
-			return nil, fmt.Errorf("the file ends within the record: %w", ErrReread)
+			return nil, errShort
 		}
 		return b, nil
 	}
