@@ -34,7 +34,10 @@ type stateCursor struct {
 	a      *markA // diff: state A
 	across bool   // diff: every client at this frame
 	follow bool   // the last state was asked for: stay at the end as states come
-	buf    []replay.Entry
+	// await is the packet whose state is shown once it is rebuilt (nil:
+	// none awaited): a key of the scrubber or another line shown forgets it.
+	await *awaitLink
+	buf   []replay.Entry
 }
 
 // markA is the state a diff starts from.
@@ -68,8 +71,10 @@ func (s *stateCursor) lineOf(conv int) int {
 	return slices.IndexFunc(s.lines, func(l reassemble.Chain) bool { return l.Conv == conv })
 }
 
-// toLine shows line li (its states as far as they are rebuilt).
+// toLine shows line li (its states as far as they are rebuilt), and no
+// longer awaits a state.
 func (s *stateCursor) toLine(c *env, li int) {
+	s.await = nil
 	s.li = li
 	s.n = c.e.EntryCount(s.line())
 }
@@ -90,6 +95,7 @@ func (s *stateCursor) refreshLines(c *env) {
 		s.i = s.n - 1 // G was pressed: follow the growing timeline
 	}
 	s.setI(c, s.i)
+	s.awaited(c)
 }
 
 // entry returns entry i of the shown line.
@@ -165,6 +171,7 @@ func (s *stateCursor) onKey(c *env, k tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, true
 	}
 	s.follow = key.Matches(k, keys.Last)
+	s.await = nil // the user moves on
 	switch {
 	case key.Matches(k, keys.Back):
 		return s.step(c, -1), true
@@ -342,6 +349,10 @@ func describe(l reassemble.Chain, e *replay.Entry) string {
 // header is the two lines every scrubbing view starts with: where it is,
 // and the scrubber.
 func (s *stateCursor) header(c *env, w int) []string {
+	if a := s.await; s.awaitingOther() {
+		return []string{c.st.dim.Render(fit(fmt.Sprintf("client %d (%s): no state rebuilt yet (%s); the state of packet %d shows here when it is",
+			a.line.Conv, a.line.Client, c.lineProgress(a.line), a.n), w)), ""}
+	}
 	if s.n == 0 {
 		msg := "no states rebuilt yet"
 		if p := c.e.Progress(); !p.Done && p.Difs > 0 {

@@ -73,6 +73,9 @@ func (v *diffView) fit(c *env) {
 
 func (v *diffView) render(c *env) []string {
 	out := v.cur.header(c, c.lay.body.w)
+	if v.cur.awaitingOther() {
+		return out // another client's diff would be shown
+	}
 	ld := v.shown()
 	var left, right []string
 	switch {

@@ -88,7 +88,9 @@ func (m *Model) show(v int) tea.Cmd {
 	c := &m.env
 	if c.view == viewPackets && v != viewPackets && v != viewHealth && m.packets.moved && m.packets.n(c) > 0 {
 		m.packets.moved = false
-		m.scrub.toPacket(c, m.packets.pos(m.packets.cur))
+		if msg, ok := m.scrub.toPacket(c, m.packets.pos(m.packets.cur)); ok && m.scrub.await != nil {
+			c.setMsg("%s", msg) // the state shown is not the packet's yet
+		}
 	}
 	c.view = v
 	return m.scrub.request(c)

@@ -21,55 +21,133 @@ import (
 // first, an ack within a few of its state.
 const linkWindow = 256
 
-// toPacket puts the scrubber on the state packet pos is about: a stdf
-// piece's dif, the state a stak acknowledges, or for any other packet of a
-// conversation the newest state the server had sent its client by then. It
-// says what it found, or why there is none.
-func (s *stateCursor) toPacket(c *env, pos int) (string, bool) {
+// packetLink is the state a packet leads to.
+type packetLink struct {
+	line   reassemble.Chain // the packet's client
+	li, at int              // the line's index (-1: no state of it is in yet) and its entry
+	n      int              // the packet's number in the capture
+	what   string           // what the state is to the packet
+	// ready: the state is rebuilt, or will not be (its client's states
+	// are all in); else at is the newest state of the line rebuilt so far.
+	ready bool
+}
+
+// awaitLink is a packet whose state is shown once it is rebuilt.
+type awaitLink struct {
+	pos  int              // the packet's position in the index
+	n    int              // its number in the capture
+	line reassemble.Chain // its client
+}
+
+// awaitingOther reports whether the state awaited is of a client none of
+// whose states is in yet, so that the line shown is another.
+func (s *stateCursor) awaitingOther() bool { return s.await != nil && s.await.line != s.line() }
+
+// link finds the state packet pos is about: a stdf piece's dif, the state
+// a stak acknowledges, or for any other packet of a conversation the
+// newest state the server had sent its client by then. It says why there
+// is none when there is none.
+func (s *stateCursor) link(c *env, pos int) (packetLink, string) {
 	x := c.e.Index()
 	if x == nil {
-		return "", false
+		return packetLink{}, "no packets yet"
 	}
 	var r session.Record
 	if err := x.Record(pos, &r); err != nil {
-		return err.Error(), false
+		return packetLink{}, err.Error()
 	}
 	if r.Conv == nil {
-		return fmt.Sprintf("packet %d belongs to no conversation", r.N), false
+		return packetLink{}, fmt.Sprintf("packet %d belongs to no conversation", r.N)
 	}
 	li := s.lineOf(r.Conv.ID)
 	if li < 0 {
-		return fmt.Sprintf("conversation %d has no states", r.Conv.ID), false
+		// No state of it in the timeline yet: it may have difs still to
+		// rebuild.
+		for _, lp := range c.e.Progress().Lines {
+			if lp.Line.Conv == r.Conv.ID && c.lineProgress(lp.Line) != "" {
+				return packetLink{line: lp.Line, li: -1, n: r.N}, ""
+			}
+		}
+		return packetLink{}, fmt.Sprintf("conversation %d has no states", r.Conv.ID)
 	}
 	l := s.lines[li]
 	n := c.e.EntryCount(l)
 	entry := func(i int) replay.Entry { return c.e.Entries(nil, l, i, i+1)[0] }
 	// k: the first state whose dif ended at or after the packet.
 	k := sort.Search(n, func(i int) bool { return int(entry(i).CaptureN) >= r.N })
-	at, what := max(k-1, 0), "the state its client held then"
+	lk := packetLink{line: l, li: li, at: max(k-1, 0), n: r.N, what: "the state its client held then"}
 	if k < n && int(entry(k).CaptureN) == r.N {
-		at, what = k, "the state of this dif"
+		lk.at, lk.what = k, "the state of this dif"
 	}
 	frame, hasFrame := r.Packet.Frame()
 	isFrame := func(i int) bool { return int64(entry(i).N) == frame }
+	found, piece := false, false
 	switch name := r.Packet.NameString(); {
 	case !hasFrame || r.Kind != session.Game:
 	case name == "stdf":
+		piece = true
 		if i := seek(k, 1, 0, min(n, k+linkWindow), isFrame); i >= 0 {
 			e := entry(i)
-			at, what = i, fmt.Sprintf("the dif %d→%d this piece is of", e.Src, e.N)
+			lk.at, lk.what, found = i, fmt.Sprintf("the dif %d→%d this piece is of", e.Src, e.N), true
 		}
 	case name == "stak":
 		if i := seek(k-1, -1, max(0, k-linkWindow), n, isFrame); i >= 0 {
-			at, what = i, fmt.Sprintf("the state of frame %d this stak acknowledges", entry(i).N)
+			lk.at, lk.what, found = i, fmt.Sprintf("the state of frame %d this stak acknowledges", entry(i).N), true
 		}
 	}
-	if n == 0 {
-		return fmt.Sprintf("conversation %d has no states yet", r.Conv.ID), false
+	// Without a state after the packet (or, for a piece, within the
+	// window its dif ends in) the state may still be rebuilt.
+	lk.ready = found || c.lineProgress(l) == "" || k < n && (!piece || k+linkWindow <= n)
+	if n == 0 && lk.ready {
+		return packetLink{}, fmt.Sprintf("conversation %d has no states", r.Conv.ID)
 	}
-	s.toLine(c, li)
-	s.setI(c, at)
-	return fmt.Sprintf("packet %d: %s", r.N, what), true
+	return lk, ""
+}
+
+// toPacket puts the scrubber on the state packet pos is about (see link),
+// or while that state is not rebuilt yet on the newest one rebuilt, and
+// moves to it once it is (see refreshLines). It says what it found, or why
+// there is none.
+func (s *stateCursor) toPacket(c *env, pos int) (string, bool) {
+	lk, why := s.link(c, pos)
+	s.await = nil
+	if why != "" {
+		return why, false
+	}
+	if lk.li >= 0 {
+		s.toLine(c, lk.li)
+		s.setI(c, lk.at)
+	}
+	if !lk.ready {
+		s.await = &awaitLink{pos: pos, n: lk.n, line: lk.line}
+		return fmt.Sprintf("packet %d: its state is not rebuilt yet (client %d: %s); it shows here when it is",
+			lk.n, lk.line.Conv, c.lineProgress(lk.line)), true
+	}
+	return fmt.Sprintf("packet %d: %s", lk.n, lk.what), true
+}
+
+// awaited moves the scrubber to the state it awaits once it is rebuilt.
+func (s *stateCursor) awaited(c *env) {
+	a := s.await
+	if a == nil {
+		return
+	}
+	lk, why := s.link(c, a.pos)
+	switch {
+	case why != "":
+		s.await = nil
+		c.setMsg("%s", why)
+	case lk.ready:
+		s.toLine(c, lk.li) // forgets the await
+		s.setI(c, lk.at)
+		c.setMsg("packet %d: %s", lk.n, lk.what)
+	case lk.li >= 0 && lk.li != s.li:
+		// The client's first states are in: its newest is shown while
+		// the one awaited is rebuilt.
+		s.toLine(c, lk.li)
+		s.setI(c, lk.at)
+		s.await = a
+	}
 }
 
 // toState shows packet pos's state in view v.

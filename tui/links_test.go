@@ -1,9 +1,17 @@
 package tui
 
 import (
+	"context"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	tea "charm.land/bubbletea/v2"
+	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
 )
 
@@ -83,5 +91,89 @@ func TestPacketStateLinks(t *testing.T) {
 	drive(t, m, "/<ctrl+u><enter>", fmt.Sprintf(":%d<enter>", x.Entry(stak).N), "3")
 	if m.env.view != viewState || m.scrub.line().Conv != 2 || int(m.scrub.ent.CaptureN) > int(x.Entry(stak).N) {
 		t.Errorf("3 after selecting packet %d: conversation %d, state of packet %d", x.Entry(stak).N, m.scrub.line().Conv, m.scrub.ent.CaptureN)
+	}
+}
+
+// A packet whose state is not rebuilt yet shows its client's newest state
+// (or, before any is in, none of another client), says so, and its own
+// state once it is rebuilt, without a key press.
+func TestLinkAwaitsRebuild(t *testing.T) {
+	for _, let := range []int{20, 250} { // of the sample's 362 states
+		t.Run(fmt.Sprintf("%d states in", let), func(t *testing.T) { testLinkAwaits(t, int32(let)) })
+	}
+}
+
+// testLinkAwaits holds the rebuild after let states and opens the state
+// of the capture's last stdf piece.
+func testLinkAwaits(t *testing.T, let int32) {
+	release := make(chan struct{})
+	var once sync.Once
+	var inspected atomic.Int32
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health, RebuildBehind: true,
+		Inspect: func(*replay.State, []byte, []byte) {
+			if inspected.Add(1) > let {
+				<-release // every client's chain waits
+			}
+		}})
+	free := func() { once.Do(func() { close(release) }) }
+	defer e.Close()
+	defer free()
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	// The last stdf piece of the capture, and the frame of its dif.
+	x := e.Index()
+	var r session.Record
+	pos := x.Len() - 1
+	for ; pos >= 0; pos-- {
+		if err := x.Record(pos, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Packet.NameString() == "stdf" {
+			break
+		}
+	}
+	frame, ok := r.Packet.Frame()
+	if pos < 0 || !ok {
+		t.Fatal("no stdf piece with a frame in the sample")
+	}
+	// The rebuild goes as far as it is let, then waits.
+	for start := time.Now(); inspected.Load() <= let; time.Sleep(time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("%d states rebuilt after a minute, want %d", inspected.Load(), let)
+		}
+	}
+	for last := -1; e.Progress().Rebuilt != last; time.Sleep(20 * time.Millisecond) {
+		last = e.Progress().Rebuilt
+	}
+	m := New(Options{Engine: e, Title: "modern"})
+	defer m.Close()
+	defer free() // before the engine is closed
+	m.Init()     // its ticks are not run: the test refreshes the model itself
+	drive(t, m, tea.WindowSizeMsg{Width: 160, Height: 48}, m.refreshAll())
+	drive(t, m, fmt.Sprintf("/num == %d<enter>", r.N))
+	drive(t, m, "3")
+	if m.env.view != viewState || m.scrub.await == nil {
+		t.Fatalf("view %d, awaiting %v, message %q: the state of packet %d is not awaited", m.env.view, m.scrub.await, m.env.msg, r.N)
+	}
+	scr := screen(m)
+	if !strings.Contains(m.env.msg, "not rebuilt yet") || !strings.Contains(scr, fmt.Sprintf("client %d: ", r.Conv.ID)) ||
+		!strings.Contains(scr, "rebuilding") {
+		t.Errorf("while the state is rebuilt, message %q, screen:\n%s", m.env.msg, scr)
+	}
+	// What is shown meanwhile is of the packet's client, or nothing.
+	if n := e.EntryCount(m.scrub.line()); m.scrub.line().Conv != r.Conv.ID && (!m.scrub.awaitingOther() || strings.Contains(scr, "slsn")) {
+		t.Errorf("while the state is rebuilt, conversation %d shown (%d states), screen:\n%s", m.scrub.line().Conv, n, scr)
+	}
+	t.Logf("while held: conversation %d shown, %d of its states in", m.scrub.line().Conv, e.EntryCount(m.scrub.line()))
+	free()
+	e.Wait()
+	drive(t, m, m.refreshAll())
+	if m.scrub.await != nil || m.scrub.line().Conv != r.Conv.ID || int64(m.scrub.ent.N) != frame {
+		t.Errorf("after the rebuild: awaiting %v, conversation %d frame %d shown, want conversation %d frame %d",
+			m.scrub.await, m.scrub.line().Conv, m.scrub.ent.N, r.Conv.ID, frame)
+	}
+	if want := fmt.Sprintf("packet %d: the dif", r.N); !strings.HasPrefix(m.env.msg, want) {
+		t.Errorf("after the rebuild, message %q, want %q…", m.env.msg, want)
 	}
 }

@@ -25,6 +25,9 @@ func (v *stateView) help(k *keyMap) []group { return []group{k.scrubKeys(), k.pa
 func (v *stateView) render(c *env) []string {
 	s := v.cur
 	out := s.header(c, c.lay.body.w)
+	if s.awaitingOther() {
+		return out // another client's state would be shown
+	}
 	var left, right []string
 	ld := s.loaded
 	if ld == nil || ld.key.line != s.line() || ld.key.i != s.i {
