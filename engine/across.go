@@ -108,6 +108,21 @@ type Across struct {
 	// client that holds no state at the frame is in Missing instead.
 	Picks   []PickedState
 	Missing []error
+	// Pending is set while the rebuild behind the fast pass has not taken
+	// every client past the frame: a client not rebuilt to it yet is in
+	// Missing (a NotRebuiltError), and the reference's pick may change.
+	Pending bool
+}
+
+// NotRebuiltError is a client whose states the rebuild behind the fast
+// pass has not rebuilt to a frame yet.
+type NotRebuiltError struct {
+	Line        reassemble.Chain
+	SLSN, Frame int
+}
+
+func (e *NotRebuiltError) Error() string {
+	return fmt.Sprintf("%s: not rebuilt to frame %d of level sequence %d yet", e.Line, e.Frame, e.SLSN)
 }
 
 // AcrossClients picks the state every client of one game held at frame n
@@ -160,14 +175,23 @@ func (e *Engine) AcrossClients(sel Selector, n, slsn int, sent bool) (Across, er
 	}
 	p, err := e.Pick(ref, n, slsn, sent)
 	if err != nil {
+		if slsn >= 0 && !e.Settled(ref, slsn, int32(n), !sent) {
+			return out, &NotRebuiltError{Line: ref, SLSN: slsn, Frame: n}
+		}
 		return out, err
 	}
 	out.Picks = append(out.Picks, p)
+	out.Pending = p.Pending
 	for _, l := range lines {
 		if l == ref {
 			continue
 		}
 		q, err := e.Pick(l, n, p.SLSN, sent)
+		if (err != nil || q.Pending) && !e.Settled(l, p.SLSN, int32(n), !sent) {
+			out.Pending = true
+			out.Missing = append(out.Missing, &NotRebuiltError{Line: l, SLSN: p.SLSN, Frame: n})
+			continue
+		}
 		if err != nil {
 			out.Missing = append(out.Missing, fmt.Errorf("%s: %w", l, err))
 			continue

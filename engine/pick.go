@@ -123,6 +123,10 @@ type PickedState struct {
 	// Past is set when the frame is past the last state of the level
 	// sequence: the state is the level's last.
 	Past bool
+	// Pending is set while the rebuild behind the fast pass has not taken
+	// the line past the frame (see Engine.Settled): a newer state may
+	// still come for it.
+	Pending bool
 }
 
 // SLSNChoiceError is a frame that exists in several level sequences.
@@ -183,7 +187,47 @@ func (e *Engine) Pick(l reassemble.Chain, n, slsn int, sent bool) (PickedState, 
 		}
 	}
 	p.Past = int32(n) > last
+	p.Pending = !e.settled(l, p.SLSN, int32(n), !sent)
 	return p, nil
+}
+
+// Settled reports whether line l's states at and before frame n of level
+// sequence slsn are all in the timeline, and with acked their
+// acknowledgements: always once the rebuild is over (and without a
+// rebuild behind the fast pass); while it runs, once the line has a state
+// past the frame (acknowledged, with acked). A front end says of what is
+// not settled that it may still change ("not acked" may be "no ack in
+// yet").
+func (e *Engine) Settled(l reassemble.Chain, slsn int, n int32, acked bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.settled(l, slsn, n, acked)
+}
+
+// settled is Settled under the engine's lock.
+func (e *Engine) settled(l reassemble.Chain, slsn int, n int32, acked bool) bool {
+	if e.bh == nil || e.timeline == nil {
+		return true
+	}
+	select {
+	case <-e.bh.done:
+		return true
+	default:
+	}
+	// The line's states come in capture order, and their acks too (those
+	// of a line rebuilt first are held until their turn): from the newest
+	// back to the frame.
+	es := e.timeline.Entries(l)
+	for i := len(es) - 1; i >= 0; i-- {
+		x := &es[i]
+		if x.SLSN < slsn || x.SLSN == slsn && x.Frame.N <= n {
+			break
+		}
+		if !acked || x.Acked() {
+			return true
+		}
+	}
+	return false
 }
 
 // Describe says which state a pick is, in one line (Summary), and on the

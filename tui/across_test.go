@@ -1,10 +1,15 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/internal/realcap"
 )
@@ -44,5 +49,61 @@ func TestAcrossClientsComparesAcknowledged(t *testing.T) {
 	want := fmt.Sprintf("diff %s → %s", describe(ref.Line, &ref.Entry), describe(other.Line, &other.Entry))
 	if !strings.Contains(s, want) || !ref.Entry.Acked() || ref.Entry.N == shown.N {
 		t.Errorf("the diff across clients from unacknowledged frame %d does not show %q (the acknowledged frame %d):\n%s", shown.N, want, ref.Entry.N, s)
+	}
+}
+
+// A diff across clients asked for while the rebuild has not taken every
+// client to its frame says so, and is made again, without a key press,
+// once the rebuild has gone on.
+func TestAcrossPendingRedone(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	var held atomic.Bool
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health, RebuildBehind: true,
+		OnEvent: func(ev engine.Event) {
+			if _, ok := ev.(engine.StateEvent); ok {
+				held.Store(true)
+				<-release // the rebuild waits with its first states in the timeline
+			}
+		}})
+	defer e.Close()
+	defer free()
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); !held.Load(); time.Sleep(time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatal("no state rebuilt after a minute")
+		}
+	}
+	m := New(Options{Engine: e, Title: "modern"})
+	defer m.Close()
+	defer free() // before the engine is closed
+	m.Init()     // its ticks are not run: the test refreshes the model itself
+	drive(t, m, tea.WindowSizeMsg{Width: 200, Height: 100}, m.refreshAll())
+	if len(m.scrub.lines) == 0 {
+		t.Fatal("no line in the timeline while the rebuild is held")
+	}
+	// The newest state of the first client in the timeline.
+	l := m.scrub.lines[0]
+	last := e.Entries(nil, l, e.EntryCount(l)-1, e.EntryCount(l))[0]
+	drive(t, m, fmt.Sprintf("4:%d:%d<enter>A", last.SLSN, last.N))
+	const note = "the rebuild has not taken every client to this frame yet"
+	if s := screen(m); !strings.Contains(s, note) && !strings.Contains(s, "not rebuilt to frame") {
+		t.Fatalf("the diff across clients at frame %d while the rebuild is held:\n%s", last.N, s)
+	}
+	free()
+	e.Wait()
+	m.scrub.loadedAt = time.Time{} // as if the reload's second had passed
+	drive(t, m, m.refreshAll())
+	a, err := e.AcrossClients(engine.Selector{Conv: l.Conv, Client: l.Client, Player: -1}, int(last.N), last.SLSN, false)
+	if err != nil || a.Pending || len(a.Picks) < 2 {
+		t.Fatalf("after the rebuild, across at frame %d: %d picks, pending %v, %v", last.N, len(a.Picks), a.Pending, err)
+	}
+	ref, other := a.Picks[0], a.Picks[1]
+	want := fmt.Sprintf("diff %s → %s", describe(ref.Line, &ref.Entry), describe(other.Line, &other.Entry))
+	if s := screen(m); strings.Contains(s, note) || strings.Contains(s, "not rebuilt to frame") || !strings.Contains(s, want) {
+		t.Errorf("after the rebuild, the diff across clients at frame %d does not show %q alone:\n%s", last.N, want, s)
 	}
 }

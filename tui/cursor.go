@@ -30,12 +30,14 @@ type stateCursor struct {
 	inflight, pending bool
 	have              stateKey
 	loaded            *stateMsg
+	loadedAt          time.Time // when it came
+	loadedRebuilt     int       // the states rebuilt when it was asked for
 
 	a      *markA // diff: state A
 	across bool   // diff: every client at this frame
 	follow bool   // the last state was asked for: stay at the end as states come
 	// await is the packet whose state is shown once it is rebuilt (nil:
-	// none awaited): a key of the scrubber or another line shown forgets it.
+	// none awaited): a move of the scrubber or another line shown forgets it.
 	await *awaitLink
 	buf   []replay.Entry
 }
@@ -74,7 +76,7 @@ func (s *stateCursor) lineOf(conv int) int {
 // toLine shows line li (its states as far as they are rebuilt), and no
 // longer awaits a state.
 func (s *stateCursor) toLine(c *env, li int) {
-	s.await = nil
+	s.forget(c)
 	s.li = li
 	s.n = c.e.EntryCount(s.line())
 }
@@ -117,8 +119,19 @@ func (s *stateCursor) setI(c *env, i int) {
 	s.ent = s.entry(c, s.i)
 }
 
+// forget no longer awaits a state (the user moved on), nor says it does.
+func (s *stateCursor) forget(c *env) {
+	if a := s.await; a != nil {
+		s.await = nil
+		if c.msg == a.msg {
+			c.msg = ""
+		}
+	}
+}
+
 // step moves by d states.
 func (s *stateCursor) step(c *env, d int) tea.Cmd {
+	s.forget(c)
 	s.setI(c, s.i+d)
 	return s.request(c)
 }
@@ -157,21 +170,22 @@ func (s *stateCursor) jump(c *env, i int, what string) tea.Cmd {
 		return nil
 	}
 	c.msg = ""
+	s.forget(c)
 	s.setI(c, i)
 	return s.request(c)
 }
 
 // onKey handles the scrubber's keys, which the timeline, state and diff
-// views share; it says whether the key was one of them (or there is no
-// state to move to: then every key but c and C says so).
+// views share; it says whether the key was one of them (with no state to
+// move to, it says so).
 func (s *stateCursor) onKey(c *env, k tea.KeyPressMsg) (tea.Cmd, bool) {
 	keys := &c.keys
-	if s.n == 0 && !key.Matches(k, keys.NextLine, keys.PrevLine) {
+	if s.n == 0 && key.Matches(k, keys.Back, keys.Fwd, keys.BackSec, keys.FwdSec, keys.PrevKey, keys.NextKey,
+		keys.PrevProblem, keys.NextProblem, keys.First, keys.Last, keys.Frame, keys.ToPieces, keys.MarkA) {
 		c.setMsg("no states yet")
 		return nil, true
 	}
 	s.follow = key.Matches(k, keys.Last)
-	s.await = nil // the user moves on
 	switch {
 	case key.Matches(k, keys.Back):
 		return s.step(c, -1), true
@@ -335,9 +349,27 @@ func (s *stateCursor) request(c *env) tea.Cmd {
 	}
 }
 
+// reloadPending has what is shown loaded again when it depends on states
+// the rebuild had not reached (see stateMsg.pending) and the rebuild has
+// gone on since, at most every pendingReload.
+func (s *stateCursor) reloadPending(c *env) {
+	ld := s.loaded
+	if ld == nil || !ld.pending || s.inflight || time.Since(s.loadedAt) < pendingReload {
+		return
+	}
+	if r := c.e.Progress().Rebuilt; r != s.loadedRebuilt {
+		s.have = stateKey{} // request loads it again; it is shown meanwhile
+	}
+}
+
+// pendingReload is how often what depends on states not rebuilt yet is
+// loaded again.
+const pendingReload = time.Second
+
 func (s *stateCursor) onState(c *env, msg stateMsg) tea.Cmd {
 	s.inflight = false
 	s.have, s.loaded = msg.key, &msg
+	s.loadedAt, s.loadedRebuilt = time.Now(), msg.rebuilt
 	return s.request(c)
 }
 
@@ -373,7 +405,11 @@ func (s *stateCursor) header(c *env, w int) []string {
 		info += " · keyframe"
 	}
 	if !e.Acked() {
-		info += " · not acked"
+		if c.e.Settled(s.line(), e.SLSN, e.N, true) {
+			info += " · not acked"
+		} else {
+			info += " · no ack in yet" // the rebuild has not reached its ack
+		}
 	}
 	if l := c.lay; !l.wide && (c.view == viewState || c.view == viewDiff) {
 		info = "M: map/text · " + info

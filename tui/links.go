@@ -37,6 +37,7 @@ type awaitLink struct {
 	pos  int              // the packet's position in the index
 	n    int              // its number in the capture
 	line reassemble.Chain // its client
+	msg  string           // what the status line says of it
 }
 
 // awaitingOther reports whether the state awaited is of a client none of
@@ -119,9 +120,10 @@ func (s *stateCursor) toPacket(c *env, pos int) (string, bool) {
 		s.setI(c, lk.at)
 	}
 	if !lk.ready {
-		s.await = &awaitLink{pos: pos, n: lk.n, line: lk.line}
-		return fmt.Sprintf("packet %d: its state is not rebuilt yet (client %d: %s); it shows here when it is",
-			lk.n, lk.line.Conv, c.lineProgress(lk.line)), true
+		msg := fmt.Sprintf("packet %d: its state is not rebuilt yet (client %d: %s); it shows here when it is",
+			lk.n, lk.line.Conv, c.lineProgress(lk.line))
+		s.await = &awaitLink{pos: pos, n: lk.n, line: lk.line, msg: msg}
+		return msg, true
 	}
 	return fmt.Sprintf("packet %d: %s", lk.n, lk.what), true
 }
@@ -144,9 +146,10 @@ func (s *stateCursor) awaited(c *env) {
 	case lk.li >= 0 && lk.li != s.li:
 		// The client's first states are in: its newest is shown while
 		// the one awaited is rebuilt.
+		msg := c.msg
 		s.toLine(c, lk.li)
 		s.setI(c, lk.at)
-		s.await = a
+		s.await, c.msg = a, msg
 	}
 }
 

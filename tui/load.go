@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -25,13 +26,17 @@ type stateMsg struct {
 	diff    []string
 	changed []bool
 	took    time.Duration
+	// pending: what is shown depends on states the rebuild has not
+	// reached yet; it is loaded again as they come.
+	pending bool
+	rebuilt int // the states rebuilt when the load started
 }
 
 // load rebuilds a state and what the view shows of it; it runs off the UI
 // goroutine.
 func load(e *engine.Engine, user *schema.Schema, k stateKey) stateMsg {
 	t0 := time.Now()
-	out := stateMsg{key: k}
+	out := stateMsg{key: k, rebuilt: e.Progress().Rebuilt}
 	es := e.Entries(nil, k.line, k.i, k.i+1)
 	if len(es) == 0 {
 		out.err = fmt.Errorf("state %d of %s is gone", k.i, k.line)
@@ -65,12 +70,22 @@ func load(e *engine.Engine, user *schema.Schema, k stateKey) stateMsg {
 			// The engine's rule, as diff --all-players: every client's
 			// acknowledged state at this frame, this client's too.
 			a, err := e.AcrossClients(engine.Selector{Conv: k.line.Conv, Client: k.line.Client, Player: -1}, int(out.ent.N), out.ent.SLSN, false)
+			var nr *engine.NotRebuiltError
+			if errors.As(err, &nr) {
+				out.pending = true
+				fmt.Fprintf(&d, "every client at level sequence %d frame %d: %v; the comparison shows here once it is\n", out.ent.SLSN, out.ent.N, err)
+				break
+			}
 			if err != nil {
 				fmt.Fprintf(&d, "every client at level sequence %d frame %d: %v\n", out.ent.SLSN, out.ent.N, err)
 				break
 			}
 			ref := a.Picks[0]
 			fmt.Fprintf(&d, "every client of %s at level sequence %d frame %d, as each acknowledged it, against %s\n", a.Game, out.ent.SLSN, out.ent.N, describe(ref.Line, &ref.Entry))
+			if a.Pending {
+				out.pending = true
+				d.WriteString("the rebuild has not taken every client to this frame yet: the comparison is made again as their states come\n")
+			}
 			for _, err := range a.Missing {
 				fmt.Fprintf(&d, "%v\n", err)
 			}

@@ -253,6 +253,7 @@ func (m *Model) refreshAll() tea.Cmd {
 		}
 	}
 	m.scrub.refreshLines(c)
+	m.scrub.reloadPending(c)
 	// The health report is built afresh each time: twice a second is
 	// enough while the engine reads.
 	if c.done || m.ticks%5 == 1 {
