@@ -88,6 +88,11 @@ func TestAcrossPendingRedone(t *testing.T) {
 	// The newest state of the first client in the timeline.
 	l := m.scrub.lines[0]
 	last := e.Entries(nil, l, e.EntryCount(l)-1, e.EntryCount(l))[0]
+	// A frame past what is rebuilt: the newest state so far, said so.
+	drive(t, m, fmt.Sprintf("2:%d:99999<enter>", last.SLSN))
+	if !strings.Contains(m.env.msg, "not rebuilt yet") {
+		t.Errorf("frame 99999 while the rebuild is held: message %q", m.env.msg)
+	}
 	drive(t, m, fmt.Sprintf("4:%d:%d<enter>A", last.SLSN, last.N))
 	const note = "the rebuild has not taken every client to this frame yet"
 	if s := screen(m); !strings.Contains(s, note) && !strings.Contains(s, "not rebuilt to frame") {
@@ -105,5 +110,9 @@ func TestAcrossPendingRedone(t *testing.T) {
 	want := fmt.Sprintf("diff %s → %s", describe(ref.Line, &ref.Entry), describe(other.Line, &other.Entry))
 	if s := screen(m); strings.Contains(s, note) || strings.Contains(s, "not rebuilt to frame") || !strings.Contains(s, want) {
 		t.Errorf("after the rebuild, the diff across clients at frame %d does not show %q alone:\n%s", last.N, want, s)
+	}
+	drive(t, m, fmt.Sprintf("2:%d:99999<enter>", last.SLSN))
+	if !strings.Contains(m.env.msg, "no state of frame 99999: the newest before it") {
+		t.Errorf("frame 99999 after the rebuild: message %q", m.env.msg)
 	}
 }

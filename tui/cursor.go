@@ -303,12 +303,26 @@ func (s *stateCursor) gotoFrame(c *env, v string) tea.Cmd {
 		c.setErr(fmt.Errorf("%q is not a frame number", v))
 		return nil
 	}
+	settled := c.e.Settled(s.line(), slsn, int32(n), false)
 	i := c.e.Find(s.line(), slsn, int32(n), false)
 	if i < 0 {
+		if !settled {
+			c.setMsg("no state of level sequence %d at or before frame %d rebuilt yet (client %d: %s)", slsn, n, s.line().Conv, c.lineProgress(s.line()))
+			return nil
+		}
 		c.setErr(fmt.Errorf("no state of level sequence %d at or before frame %d", slsn, n))
 		return nil
 	}
-	return s.jump(c, i, "")
+	cmd := s.jump(c, i, "")
+	switch {
+	case int(s.ent.N) == n:
+	case !settled:
+		c.setMsg("frame %d of level sequence %d is not rebuilt yet (client %d: %s): the newest state before it so far, frame %d",
+			n, slsn, s.line().Conv, c.lineProgress(s.line()), s.ent.N)
+	default:
+		c.setMsg("no state of frame %d: the newest before it, frame %d", n, s.ent.N)
+	}
+	return cmd
 }
 
 // want is what the current view needs loaded.

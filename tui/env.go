@@ -67,9 +67,10 @@ type navigator interface {
 	show(v int) tea.Cmd
 	// openPrompt opens a line to edit in the status line (promptFilter, …).
 	openPrompt(kind int, prompt, value string)
-	// selectPacket selects capture frame n in the packet list, or the
-	// nearest shown.
-	selectPacket(n int)
+	// selectPacket selects capture frame n in the packet list (clearing
+	// the display filter when it hides it, which it reports), or the
+	// nearest game packet; the state views keep their place.
+	selectPacket(n int) (cleared bool)
 	// listPackets shows the packets a display filter matches in the
 	// packet list, with packet position pos selected (or the nearest
 	// match after it) once the matches come.

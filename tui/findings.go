@@ -96,8 +96,9 @@ func (f *findingsModel) jump(c *env) tea.Cmd {
 		return nil
 	}
 	fd := c.finds[f.cur]
+	cleared := false
 	if n := fd.Evidence.First; n > 0 {
-		c.nav.selectPacket(n)
+		cleared = c.nav.selectPacket(n)
 	}
 	s := c.cursor
 	if li := s.lineOf(fd.Conv); li >= 0 && fd.Conv > 0 {
@@ -117,7 +118,11 @@ func (f *findingsModel) jump(c *env) tea.Cmd {
 	}
 	cmd := c.nav.show(viewPackets)
 	if fd.Evidence.First > 0 {
-		c.setMsg("finding %s: packet %d; 2 shows its state in the timeline", fd.Kind, fd.Evidence.First)
+		hidden := ""
+		if cleared {
+			hidden = " (the display filter hid it: cleared)"
+		}
+		c.setMsg("finding %s: packet %d%s; 2 shows its state in the timeline", fd.Kind, fd.Evidence.First, hidden)
 	}
 	return cmd
 }

@@ -84,3 +84,34 @@ func TestFindingsMarkers(t *testing.T) {
 		}
 	}
 }
+
+// Enter on a finding whose first frame the display filter hides clears
+// the filter (and says so), selects that frame, and the timeline then
+// shows the finding's conversation, not the one of a packet shown.
+func TestFindingsJumpPastFilter(t *testing.T) {
+	m := newFindingsTest(t)
+	want := engine.SortFindings(m.e.Findings())
+	pick := -1
+	for i, f := range want {
+		if f.Conv > 0 && f.Evidence.First > 1 && f.Kind != engine.KindJoin {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		t.Fatal("no finding with a conversation and a frame past the first")
+	}
+	f := want[pick]
+	// Only packet 1 is shown: of conversation 1, before any state.
+	drive(t, m, "/num == 1<enter>", "6", strings.Repeat("j", pick)+"<enter>")
+	x := m.e.Index()
+	if n := x.Entry(m.packets.pos(m.packets.cur)).N; int(n) != f.Evidence.First || m.packets.filter != nil {
+		t.Errorf("%s: packet %d selected (filter %v), want its first frame %d, the filter cleared", f.Kind, n, m.packets.filter, f.Evidence.First)
+	}
+	if !strings.Contains(m.env.msg, "cleared") {
+		t.Errorf("message %q does not say the filter was cleared", m.env.msg)
+	}
+	drive(t, m, "2")
+	if l := m.scrub.line(); l.Conv != f.Conv {
+		t.Errorf("%s: 2 shows conversation %d, want %d", f.Kind, l.Conv, f.Conv)
+	}
+}

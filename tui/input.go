@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -111,8 +112,19 @@ func (m *Model) openPrompt(kind int, prompt, value string) {
 }
 
 // selectPacket selects capture frame n in the packet list.
-func (m *Model) selectPacket(n int) {
-	m.packets.gotoNumber(&m.env, strconv.Itoa(n))
+func (m *Model) selectPacket(n int) (cleared bool) {
+	c, p := &m.env, &m.packets
+	if x := p.index(c); x != nil && p.filter != nil {
+		pos := x.Search(n)
+		r := sort.Search(len(p.rows), func(i int) bool { return int(p.rows[i]) >= pos })
+		if pos < x.Len() && int(x.Entry(pos).N) == n && (r == len(p.rows) || int(p.rows[r]) != pos) {
+			p.applyFilter(c, "") // the filter hides it
+			cleared = true
+		}
+	}
+	p.gotoNumber(c, strconv.Itoa(n))
+	p.moved = false // the state views keep the place the caller gave them
+	return cleared
 }
 
 // listPackets shows a filter's matches in the packet list, pos selected.

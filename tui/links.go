@@ -77,8 +77,11 @@ func (s *stateCursor) link(c *env, pos int) (packetLink, string) {
 	// k: the first state whose dif ended at or after the packet.
 	k := sort.Search(n, func(i int) bool { return int(entry(i).CaptureN) >= r.N })
 	lk := packetLink{line: l, li: li, at: max(k-1, 0), n: r.N, what: "the state its client held then"}
-	if k < n && int(entry(k).CaptureN) == r.N {
+	switch {
+	case k < n && int(entry(k).CaptureN) == r.N:
 		lk.at, lk.what = k, "the state of this dif"
+	case k == 0:
+		lk.what = "its client held no state yet: its first state"
 	}
 	frame, hasFrame := r.Packet.Frame()
 	isFrame := func(i int) bool { return int64(entry(i).N) == frame }

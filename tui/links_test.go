@@ -86,6 +86,13 @@ func TestPacketStateLinks(t *testing.T) {
 	if got := x.Entry(m.packets.pos(m.packets.cur)).N; got != e.CaptureN {
 		t.Errorf("p selects packet %d, want the dif's last piece %d", got, e.CaptureN)
 	}
+	// The first packet of a conversation comes before any of its states:
+	// s says so of the first state it shows.
+	drive(t, m, "/<ctrl+u><enter>", ":1<enter>", "s")
+	if m.scrub.i != 0 || !strings.Contains(m.env.msg, "held no state yet") {
+		t.Errorf("s on packet 1: state %d, message %q", m.scrub.i, m.env.msg)
+	}
+	drive(t, m, "1")
 	// Selecting a packet, then the state view: that packet's conversation
 	// at its moment.
 	drive(t, m, "/<ctrl+u><enter>", fmt.Sprintf(":%d<enter>", x.Entry(stak).N), "3")
