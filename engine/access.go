@@ -10,7 +10,9 @@ import (
 func (e *Engine) Index() *PacketIndex { return e.index }
 
 // Lines returns the lines (a client in one conversation) that have states
-// in the timeline, in order of their first state.
+// in the timeline, in order of their first state; while the rebuild runs
+// behind the fast pass (Config.RebuildBehind), also those whose first
+// states are still to come, in order of their first difs.
 func (e *Engine) Lines() []reassemble.Chain {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -30,6 +30,11 @@ func (e *Engine) onMessage(m *reassemble.Message) {
 	if e.builder != nil && e.selected(l) {
 		if e.bh != nil {
 			e.bh.queue(rebuildOp{kind: opDif, msg: m, water: e.asm.OldestPendingN()})
+			if e.bh.queued[l] == 0 && e.timeline != nil {
+				// The line's place among the lines is its first dif's,
+				// whichever line's states the rebuild takes first.
+				e.timeline.Reserve(l)
+			}
 			e.bh.queued[l]++
 			e.bh.total++
 			return

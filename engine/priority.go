@@ -19,8 +19,9 @@ import (
 // once they are done. A front end calls it with the line and packet under
 // its cursor; each call replaces the last. The states are the same as in
 // capture order, and the events and figures still come in that order: only
-// the timeline has the line's states sooner. A line is taken first once
-// its first state is in the timeline (so the lines keep their order there).
+// the timeline has the line's states sooner (the lines keep the order of
+// their first difs there). A line is taken first once its first dif is
+// queued.
 // Config.Inspect, which runs as a state is built, sees the Seq of the order
 // the rebuild took the difs in; every other consumer sees capture order.
 // Without a rebuild behind, or once it has ended, it does nothing.
@@ -39,7 +40,7 @@ func (e *Engine) Prioritize(l reassemble.Chain, upTo int) {
 // (under the engine's lock).
 func (e *Engine) startWish() {
 	b := e.bh
-	if !b.wished || (e.timeline != nil && e.timeline.Entries(b.wish) == nil) {
+	if !b.wished || b.queued[b.wish] == 0 {
 		return
 	}
 	b.wished = false

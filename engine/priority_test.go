@@ -15,6 +15,21 @@ import (
 	"github.com/pmdump/pmdump/replay"
 )
 
+// pcapTwice writes a classic pcap file's records twice over to a temporary
+// file (the same game played again later), and returns its path.
+func pcapTwice(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "twice-"+filepath.Base(path))
+	if err := os.WriteFile(out, append(b, b[24:]...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // pcapPart writes the records of a classic pcap file that start in its
 // first n bytes to a temporary file, and returns its path.
 func pcapPart(t *testing.T, path string, n int) string {
@@ -48,14 +63,19 @@ func TestPrioritizeFirst(t *testing.T) {
 		part   int    // the capture's first bytes only (0: all)
 		firsts []bool // prioritized or not (in capture order, the line comes last)
 		order  bool   // whether to judge the order (not when the capture is rebuilt in a batch or two)
+		twice  bool   // the part twice over: the line comes in the second game, prioritized before its first state
 	}{
-		{"modern/multi/multi.pcap", 0, 3 << 20, []bool{false, true}, true},
-		{"modern/multi/multi.pcap", 3 << 10, 3 << 20, []bool{true}, true},
-		{"legacy/lossy/capture.pcap", 3 << 10, 0, []bool{true}, false},
+		{"modern/multi/multi.pcap", 0, 3 << 20, []bool{false, true}, true, false},
+		{"modern/multi/multi.pcap", 3 << 10, 3 << 20, []bool{true}, true, false},
+		{"modern/multi/multi.pcap", 0, 2 << 20, []bool{true}, true, true},
+		{"legacy/lossy/capture.pcap", 3 << 10, 0, []bool{true}, false, false},
 	} {
 		path := realcap.Path(t, tc.in)
 		if tc.part > 0 {
 			path = pcapPart(t, path, tc.part)
+		}
+		if tc.twice {
+			path = pcapTwice(t, path)
 		}
 		want := rebuildAll(t, engine.Config{}, path)
 		for _, first := range tc.firsts {
@@ -109,6 +129,9 @@ func TestPrioritizeFirst(t *testing.T) {
 					}
 					r.entries[k] = es
 				}
+			}
+			if !reflect.DeepEqual(got.lines, want.lines) {
+				t.Errorf("%s, budget %d, first %v: lines %v, want %v", tc.in, tc.budget, first, got.lines, want.lines)
 			}
 			if !reflect.DeepEqual(got.states, want.states) {
 				t.Errorf("%s, budget %d, first %v: %d states, want %d; they differ", tc.in, tc.budget, first, len(got.states), len(want.states))

@@ -299,14 +299,9 @@ func (e *Engine) Progress() Progress {
 		p.Done = false
 	}
 	if e.timeline != nil {
+		// Every line queued has its place there (see Timeline.Reserve).
 		for _, l := range e.timeline.Lines() {
 			p.Lines = append(p.Lines, LineProgress{Line: l, Difs: e.bh.queued[l], Rebuilt: len(e.timeline.Entries(l))})
-		}
-		// Lines whose first state is not rebuilt yet.
-		for l, n := range e.bh.queued {
-			if e.timeline.Entries(l) == nil {
-				p.Lines = append(p.Lines, LineProgress{Line: l, Difs: n})
-			}
 		}
 	}
 	return p

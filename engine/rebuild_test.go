@@ -17,6 +17,7 @@ import (
 // event, the timeline's entries per line, the dif figures and the health.
 type rebuilt struct {
 	states  []string
+	lines   []string // the timeline's lines, in order
 	entries map[string][]string
 	difs    []engine.DifStats
 	health  []*engine.ClientHealth
@@ -56,6 +57,7 @@ func rebuildWith(t *testing.T, cfg engine.Config, read, done func(*engine.Engine
 	}
 	r.entries = map[string][]string{}
 	for _, l := range e.Lines() {
+		r.lines = append(r.lines, l.String())
 		for _, en := range e.Entries(nil, l, 0, -1) {
 			r.entries[l.Client.String()] = append(r.entries[l.Client.String()], fmt.Sprintf("%+v %v %v", en, en.Acked(), en.AckTime()))
 		}

@@ -66,6 +66,8 @@ func (e *Entry) Keyframe() bool { return e.Src == 0 }
 type Timeline struct {
 	lines  map[reassemble.Chain]*line
 	expect map[reassemble.Chain]int // room for the entries of lines not added yet (see Expect)
+	// reserved are the lines in order with no entry yet (see Reserve).
+	reserved map[reassemble.Chain]bool
 	order  []reassemble.Chain
 	store  *store
 	inf    reassemble.Inflater
@@ -145,6 +147,22 @@ func (t *Timeline) Close() error { return t.store.close() }
 // Lines returns the lines in order of their first state.
 func (t *Timeline) Lines() []reassemble.Chain { return t.order }
 
+// Reserve keeps line key's place in Lines before its first state is
+// added: lines come in the order they are reserved or first added, so a
+// rebuild that adds some lines' states ahead of others' (the line a user
+// looks at first) keeps the order of their first difs. Until its first
+// state, the line has no entries.
+func (t *Timeline) Reserve(key reassemble.Chain) {
+	if t.lines[key] != nil || t.reserved[key] {
+		return
+	}
+	if t.reserved == nil {
+		t.reserved = map[reassemble.Chain]bool{}
+	}
+	t.reserved[key] = true
+	t.order = append(t.order, key)
+}
+
 // Entries returns a line's entries in the order their difs ended.
 func (t *Timeline) Entries(l reassemble.Chain) []Entry {
 	if x := t.lines[l]; x != nil {
@@ -179,7 +197,11 @@ func (t *Timeline) Add(s *State) error {
 			delete(t.expect, key)
 		}
 		t.lines[key] = l
-		t.order = append(t.order, key)
+		if t.reserved[key] {
+			delete(t.reserved, key)
+		} else {
+			t.order = append(t.order, key)
+		}
 	}
 	e := Entry{
 		Frame: Frame{s.SLSN, s.Dst}, Src: s.Src, Status: s.Status, ts: s.TS.UnixNano(), CaptureN: int32(s.N), Size: int32(s.Size),

@@ -404,6 +404,9 @@ func (s *stateCursor) header(c *env, w int) []string {
 		if p := c.e.Progress(); !p.Done && p.Difs > 0 {
 			msg = fmt.Sprintf("no states rebuilt yet: rebuilding, %d of %d difs done", p.Rebuilt, p.Difs)
 		}
+		if l := s.line(); l.Conv > 0 && !c.done {
+			msg = fmt.Sprintf("client %d (%s): no state rebuilt yet (%s)", l.Conv, l.Client, c.lineProgress(l))
+		}
 		if c.done {
 			msg = "this capture has no rebuilt states (no state difs, or none complete)"
 		}

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/pmdump/pmdump/engine"
+	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/schema"
 )
 
@@ -46,10 +47,11 @@ type env struct {
 	schema *schema.Schema // the user's schema (nil: built-ins only)
 	live   string         // the interfaces of a live capture ("" for files)
 
-	view   int       // the view shown
-	first  time.Time // the capture's first time stamp, the zero of times shown
-	read   bool      // the engine's fast pass has read everything (packets, index)
-	done   bool      // and every state is rebuilt
+	view   int              // the view shown
+	first  time.Time        // the capture's first time stamp, the zero of times shown
+	read   bool             // the engine's fast pass has read everything (packets, index)
+	done   bool             // and every state is rebuilt
+	wanted reassemble.Chain // the line the rebuild was last asked to take first
 	health []*engine.ClientHealth
 	finds  []engine.Finding // the worst first
 

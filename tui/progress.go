@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pmdump/pmdump/engine"
@@ -33,13 +34,14 @@ func (c *env) progressLine(ev engine.ProgressEvent, w int) string {
 	default:
 		parts = append(parts, fmt.Sprintf("read: %d packets", p.Packets))
 	}
-	parts = append(parts, rebuildLine(p, c.read, max(w/2, 40)))
+	parts = append(parts, rebuildLine(p, c.read, c.wanted, max(w/2, 40)))
 	return strings.Join(parts, "  ")
 }
 
 // rebuildLine is the rebuild's part of the progress line: states rebuilt
-// of the difs found so far, and the clients not done yet while w has room.
-func rebuildLine(p engine.Progress, read bool, w int) string {
+// of the difs found so far, and the clients not done yet while w has room,
+// the one taken first (wanted) first.
+func rebuildLine(p engine.Progress, read bool, wanted reassemble.Chain, w int) string {
 	if p.Done {
 		return fmt.Sprintf("states: %d rebuilt", p.Rebuilt)
 	}
@@ -49,7 +51,11 @@ func rebuildLine(p engine.Progress, read bool, w int) string {
 	} else {
 		s += " so far"
 	}
-	for _, l := range p.Lines {
+	lines := p.Lines
+	if i := slices.IndexFunc(lines, func(l engine.LineProgress) bool { return l.Line == wanted }); i > 0 {
+		lines = slices.Concat(lines[i:i+1], lines[:i], lines[i+1:])
+	}
+	for _, l := range lines {
 		if l.Rebuilt >= l.Difs && read {
 			continue
 		}
@@ -141,7 +147,7 @@ func (m *Model) wantFirst() {
 		return
 	}
 	if w != m.wanted {
-		m.wanted = w
+		m.wanted, c.wanted = w, w.line
 		m.e.Prioritize(w.line, w.upTo)
 	}
 }

@@ -439,27 +439,32 @@ func TestProgressBar(t *testing.T) {
 }
 
 // The rebuild's part of the progress line: 100 % only when complete, the
-// clients not done yet while there is room, "so far" while reading.
+// clients not done yet while there is room (the one taken first first), "so
+// far" while reading.
 func TestRebuildLine(t *testing.T) {
 	l := func(conv, difs, rebuilt int) engine.LineProgress {
 		return engine.LineProgress{Line: reassemble.Chain{Conv: conv}, Difs: difs, Rebuilt: rebuilt}
 	}
 	for _, c := range []struct {
-		p    engine.Progress
-		read bool
-		w    int
-		want string
+		p     engine.Progress
+		read  bool
+		first reassemble.Chain
+		w     int
+		want  string
 	}{
-		{engine.Progress{Difs: 1000, Rebuilt: 999, Lines: []engine.LineProgress{l(1, 500, 500), l(2, 500, 499)}}, true, 80,
+		{engine.Progress{Difs: 1000, Rebuilt: 999, Lines: []engine.LineProgress{l(1, 500, 500), l(2, 500, 499)}}, true, reassemble.Chain{}, 80,
 			"states: 999 of 1000 rebuilt (99 %) · c2 99 %"},
-		{engine.Progress{Difs: 1000, Rebuilt: 1000}, true, 80, "states: 1000 of 1000 rebuilt (99 %)"},
-		{engine.Progress{Difs: 1000, Rebuilt: 1000, Done: true}, true, 80, "states: 1000 rebuilt"},
-		{engine.Progress{Difs: 300, Rebuilt: 41, Lines: []engine.LineProgress{l(1, 100, 41), l(2, 200, 0)}}, false, 80,
+		{engine.Progress{Difs: 1000, Rebuilt: 1000}, true, reassemble.Chain{}, 80, "states: 1000 of 1000 rebuilt (99 %)"},
+		{engine.Progress{Difs: 1000, Rebuilt: 1000, Done: true}, true, reassemble.Chain{}, 80, "states: 1000 rebuilt"},
+		{engine.Progress{Difs: 300, Rebuilt: 41, Lines: []engine.LineProgress{l(1, 100, 41), l(2, 200, 0)}}, false, reassemble.Chain{}, 80,
 			"states: 41 of 300 rebuilt so far · c1 41 % · c2 0 %"},
-		{engine.Progress{Difs: 300, Rebuilt: 41, Lines: []engine.LineProgress{l(1, 100, 41), l(2, 200, 0)}}, false, 40,
+		{engine.Progress{Difs: 300, Rebuilt: 41, Lines: []engine.LineProgress{l(1, 100, 41), l(2, 200, 0)}}, false, reassemble.Chain{}, 40,
 			"states: 41 of 300 rebuilt so far"},
+		// The client taken first comes first.
+		{engine.Progress{Difs: 600, Rebuilt: 141, Lines: []engine.LineProgress{l(1, 100, 41), l(2, 200, 0), l(3, 300, 100)}}, true, reassemble.Chain{Conv: 3}, 80,
+			"states: 141 of 600 rebuilt (23 %) · c3 33 % · c1 41 % · c2 0 %"},
 	} {
-		if got := rebuildLine(c.p, c.read, c.w); got != c.want {
+		if got := rebuildLine(c.p, c.read, c.first, c.w); got != c.want {
 			t.Errorf("rebuildLine(%+v, %v) = %q, want %q", c.p, c.read, got, c.want)
 		}
 	}
