@@ -68,10 +68,10 @@ type Timeline struct {
 	expect map[reassemble.Chain]int // room for the entries of lines not added yet (see Expect)
 	// reserved are the lines in order with no entry yet (see Reserve).
 	reserved map[reassemble.Chain]bool
-	order  []reassemble.Chain
-	store  *store
-	inf    reassemble.Inflater
-	dif    []byte
+	order    []reassemble.Chain
+	store    *store
+	inf      reassemble.Inflater
+	dif      []byte
 	// The memory budget, and the bytes the lines' entries take of it
 	// (what is left is the store's).
 	budget     int
