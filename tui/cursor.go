@@ -387,6 +387,18 @@ func (s *stateCursor) onState(c *env, msg stateMsg) tea.Cmd {
 	return s.request(c)
 }
 
+// shared reports whether another line has the shown line's client
+// endpoint (the same game captured twice, a port used again).
+func (s *stateCursor) shared() bool {
+	l := s.line()
+	for _, o := range s.lines {
+		if o != l && o.Client == l.Client {
+			return true
+		}
+	}
+	return false
+}
+
 // describe names a state in one line.
 func describe(l reassemble.Chain, e *replay.Entry) string {
 	return fmt.Sprintf("%s (p%d) slsn %d frame %d", l.Client, e.Player, e.SLSN, e.N)
@@ -417,6 +429,8 @@ func (s *stateCursor) header(c *env, w int) []string {
 		s.line().Client, e.Player, s.i+1, s.n, e.SLSN, e.N, e.Src, e.N, e.Status, e.Compressed, e.Pieces, e.Count)
 	if lp := c.lineProgress(s.line()); lp != "" {
 		info = fmt.Sprintf("client %d: %s · %s", s.line().Conv, lp, info)
+	} else if s.shared() {
+		info = fmt.Sprintf("client %d · %s", s.line().Conv, info) // its endpoint does not say which
 	}
 	if e.Keyframe() {
 		info += " · keyframe"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/replay"
 	"github.com/pmdump/pmdump/session"
@@ -200,5 +201,34 @@ func testLinkAwaits(t *testing.T, early bool) {
 	}
 	if want := fmt.Sprintf("packet %d: the dif", r.N); !strings.HasPrefix(m.env.msg, want) {
 		t.Errorf("after the rebuild, message %q, want %q…", m.env.msg, want)
+	}
+}
+
+// With the same game read twice, two conversations have each client
+// endpoint: the state header names the conversation.
+func TestHeaderNamesSharedClient(t *testing.T) {
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline})
+	if err := e.Run(context.Background(), "sample:modern", "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Engine: e})
+	t.Cleanup(func() { m.Close() })
+	drive(t, m, m.Init(), tea.WindowSizeMsg{Width: 200, Height: 40})
+	if len(m.scrub.lines) != 4 {
+		t.Fatalf("%d lines, want 4 (two games of two clients)", len(m.scrub.lines))
+	}
+	for i := 0; i < 4; i++ {
+		drive(t, m, "2")
+		l := m.scrub.line()
+		if h := m.scrub.header(&m.env, 200)[0]; !strings.Contains(h, fmt.Sprintf("client %d · %s", l.Conv, l.Client)) {
+			t.Errorf("header of conversation %d: %q", l.Conv, h)
+		}
+		// At a width for two of them, the list of clients still names
+		// the one shown, and marks those left out.
+		list := ansi.Strip(clientList(&m.env, &m.scrub, 60))
+		if !strings.Contains(list, fmt.Sprintf(" %d %s ", l.Conv, l.Client)) || !strings.Contains(list, "…") || ansi.StringWidth(list) > 60 {
+			t.Errorf("clients of width 60 with conversation %d shown: %q", l.Conv, list)
+		}
+		drive(t, m, "c")
 	}
 }

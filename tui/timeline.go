@@ -34,16 +34,7 @@ func (v *timelineView) help(k *keyMap) []group { return []group{k.scrubKeys()} }
 func (v *timelineView) render(c *env) []string {
 	s, r := v.cur, c.lay.body
 	out := s.header(c, r.w)
-	var cl strings.Builder
-	cl.WriteString("clients (c/C):")
-	for i, l := range s.lines {
-		t := fmt.Sprintf(" %d %s ", l.Conv, l.Client)
-		if i == s.li {
-			t = c.st.selected.Render(t)
-		}
-		cl.WriteString(t)
-	}
-	out = append(out, cl.String(), "")
+	out = append(out, clientList(c, s, r.w), "")
 	h := healthOf(c.health, s.line().Conv)
 	if h == nil {
 		return append(out, c.st.dim.Render("no health figures for this client yet"))
@@ -77,4 +68,45 @@ func (v *timelineView) render(c *env) []string {
 // or before it).
 func secondIndex(h *engine.ClientHealth, sec int) int {
 	return sort.Search(len(h.Seconds), func(i int) bool { return h.Seconds[i].T > sec }) - 1
+}
+
+// clientList is the line naming the clients c and C go through, the one
+// shown selected: as many as fit in w columns around it, with … for those
+// left out on either side.
+func clientList(c *env, s *stateCursor, w int) string {
+	const head = "clients (c/C):"
+	item := func(i int) string { return fmt.Sprintf(" %d %s ", s.lines[i].Conv, s.lines[i].Client) }
+	if len(s.lines) == 0 {
+		return head
+	}
+	sel := clamp(s.li, 0, len(s.lines)-1)
+	lo, hi := sel, sel+1 // the items shown: [lo, hi)
+	room := w - len(head) - len(item(sel)) - 2 // the … on either side
+	for grew := true; grew; {
+		grew = false
+		if hi < len(s.lines) && len(item(hi)) <= room {
+			room -= len(item(hi))
+			hi, grew = hi+1, true
+		}
+		if lo > 0 && len(item(lo-1)) <= room {
+			room -= len(item(lo - 1))
+			lo, grew = lo-1, true
+		}
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	if lo > 0 {
+		b.WriteString("…")
+	}
+	for i := lo; i < hi; i++ {
+		if i == sel {
+			b.WriteString(c.st.selected.Render(item(i)))
+		} else {
+			b.WriteString(item(i))
+		}
+	}
+	if hi < len(s.lines) {
+		b.WriteString("…")
+	}
+	return b.String()
 }
