@@ -80,7 +80,7 @@ func clientList(c *env, s *stateCursor, w int) string {
 		return head
 	}
 	sel := clamp(s.li, 0, len(s.lines)-1)
-	lo, hi := sel, sel+1 // the items shown: [lo, hi)
+	lo, hi := sel, sel+1                       // the items shown: [lo, hi)
 	room := w - len(head) - len(item(sel)) - 2 // the … on either side
 	for grew := true; grew; {
 		grew = false
