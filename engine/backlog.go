@@ -220,6 +220,7 @@ func (q *backlog) next(first bool) (rebuildOp, bool) {
 			}
 			if m, ok := q.pri.taken.take(at); ok {
 				o = m
+				delete(q.pri.takenAt, at)
 			}
 			if q.rOff == q.wOff {
 				// Everything spilled is read: the file starts over.

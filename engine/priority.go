@@ -189,6 +189,9 @@ type priority struct {
 	mem   int      // the next op in memory to look at
 	off   int64    // the next record in the file to look at
 	taken takenOps // what stands for the ops taken from the file, by offset
+	// takenAt are the offsets in taken: a line asked for again is looked
+	// for from the head again, past the records it already took.
+	takenAt map[int64]bool
 	buf   []byte   // read-ahead of the file from base
 	base  int64
 }
@@ -353,6 +356,10 @@ func (q *backlog) nextPrioritized() (rebuildOp, bool) {
 			p.on = false // the rebuild goes on in order; the pop finds the error
 			return rebuildOp{}, false
 		}
+		if p.takenAt[p.off] {
+			p.off = next
+			continue
+		}
 		kind, l, lastN, err := peekOp(rec)
 		if err != nil {
 			p.on = false
@@ -369,6 +376,10 @@ func (q *backlog) nextPrioritized() (rebuildOp, bool) {
 				return rebuildOp{}, false
 			}
 			heap.Push(&p.taken, newTakenOp(p.off, &o))
+			if p.takenAt == nil {
+				p.takenAt = map[int64]bool{}
+			}
+			p.takenAt[p.off] = true
 			p.off = next
 			return o, true
 		}

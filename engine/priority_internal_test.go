@@ -116,8 +116,9 @@ func TestBacklogPriority(t *testing.T) {
 }
 
 // A line prioritized after another takes ops from the file before those
-// the first one took: each op still comes once in its place, the ops taken
-// as what stands for them.
+// the first one took, and the first one asked for again goes on from the
+// ops it has not taken: each op still comes once in its place, the ops
+// taken as what stands for them.
 func TestBacklogPrioritySwitch(t *testing.T) {
 	client := netip.MustParseAddrPort("10.0.0.2:24785")
 	line := func(i int) reassemble.Chain { return reassemble.Chain{Conv: i % 3, Client: client} }
@@ -130,12 +131,16 @@ func TestBacklogPrioritySwitch(t *testing.T) {
 	}
 	q.close()
 	early := map[int]bool{}
-	for _, c := range []struct{ conv, ops int }{{2, 40}, {1, 25}} {
+	// Line 2 is asked for again after line 1: from its ops not taken yet.
+	for _, c := range []struct{ conv, ops int }{{2, 40}, {1, 25}, {2, 30}} {
 		q.prioritize(line(c.conv), -1)
 		for range c.ops {
 			o, ok := q.next(true)
 			if !ok || !o.early || o.msg.Conv != c.conv {
 				t.Fatalf("line %d: %+v, %v; want its next op taken first", c.conv, o, ok)
+			}
+			if early[o.water] {
+				t.Fatalf("line %d: op %d taken first twice", c.conv, o.water)
 			}
 			early[o.water] = true
 		}
@@ -156,7 +161,7 @@ func TestBacklogPrioritySwitch(t *testing.T) {
 			t.Fatalf("op %d: %+v, want the dif in its place", i, o)
 		}
 	}
-	if len(early) != 65 || len(q.pri.taken) != 0 {
+	if len(early) != 95 || len(q.pri.taken) != 0 || len(q.pri.takenAt) != 0 {
 		t.Errorf("%d ops taken first, %d left waiting", len(early), len(q.pri.taken))
 	}
 }
