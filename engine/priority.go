@@ -192,8 +192,8 @@ type priority struct {
 	// takenAt are the offsets in taken: a line asked for again is looked
 	// for from the head again, past the records it already took.
 	takenAt map[int64]bool
-	buf   []byte   // read-ahead of the file from base
-	base  int64
+	buf     []byte // read-ahead of the file from base
+	base    int64
 }
 
 // prioritize makes next take line l's ops first, up to its dif that ends
