@@ -156,6 +156,9 @@ func (m *Model) onPromptKey(k tea.KeyPressMsg) tea.Cmd {
 		case promptFrame:
 			return m.scrub.gotoFrame(c, v)
 		case promptWrite:
+			if v == "" {
+				v = defaultWrite
+			}
 			return m.packets.writeShown(c, v)
 		}
 		return nil

@@ -203,7 +203,7 @@ func (p *packetsModel) onKey(c *env, k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Goto):
 		c.nav.openPrompt(promptPacket, "go to packet number: ", "")
 	case key.Matches(k, keys.Write):
-		c.nav.openPrompt(promptWrite, "write the packets shown to (pcap, or pcapng by extension): ", "packets.pcap")
+		c.nav.openPrompt(promptWrite, "write the packets shown to (pcap, or pcapng by extension; enter: "+defaultWrite+"): ", "")
 	case key.Matches(k, keys.NextName):
 		p.seek(c, 1, sameName)
 	case key.Matches(k, keys.PrevName):

@@ -16,6 +16,10 @@ type writtenMsg struct {
 	err                       error
 }
 
+// defaultWrite is the file the packets shown are written to when the
+// prompt is left empty.
+const defaultWrite = "packets.pcap"
+
 // writeShown writes the packets the list shows (the filter's matches, or
 // every packet) to a capture file, pcap or pcapng by its extension, off the
 // UI goroutine: each frame as it was captured, or rebuilt from its

@@ -25,7 +25,7 @@ func TestWriteShownPackets(t *testing.T) {
 	} {
 		m := newTest(t, c.input, 160, 48, false)
 		out := filepath.Join(t.TempDir(), "shown.pcap")
-		drive(t, m, "/"+c.filter+"<enter>", "w<ctrl+u>"+out+"<enter>")
+		drive(t, m, "/"+c.filter+"<enter>", "w"+out+"<enter>")
 		x := m.e.Index()
 		rows := m.packets.rows
 		if len(rows) == 0 {
