@@ -126,9 +126,10 @@ func (h *healthModel) move(c *env, d int) {
 		return
 	}
 	if h.cur < 0 {
-		// the first move puts the cursor on the first (or last) second
+		// The first step puts the cursor on the first second (back: the
+		// last); g and G on the first and the last.
 		h.cur = 0
-		if d < 0 {
+		if d < 0 && d > -1<<30 || d >= 1<<30 {
 			h.cur = len(ch.Seconds) - 1
 		}
 		return

@@ -389,6 +389,15 @@ func TestHealthAndTimeline(t *testing.T) {
 	if got := int(m.scrub.ent.Time().Sub(m.env.first).Seconds()); got != 3 {
 		t.Errorf("timeline at t=%d s, want 3 (the 4th second)", got)
 	}
+	// The first G in a fresh health view goes to the last second, g to
+	// the first.
+	for _, c := range []struct{ key, want string }{{"G", "the second from t=4 s to t=5 s"}, {"g", "the second from t=0 s to t=1 s"}} {
+		h := newTest(t, "sample:modern", 120, 40, false)
+		drive(t, h, "5"+c.key)
+		if s := screen(h); !strings.Contains(s, c.want) {
+			t.Errorf("5%s: no %q:\n%s", c.key, c.want, s)
+		}
+	}
 }
 
 func TestColorAndNoColor(t *testing.T) {
