@@ -372,11 +372,18 @@ var ErrDropped = errors.New("dropped: the packet index keeps only the newest pac
 // that matches f, in order, until fn returns false or ctx is done.
 func (x *PacketIndex) Filter(ctx context.Context, f *filter.Filter, from, to int, fn func(i int) bool) error {
 	var r session.Record
+	conv, oneConv := 0, false
+	if f != nil {
+		conv, oneConv = f.Conv()
+	}
 	for i := max(from, x.First()); i < min(to, x.Len()); i++ {
 		if i&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+		}
+		if oneConv && int(x.Entry(i).Conv) != conv {
+			continue // the filter matches only conversation conv's packets
 		}
 		if err := x.Record(i, &r); err != nil {
 			continue

@@ -83,6 +83,9 @@ type Filter struct {
 	fixed   [numFixed]bool
 	packets []usedPacket
 	fields  map[string]uint8
+	// The conversation every match is of (see Conv).
+	conv    int
+	hasConv bool
 }
 
 // usesName collects the identifiers of a filter.

@@ -214,3 +214,31 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// Conv finds the conversation a filter cannot match without, only where
+// every match must be of it.
+func TestFilterConv(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		conv int
+		ok   bool
+	}{
+		{"conv == 3", 3, true},
+		{"stdf and conv == 3", 3, true},
+		{"stdf && 3 == conv && seq == 0", 3, true},
+		{"conv == 3 and (stdf or stak)", 3, true},
+		{"conv == 3 or stdf", 0, false},
+		{"not conv == 3", 0, false},
+		{"conv != 3", 0, false},
+		{"conv > 3 and stdf", 0, false},
+		{"stdf", 0, false},
+	} {
+		f, err := Compile(c.src)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if conv, ok := f.Conv(); conv != c.conv || ok != c.ok {
+			t.Errorf("%s: Conv() = %d, %v; want %d, %v", c.src, conv, ok, c.conv, c.ok)
+		}
+	}
+}

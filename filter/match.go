@@ -49,8 +49,41 @@ const (
 	numFixed
 )
 
+// Conv returns the conversation every packet the filter matches is of,
+// when the filter says so at its top ("conv == 3 and …"): a scan can pass
+// over the others without decoding them.
+func (f *Filter) Conv() (int, bool) { return f.conv, f.hasConv }
+
+// onlyConv finds a conv == N condition that node (the compiled
+// expression) cannot be true without.
+func onlyConv(node ast.Node) (int, bool) {
+	b, ok := node.(*ast.BinaryNode)
+	if !ok {
+		return 0, false
+	}
+	switch b.Operator {
+	case "and", "&&":
+		if n, ok := onlyConv(b.Left); ok {
+			return n, true
+		}
+		return onlyConv(b.Right)
+	case "==":
+		id, ok := b.Left.(*ast.IdentifierNode)
+		v, isInt := b.Right.(*ast.IntegerNode)
+		if !ok || !isInt {
+			id, ok = b.Right.(*ast.IdentifierNode)
+			v, isInt = b.Left.(*ast.IntegerNode)
+		}
+		if ok && isInt && id.Value == "conv" {
+			return v.Value, true
+		}
+	}
+	return 0, false
+}
+
 // use notes the names the compiled expression (node) uses.
 func (f *Filter) use(node ast.Node) {
+	f.conv, f.hasConv = onlyConv(node)
 	var uses usesName
 	ast.Walk(&node, &uses)
 	for i, n := range fixedNames {
