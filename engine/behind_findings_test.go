@@ -54,10 +54,7 @@ func finishedRun(t *testing.T, cfg engine.Config, path string) finished {
 // from the states' late_cdats, the levels a level change leads to, the
 // players the states show leaving) wait for the rebuild.
 func TestRebuildBehindFindingsSame(t *testing.T) {
-	cases := []struct {
-		name string
-		path func(t *testing.T) string
-	}{
+	sameFindings(t, []findingsCase{
 		{"synth modern late inputs, level change", func(t *testing.T) string {
 			path, _, _ := synthGame(t, synth.Config{Era: decode.Modern, Players: 2, Duration: 10 * time.Second, Seed: 7})
 			return path
@@ -67,11 +64,28 @@ func TestRebuildBehindFindingsSame(t *testing.T) {
 				Faults: synth.Faults{Stops: []synth.Stop{{Client: 3, At: 8 * time.Second}}}})
 			return path
 		}},
+	})
+}
+
+// TestRebuildBehindFindingsSame on every real capture.
+func TestRebuildBehindFindingsSameReal(t *testing.T) {
+	sameFindings(t, []findingsCase{
 		{"legacy/lossy", func(t *testing.T) string { return realcap.Path(t, "legacy/lossy/capture.pcap") }},
 		{"legacy/basic", func(t *testing.T) string { return realcap.Path(t, "legacy/basic/capture.pcap") }},
 		{"modern/basic", func(t *testing.T) string { return realcap.Path(t, "modern/basic/basic.pcap") }},
 		{"modern/multi", func(t *testing.T) string { return realcap.Path(t, "modern/multi/multi.pcap") }},
-	}
+	})
+}
+
+// findingsCase is a capture sameFindings runs both ways.
+type findingsCase struct {
+	name string
+	path func(t *testing.T) string
+}
+
+// sameFindings runs each case's capture as doctor does and as the
+// terminal UI does, and compares how they end.
+func sameFindings(t *testing.T, cases []findingsCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := c.path(t)
