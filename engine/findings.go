@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
@@ -45,7 +46,10 @@ type findingCollector struct {
 	pendLevels []*Finding
 	gameQ      []gameFrame
 	descy      int
-	user       *schema.Schema // the caller's state layouts, beside the built-in ones
+	// waiting is set when finish left what the states decide to
+	// statesDone (the rebuild runs behind the fast pass).
+	waiting bool
+	user    *schema.Schema // the caller's state layouts, beside the built-in ones
 }
 
 type levelKey struct {
@@ -162,6 +166,7 @@ type convWatch struct {
 	lastDifComplete    bool
 	lastMissing        int
 	lastDifTS          time.Time
+	leaveWaits         bool // finish left the leave at the capture's end to statesDone
 }
 
 type stateSum struct {
@@ -206,7 +211,10 @@ type run struct {
 
 // SortFindings sorts findings in place by severity (the worst first), then
 // start time, then conversation, and returns them: the order doctor and the
-// terminal UI list them in.
+// terminal UI list them in. Findings alike in those are ordered by kind,
+// end, first frame and summary, so that the order does not depend on the
+// order they were found in (which differs when the states are rebuilt
+// behind the fast pass).
 func SortFindings(fs []Finding) []Finding {
 	slices.SortStableFunc(fs, func(a, b Finding) int {
 		switch {
@@ -214,8 +222,16 @@ func SortFindings(fs []Finding) []Finding {
 			return int(b.Severity) - int(a.Severity)
 		case !a.Start.Equal(b.Start):
 			return a.Start.Compare(b.Start)
+		case a.Conv != b.Conv:
+			return a.Conv - b.Conv
+		case a.Kind != b.Kind:
+			return strings.Compare(a.Kind, b.Kind)
+		case !a.End.Equal(b.End):
+			return a.End.Compare(b.End)
+		case a.Evidence.First != b.Evidence.First:
+			return a.Evidence.First - b.Evidence.First
 		}
-		return a.Conv - b.Conv
+		return strings.Compare(a.Summary, b.Summary)
 	})
 	return fs
 }

@@ -12,9 +12,16 @@ import (
 // finish reports what can be judged only over the whole capture: loss
 // rates, latency, late inputs, corrections, silences and runs that last
 // to the end, and the capture's own problems. The lock is held.
-func (fc *findingCollector) finish(e *Engine) {
+//
+// statesIn says whether every state is rebuilt already. When it is not
+// (the rebuild runs behind the fast pass), what the states still decide
+// waits for statesDone: the late inputs counted in the states, the levels
+// the states name, and the players that left or were dropped, which the
+// states may show first. Either way the findings are the same in the end.
+func (fc *findingCollector) finish(e *Engine, statesIn bool) {
 	end := e.cap.last
-	if fc.levelOf != nil {
+	fc.waiting = !statesIn
+	if statesIn && fc.levelOf != nil {
 		fc.levelNamed(0, 0, true)
 	}
 	for _, id := range fc.order {
@@ -30,11 +37,10 @@ func (fc *findingCollector) finish(e *Engine) {
 			fc.silence(w, KindSilentClient, w.lastC2S, w.last, w.lastC2SN, w.lastN, w.s2c, true)
 		} else if !w.lastS2C.IsZero() && w.c2s.packets > 0 && w.last.Sub(w.lastS2C) >= SilentAfter {
 			fc.silence(w, KindSilentServer, w.lastS2C, w.last, w.lastS2CN, w.lastN, w.c2s, true)
-		} else if d := end.Sub(w.last); d >= DropAfter && !w.reported["quit"] {
-			v := evidence{first: w.lastN, worst: w.lastN, last: w.lastN, start: w.last, end: w.last}
-			f := fc.finding(w, KindLeave, SeverityInfo, v, "%s sent and got nothing in the last %.1f s of the capture: it left", w.who(), d.Seconds())
-			f.Figures["seconds_before_end"] = d.Seconds()
-			fc.found(f)
+		} else if statesIn {
+			fc.leftAtEnd(w, end)
+		} else {
+			w.leaveWaits = true
 		}
 		if w.prev != nil {
 			fc.sameEndpoint(w)
@@ -45,12 +51,16 @@ func (fc *findingCollector) finish(e *Engine) {
 			w.incompl--
 			w.lostPcs -= w.lastMissing
 		}
-		fc.droppedByDifs(w, end)
+		if statesIn {
+			fc.droppedByDifs(w, end)
+		}
 		fc.fileFindings(w)
 		fc.idleFinding(w)
 		fc.lossFinding(w)
 		fc.latencyFinding(w, e)
-		fc.lateFinding(w, e)
+		if statesIn {
+			fc.lateFinding(w, e)
+		}
 		fc.correctionFinding(w)
 	}
 	c := e.cap.counters
@@ -65,6 +75,42 @@ func (fc *findingCollector) finish(e *Engine) {
 		f.Figures["dropped"], f.Figures["received"] = float64(c.KernelDropped), float64(c.KernelReceived)
 		fc.found(f)
 	}
+}
+
+// statesDone reports, once every state is rebuilt behind the fast pass,
+// what finish left to the states, in the order finish reports it. The
+// lock is held.
+func (fc *findingCollector) statesDone(e *Engine) {
+	if !fc.waiting {
+		return
+	}
+	fc.waiting = false
+	end := e.cap.last
+	if fc.levelOf != nil {
+		fc.levelNamed(0, 0, true)
+	}
+	for _, id := range fc.order {
+		w := fc.convs[id]
+		if w.leaveWaits {
+			w.leaveWaits = false
+			fc.leftAtEnd(w, end)
+		}
+		fc.droppedByDifs(w, end)
+		fc.lateFinding(w, e)
+	}
+}
+
+// leftAtEnd reports a client that sent and got nothing in the capture's
+// last DropAfter, unless the states showed it quit.
+func (fc *findingCollector) leftAtEnd(w *convWatch, end time.Time) {
+	d := end.Sub(w.last)
+	if d < DropAfter || w.reported["quit"] {
+		return
+	}
+	v := evidence{first: w.lastN, worst: w.lastN, last: w.lastN, start: w.last, end: w.last}
+	f := fc.finding(w, KindLeave, SeverityInfo, v, "%s sent and got nothing in the last %.1f s of the capture: it left", w.who(), d.Seconds())
+	f.Figures["seconds_before_end"] = d.Seconds()
+	fc.found(f)
 }
 
 // lossFinding reports what the protocol proves lost, per direction. Server

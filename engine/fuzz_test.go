@@ -113,6 +113,22 @@ func FuzzEngine(f *testing.F) {
 		if _, err := json.Marshal(e.Stats()); err != nil {
 			t.Fatalf("stats: %v", err)
 		}
+		if behind {
+			// Behind or in step, the same findings and health in the end.
+			plain := engine.New(engine.Config{Work: engine.Health | engine.Findings})
+			fuzzDatagrams(data, func(d *source.Datagram, tick bool) {
+				if tick {
+					plain.Tick(d.TS)
+					return
+				}
+				plain.Feed(d)
+			})
+			plain.Finish()
+			if got, want := endFigures(t, e), endFigures(t, plain); got != want {
+				t.Fatalf("behind the fast pass:\n%s\nin step:\n%s", got, want)
+			}
+			plain.Close()
+		}
 		for i := range e.Index().Len() {
 			if _, err := e.Index().Packet(i); err != nil {
 				t.Fatalf("packet %d: %v", i, err)
@@ -131,6 +147,19 @@ func FuzzEngine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// endFigures is an engine's findings, sorted as doctor lists them, and its
+// health, as JSON.
+func endFigures(t *testing.T, e *engine.Engine) string {
+	b, err := json.Marshal(struct {
+		F []engine.Finding
+		H []*engine.ClientHealth
+	}{engine.SortFindings(e.Findings()), e.Health()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // engineSeeds are FuzzEngine's seeds: a real game's first packets

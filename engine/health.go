@@ -112,6 +112,18 @@ type ClientHealth struct {
 	Era     string        `json:"era"`
 	Summary HealthSummary `json:"summary"`
 	Seconds []*Second     `json:"seconds"`
+	// Partial is true while the figures that come from the states
+	// (Second.LateInputs of the modern era, MaxStep, Jumps and their
+	// sums) are not final: states of the conversation that the fast pass
+	// handed to the rebuild behind it (Config.RebuildBehind) are not
+	// counted yet. PendingStates is how many. A state rebuilt ahead of its
+	// turn (Engine.Prioritize) is in the timeline at once but counts here
+	// only at its turn, in capture order, so a conversation can be all
+	// rebuilt and still partial. Both stay zero when the states are
+	// rebuilt in step with the packets, and once the rebuild has counted
+	// every state the fast pass found (Progress.Done).
+	Partial       bool `json:"partial,omitempty"`
+	PendingStates int  `json:"pending_states,omitempty"`
 }
 
 // lineHealth is one conversation's series while it is gathered.
@@ -133,6 +145,7 @@ type lineHealth struct {
 	lastSLSN     int
 	havePos      bool
 	nextLevel    map[int]int // by level sequence: the level its level-done phase led to
+	states       int         // states counted (state)
 }
 
 // maxSeconds bounds the seconds kept per conversation (a day).
@@ -382,6 +395,7 @@ func (h *healthCollector) state(s *replay.State) {
 		s.Extra = he.extra
 	}
 	x := h.line(s.Line())
+	x.states++
 	sec := h.at(x, s.TS)
 	if ok && sm.nextLevel > 0 {
 		if x.nextLevel == nil {
@@ -425,12 +439,18 @@ func (h *healthCollector) nextLevel(conv, slsn int) int {
 }
 
 // report returns the series as they are now: sorted seconds, means and a
-// summary. The result shares nothing with the collector.
-func (h *healthCollector) report() []*ClientHealth {
+// summary. pending, when not nil, is the number of a line's states still
+// to count, given the number counted. The result shares nothing with the
+// collector.
+func (h *healthCollector) report(pending func(l reassemble.Chain, counted int) int) []*ClientHealth {
 	var out []*ClientHealth
 	for _, l := range h.order {
 		x := h.lines[l]
 		ch := &ClientHealth{Conv: x.conv, Client: x.client, Era: x.era.String()}
+		if pending != nil {
+			ch.PendingStates = pending(l, x.states)
+			ch.Partial = ch.PendingStates > 0
+		}
 		if x.player >= 0 {
 			p := x.player
 			ch.Player = &p

@@ -186,6 +186,12 @@ func (e *Engine) rebuildBehind() {
 	if e.order.on && !b.aborted.Load() {
 		e.releaseStates(true)
 	}
+	if e.finds != nil && !b.aborted.Load() {
+		// Every state is in: the findings that waited for them.
+		e.lockRebuild()
+		e.finds.statesDone(e)
+		e.unlockRebuild()
+	}
 }
 
 // stateBatch is the most rebuilt states the rebuild holds before it adds
@@ -255,7 +261,14 @@ type Progress struct {
 	// number of states rebuilt (ok or failed) of them.
 	Difs, Rebuilt int
 	// Done is true once every dif handed to the rebuild is rebuilt and
-	// the fast pass is over (always true without States work).
+	// the fast pass is over (always true without States work). Until
+	// then, with the rebuild behind the fast pass, the figures that come
+	// from states are partial (ClientHealth.Partial says which
+	// conversations' are), and the findings that need every state are
+	// still to come: late inputs counted in the states, the level a level
+	// change leads to, a player the states show leaving or dropped, a
+	// client that left at the capture's end. They are found before Done
+	// turns true, as FindingEvents on the rebuild's goroutine.
 	Done bool
 	// Lines is the rebuild's progress per line, in order of the first dif
 	// (with Timeline work).

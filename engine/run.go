@@ -238,7 +238,7 @@ func (e *Engine) Finish() {
 		}
 	}
 	if e.finds != nil {
-		e.finds.finish(e)
+		e.finds.finish(e, e.bh == nil)
 	}
 	e.finished = true
 }

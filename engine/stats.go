@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/session"
 	"github.com/pmdump/pmdump/source"
 )
@@ -171,7 +172,7 @@ func (e *Engine) Stats() Stats {
 	r.Packets = nameStats(st.ByName)
 	r.Difs = e.difs.report(e.builder != nil)
 	if e.health != nil {
-		r.Health = e.health.report()
+		r.Health = e.health.report(e.pendingStates)
 	}
 	if e.finds != nil {
 		r.Findings = countFindings(e.findings)
@@ -187,7 +188,17 @@ func (e *Engine) Health() []*ClientHealth {
 	if e.health == nil {
 		return nil
 	}
-	return e.health.report()
+	return e.health.report(e.pendingStates)
+}
+
+// pendingStates is the number of line l's states the rebuild behind the
+// fast pass has still to count in the figures, counted of them counted
+// (under the engine's lock); 0 without a rebuild behind.
+func (e *Engine) pendingStates(l reassemble.Chain, counted int) int {
+	if e.bh == nil {
+		return 0
+	}
+	return max(e.bh.queued[l]-counted, 0)
 }
 
 func addrString(a interface {
