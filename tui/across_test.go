@@ -88,6 +88,11 @@ func TestAcrossPendingRedone(t *testing.T) {
 	// The newest state of the first client in the timeline.
 	l := m.scrub.lines[0]
 	last := e.Entries(nil, l, e.EntryCount(l)-1, e.EntryCount(l))[0]
+	// The figures counted from the states are so far.
+	drive(t, m, "5")
+	if s := screen(m); !strings.Contains(s, "late inputs so far") {
+		t.Errorf("health while the rebuild is held:\n%s", s)
+	}
 	// A frame past what is rebuilt: the newest state so far, said so.
 	drive(t, m, fmt.Sprintf("2:%d:99999<enter>", last.SLSN))
 	if !strings.Contains(m.env.msg, "not rebuilt yet") {
@@ -110,6 +115,13 @@ func TestAcrossPendingRedone(t *testing.T) {
 	want := fmt.Sprintf("diff %s → %s", describe(ref.Line, &ref.Entry), describe(other.Line, &other.Entry))
 	if s := screen(m); strings.Contains(s, note) || strings.Contains(s, "not rebuilt to frame") || !strings.Contains(s, want) {
 		t.Errorf("after the rebuild, the diff across clients at frame %d does not show %q alone:\n%s", last.N, want, s)
+	}
+	for range 5 { // the health is refreshed every fifth time
+		drive(t, m, m.refreshAll())
+	}
+	drive(t, m, "5")
+	if s := screen(m); strings.Contains(s, "so far") || !strings.Contains(s, "late inputs") {
+		t.Errorf("health after the rebuild:\n%s", s)
 	}
 	drive(t, m, fmt.Sprintf("2:%d:99999<enter>", last.SLSN))
 	if !strings.Contains(m.env.msg, "no state of frame 99999: the newest before it") {

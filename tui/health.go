@@ -62,6 +62,11 @@ func optInt(f func(s *engine.Second) *int) func(h *engine.ClientHealth) []float6
 	})
 }
 
+// soFar are the series counted from the rebuilt states: so-far figures
+// while the rebuild behind the fast pass has states of the client to come
+// (engine.ClientHealth.Partial).
+var soFar = map[string]bool{"late inputs": true, "max step px": true, "position jumps": true}
+
 // timelineSeries are the sparklines of the timeline.
 var timelineSeries = []series{
 	{"dif bytes/s", ints(func(s *engine.Second) int { return s.DifBytes })},
@@ -240,8 +245,13 @@ func (h *healthModel) render(env *env) []string {
 	}
 	out = append(out, tabs.String())
 	sum := c.Summary
-	out = append(out, env.st.dim.Render(fmt.Sprintf("%s era · %d s · %.1f inputs/s · %d late inputs · %d difs (%.1f/s, %.0f B mean) · %d base resets · %d incomplete · %d acks",
-		c.Era, sum.Seconds, sum.InputsPerS, sum.LateInputs, sum.Difs, sum.DifsPerS, sum.MeanDifBytes, sum.BaseResets, sum.Incomplete, sum.Acks)))
+	late := fmt.Sprintf("%d late inputs", sum.LateInputs)
+	if c.Partial {
+		// Counted from the states, which are not all in yet.
+		late = fmt.Sprintf("%d late inputs so far (%d states to come)", sum.LateInputs, c.PendingStates)
+	}
+	out = append(out, env.st.dim.Render(fmt.Sprintf("%s era · %d s · %.1f inputs/s · %s · %d difs (%.1f/s, %.0f B mean) · %d base resets · %d incomplete · %d acks",
+		c.Era, sum.Seconds, sum.InputsPerS, late, sum.Difs, sum.DifsPerS, sum.MeanDifBytes, sum.BaseResets, sum.Incomplete, sum.Acks)))
 	cw := h.chartW(env)
 	marker := []rune(strings.Repeat(" ", cw))
 	where := "←→ move the cursor, enter shows that second in the timeline"
@@ -292,6 +302,9 @@ func (h *healthModel) render(env *env) []string {
 			}
 			if i == 0 && rows > 1 {
 				val = env.st.dim.Render("≤" + gameview.Num(math.Round(maxOf(x.vals))))
+			}
+			if i == 0 && c.Partial && soFar[x.s.name] {
+				val += env.st.dim.Render(" so far")
 			}
 			out = append(out, fit(label, healthLabel)+row+" "+val)
 		}

@@ -58,6 +58,9 @@ func (v *timelineView) render(c *env) []string {
 			cur = gameview.Num(math.Round(vals[k]*10) / 10)
 		}
 		line := fit(se.name, healthLabel) + sparkline(vals, cw) + " " + fit(cur, 8) + c.st.dim.Render(fit("max "+gameview.Num(math.Round(maxOf(vals)*10)/10), 12)) // as cur
+		if h.Partial && soFar[se.name] {
+			line += c.st.dim.Render("so far")
+		}
 		out = append(out, line)
 	}
 	out = append(out, "", c.st.dim.Render(fmt.Sprintf("whole game, %d s per column at most; ▼ this state's second (t=%d s)", (len(h.Seconds)+cw-1)/cw, sec)))
