@@ -365,13 +365,15 @@ func (s *stateCursor) request(c *env) tea.Cmd {
 
 // reloadPending has what is shown loaded again when it depends on states
 // the rebuild had not reached (see stateMsg.pending) and the rebuild has
-// gone on since, at most every pendingReload.
+// gone on since, at most every pendingReload, and once more when the
+// rebuild is over.
 func (s *stateCursor) reloadPending(c *env) {
 	ld := s.loaded
-	if ld == nil || !ld.pending || s.inflight || time.Since(s.loadedAt) < pendingReload {
+	if ld == nil || !ld.pending || s.inflight {
 		return
 	}
-	if r := c.e.Progress().Rebuilt; r != s.loadedRebuilt {
+	// Once the rebuild is over, at once (no refresh comes after it).
+	if c.done || time.Since(s.loadedAt) >= pendingReload && c.e.Progress().Rebuilt != s.loadedRebuilt {
 		s.have = stateKey{} // request loads it again; it is shown meanwhile
 	}
 }
@@ -384,6 +386,7 @@ func (s *stateCursor) onState(c *env, msg stateMsg) tea.Cmd {
 	s.inflight = false
 	s.have, s.loaded = msg.key, &msg
 	s.loadedAt, s.loadedRebuilt = time.Now(), msg.rebuilt
+	s.reloadPending(c)
 	return s.request(c)
 }
 
