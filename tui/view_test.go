@@ -3,11 +3,14 @@ package tui
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/pmdump/pmdump/internal/realcap"
+	"github.com/pmdump/pmdump/replay"
 )
 
 // state is what a model keeps between messages: every view's, the cursor
@@ -80,4 +83,23 @@ func changed(a, b state) string {
 		}
 	}
 	return out
+}
+
+// The state view of an incomplete dif explains it whole, wrapped to the
+// text pane, however narrow.
+func TestStateViewWrapsExplanation(t *testing.T) {
+	m := newTest(t, realcap.Path(t, "legacy/lossy/capture.pcap"), 100, 40, false)
+	drive(t, m, "3")
+	l := m.scrub.line()
+	es := m.e.Entries(nil, l, 0, -1)
+	at := slices.IndexFunc(es, func(e replay.Entry) bool { return e.Status != replay.OK })
+	if at < 0 {
+		t.Fatal("no incomplete dif in legacy/lossy")
+	}
+	m.scrub.setI(&m.env, at)
+	drive(t, m, m.scrub.request(&m.env))
+	s := screen(m)
+	if !strings.Contains(s, "no state was rebuilt") || !strings.Contains(s, "move to another") {
+		t.Errorf("state %d (%s) at 100 columns:\n%s", at, es[at].Status, s)
+	}
 }
