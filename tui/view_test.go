@@ -88,7 +88,7 @@ func changed(a, b state) string {
 // The state view of an incomplete dif explains it whole, wrapped to the
 // text pane, however narrow.
 func TestStateViewWrapsExplanation(t *testing.T) {
-	m := newTest(t, realcap.Path(t, "legacy/lossy/capture.pcap"), 100, 40, false)
+	m := newTest(t, realcap.Path(t, "legacy/lossy/capture.pcap"), 160, 48, false) // the map beside the text
 	drive(t, m, "3")
 	l := m.scrub.line()
 	es := m.e.Entries(nil, l, 0, -1)
@@ -99,7 +99,7 @@ func TestStateViewWrapsExplanation(t *testing.T) {
 	m.scrub.setI(&m.env, at)
 	drive(t, m, m.scrub.request(&m.env))
 	s := screen(m)
-	if !strings.Contains(s, "no state was rebuilt") || !strings.Contains(s, "move to another") {
-		t.Errorf("state %d (%s) at 100 columns:\n%s", at, es[at].Status, s)
+	if !strings.Contains(s, fmt.Sprintf("(%d of %d pieces)", es[at].Pieces, es[at].Count)) || !strings.Contains(s, "move to another") {
+		t.Errorf("state %d (%s) at 160 columns:\n%s", at, es[at].Status, s)
 	}
 }
