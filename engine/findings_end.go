@@ -344,7 +344,11 @@ func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTall
 		lost += k.t.lost
 		longest = max(longest, k.t.longest)
 		if k.t.lost > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s of %d%s", k.t.lost, k.name, k.t.seen+k.t.lost, k.what))
+			name := k.name
+			if k.t.lost == 1 {
+				name = strings.TrimSuffix(name, "s") // 1 cdat, 1 serr
+			}
+			parts = append(parts, fmt.Sprintf("%d %s of %d%s", k.t.lost, name, k.t.seen+k.t.lost, k.what))
 			merge(k.t.ev)
 		}
 	}

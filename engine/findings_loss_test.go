@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"testing"
 	"time"
 
@@ -46,6 +47,13 @@ func TestFindingsLossProvenLossy(t *testing.T) {
 		dropped[[2]string{port, r[4]}]++
 	}
 	_, fs := findingsOf(t, engine.Difs, realcap.Path(t, "legacy/lossy/capture.pcap"))
+	// One of a kind is said in the singular ("1 cdat of 2509").
+	one := regexp.MustCompile(`\b1 [a-z]+s of `)
+	for _, f := range ofKind(fs, engine.KindLoss, 0) {
+		if m := one.FindString(f.Summary); m != "" {
+			t.Errorf("%q in %s", m, f.Summary)
+		}
+	}
 	for _, port := range []string{"24786", "24787"} {
 		t.Run(port, func(t *testing.T) {
 			conv := 0
