@@ -110,7 +110,8 @@ type Across struct {
 	Missing []error
 	// Pending is set while the rebuild behind the fast pass has not taken
 	// every client past the frame: a client not rebuilt to it yet is in
-	// Missing (a NotRebuiltError), and the reference's pick may change.
+	// Missing (a NotRebuiltError), the reference's pick may change, and a
+	// client none of whose states is in yet may join the game.
 	Pending bool
 }
 
@@ -182,6 +183,11 @@ func (e *Engine) AcrossClients(sel Selector, n, slsn int, sent bool) (Across, er
 	}
 	out.Picks = append(out.Picks, p)
 	out.Pending = p.Pending
+	// While the rebuild runs, a client none of whose states is in yet may
+	// turn out to be of this game.
+	if e.Rebuilding() && e.linesToCome() {
+		out.Pending = true
+	}
 	for _, l := range lines {
 		if l == ref {
 			continue
@@ -199,4 +205,19 @@ func (e *Engine) AcrossClients(sel Selector, n, slsn int, sent bool) (Across, er
 		out.Picks = append(out.Picks, q)
 	}
 	return out, nil
+}
+
+// linesToCome reports whether a line of the timeline has no state in yet.
+func (e *Engine) linesToCome() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.timeline == nil {
+		return false
+	}
+	for _, l := range e.timeline.Lines() {
+		if len(e.timeline.Entries(l)) == 0 {
+			return true
+		}
+	}
+	return false
 }

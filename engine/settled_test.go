@@ -105,3 +105,44 @@ func TestSettledWhileRebuilding(t *testing.T) {
 		t.Errorf("after the rebuild, every client past the last frame: %d picks, %v missing, pending %v, %v", len(a.Picks), a.Missing, a.Pending, err)
 	}
 }
+
+// While clients none of whose states is in yet may join a game, every
+// client at a frame of it is pending; once the rebuild is over, not.
+func TestAcrossPendingLinesToCome(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	var held atomic.Bool
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline, RebuildBehind: true,
+		OnEvent: func(ev engine.Event) {
+			if _, ok := ev.(engine.StateEvent); ok {
+				held.Store(true)
+				<-release // the first states are in, the second game's not
+			}
+		}})
+	defer e.Close()
+	defer free()
+	if err := e.Run(context.Background(), "sample:modern", "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); !held.Load(); time.Sleep(time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatal("no state rebuilt after a minute")
+		}
+	}
+	lines := e.Lines()
+	if len(lines) != 4 || e.EntryCount(lines[0]) == 0 || e.EntryCount(lines[3]) != 0 {
+		t.Fatalf("%d lines, %d states of the first, %d of the last: want 4, some, none", len(lines), e.EntryCount(lines[0]), e.EntryCount(lines[len(lines)-1]))
+	}
+	half := e.EntryCount(lines[0]) / 2 // a frame both clients of the first game are past
+	first := e.Entries(nil, lines[0], half, half+1)[0]
+	sel := engine.Selector{Conv: lines[0].Conv, Player: -1}
+	if a, err := e.AcrossClients(sel, int(first.N), first.SLSN, true); err != nil || !a.Pending {
+		t.Errorf("while the second game's clients are to come: pending %v, %v", a.Pending, err)
+	}
+	free()
+	e.Wait()
+	if a, err := e.AcrossClients(sel, int(first.N), first.SLSN, true); err != nil || a.Pending || len(a.Picks) != 2 {
+		t.Errorf("after the rebuild: %d picks, pending %v, %v", len(a.Picks), a.Pending, err)
+	}
+}
