@@ -170,10 +170,17 @@ func (p *packetsModel) toState(c *env, pos int, v int) tea.Cmd {
 }
 
 // piecesFilter is the display filter that lists a state's pieces and its
-// acks: the stdf and stak packets of its conversation for its frame (in
-// the modern era, of its level sequence).
-func piecesFilter(l reassemble.Chain, e *replay.Entry) string {
-	return fmt.Sprintf(`conv == %d and frame == %d and (stak or stdf and (slsn == %d or era == "%s"))`, l.Conv, e.N, e.SLSN, decode.Legacy)
+// acks: the stdf packets of its conversation for its frame (in the modern
+// era, of its level sequence), and the stak packets for its frame after its
+// dif ended (at capture packet CaptureN) and, when next > 0, before the
+// next level sequence's first state (at capture packet next): a stak does
+// not say its level sequence.
+func piecesFilter(l reassemble.Chain, e *replay.Entry, next int) string {
+	acks := fmt.Sprintf("stak and num > %d", e.CaptureN)
+	if next > 0 {
+		acks += fmt.Sprintf(" and num < %d", next)
+	}
+	return fmt.Sprintf(`conv == %d and frame == %d and (stdf and (slsn == %d or era == "%s") or %s)`, l.Conv, e.N, e.SLSN, decode.Legacy, acks)
 }
 
 // toPieces lists the shown state's pieces and acks in the packet list,
@@ -188,5 +195,9 @@ func (s *stateCursor) toPieces(c *env) tea.Cmd {
 	if x := c.e.Index(); x != nil {
 		pos = x.Search(int(e.CaptureN))
 	}
-	return c.nav.listPackets(piecesFilter(s.line(), &e), pos)
+	next := 0
+	if i := s.scan(c, s.i+1, 1, func(_ int, x, _ *replay.Entry) bool { return x.SLSN != e.SLSN }); i >= 0 {
+		next = int(s.entry(c, i).CaptureN)
+	}
+	return c.nav.listPackets(piecesFilter(s.line(), &e, next), pos)
 }

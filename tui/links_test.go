@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -230,5 +231,47 @@ func TestHeaderNamesSharedClient(t *testing.T) {
 			t.Errorf("clients of width 60 with conversation %d shown: %q", l.Conv, list)
 		}
 		drive(t, m, "c")
+	}
+}
+
+// p on a state lists its own acks only, not those of the same frame in
+// another level sequence (a stak does not say its level sequence).
+func TestPiecesOfOneLevel(t *testing.T) {
+	m := newTest(t, "sample:modern", 160, 48, false)
+	l := m.e.Lines()[0]
+	es := m.e.Entries(nil, l, 0, -1)
+	// A state of a later level sequence whose frame an earlier one has too.
+	at := -1
+	for i, e := range es {
+		if e.SLSN > 0 && e.Acked() && slices.ContainsFunc(es[:i], func(p replay.Entry) bool { return p.SLSN < e.SLSN && p.N == e.N && p.Acked() }) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		t.Fatal("no frame acknowledged in two level sequences in sample:modern")
+	}
+	e := es[at]
+	drive(t, m, fmt.Sprintf("2:%d:%d<enter>p", e.SLSN, e.N))
+	if m.scrub.i != at {
+		t.Fatalf("went to state %d, want %d", m.scrub.i, at)
+	}
+	x := m.e.Index()
+	var r session.Record
+	staks := 0
+	for _, row := range m.packets.rows {
+		if err := x.Record(int(row), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Packet.NameString() != "stak" {
+			continue
+		}
+		staks++
+		if r.N <= int(e.CaptureN) {
+			t.Errorf("p on %d:%d (dif ended at packet %d) lists stak %d, an ack of the earlier level sequence", e.SLSN, e.N, e.CaptureN, r.N)
+		}
+	}
+	if staks == 0 {
+		t.Errorf("p on %d:%d lists no stak", e.SLSN, e.N)
 	}
 }
