@@ -82,7 +82,7 @@ func (v *diffView) render(c *env) []string {
 	case ld == nil:
 		left = []string{c.st.dim.Render("comparing…")}
 	case ld.err != nil:
-		left = []string{c.st.err.Render(ld.err.Error())}
+		left = errLines(c, ld.err)
 	case ld != v.from || c.lay.text.w != v.width:
 		left = []string{c.st.dim.Render("comparing…")} // not fitted yet
 	default:

@@ -1,9 +1,12 @@
 package tui
 
 import (
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/pmdump/pmdump/levelmap"
 )
 
@@ -96,8 +99,18 @@ func (p *panes) mapLines(c *env, ld *stateMsg, changed []bool) []string {
 	return renderMap(ld.lmap, changed, r.w, r.h, p.viewX, p.viewY, c.color)
 }
 
+// errLines is an error as the text pane shows it: wrapped to its width,
+// since an explanation is read whole.
+func errLines(c *env, err error) []string {
+	var out []string
+	for _, l := range strings.Split(ansi.Wrap(err.Error(), max(c.lay.text.w, 1), " "), "\n") {
+		out = append(out, c.st.err.Render(l))
+	}
+	return out
+}
+
 // join puts the text and the map side by side, or one of them (M) in a
-// narrow window.
+// narrow window (the text when there is no map).
 func (p *panes) join(c *env, left, right []string) []string {
 	l := c.lay
 	var out []string
@@ -112,7 +125,7 @@ func (p *panes) join(c *env, left, right []string) []string {
 		switch {
 		case l.wide:
 			out = append(out, fit(a, l.text.w)+" "+b)
-		case p.mapOnly:
+		case p.mapOnly && len(right) > 0:
 			out = append(out, b)
 		default:
 			out = append(out, a)

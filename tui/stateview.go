@@ -1,10 +1,7 @@
 package tui
 
 import (
-	"strings"
-
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 )
 
 // stateView is view 3: the state at the cursor in the game's terms
@@ -39,11 +36,7 @@ func (v *stateView) render(c *env) []string {
 		left = []string{c.st.dim.Render("rebuilding the state…")}
 	}
 	if ld != nil && ld.err != nil {
-		// Wrapped to the text pane: an explanation is read whole.
-		left = nil
-		for _, l := range strings.Split(ansi.Wrap(ld.err.Error(), max(c.lay.text.w, 1), " "), "\n") {
-			left = append(left, c.st.err.Render(l))
-		}
+		left = errLines(c, ld.err)
 	} else if ld != nil {
 		if left == nil {
 			left = ld.text

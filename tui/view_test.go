@@ -98,8 +98,17 @@ func TestStateViewWrapsExplanation(t *testing.T) {
 	}
 	m.scrub.setI(&m.env, at)
 	drive(t, m, m.scrub.request(&m.env))
-	s := screen(m)
-	if !strings.Contains(s, fmt.Sprintf("(%d of %d pieces)", es[at].Pieces, es[at].Count)) || !strings.Contains(s, "move to another") {
-		t.Errorf("state %d (%s) at 160 columns:\n%s", at, es[at].Status, s)
+	whole := func(what string) {
+		t.Helper()
+		s := screen(m)
+		if !strings.Contains(s, fmt.Sprintf("(%d of %d pieces)", es[at].Pieces, es[at].Count)) || !strings.Contains(s, "move to another") {
+			t.Errorf("%s, state %d (%s):\n%s", what, at, es[at].Status, s)
+		}
 	}
+	whole("state view at 160 columns")
+	drive(t, m, "4")
+	whole("diff view at 160 columns")
+	// Narrow, the map alone (M): there is no map, the explanation shows.
+	drive(t, m, tea.WindowSizeMsg{Width: 80, Height: 30}, "3M")
+	whole("state view, map only, at 80 columns")
 }
