@@ -60,7 +60,7 @@ func TestAcrossPendingRedone(t *testing.T) {
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
 	var held atomic.Bool
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health, RebuildBehind: true,
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, RebuildBehind: true,
 		OnEvent: func(ev engine.Event) {
 			if _, ok := ev.(engine.StateEvent); ok {
 				held.Store(true)
@@ -88,10 +88,14 @@ func TestAcrossPendingRedone(t *testing.T) {
 	// The newest state of the first client in the timeline.
 	l := m.scrub.lines[0]
 	last := e.Entries(nil, l, e.EntryCount(l)-1, e.EntryCount(l))[0]
-	// The figures counted from the states are so far.
+	// The figures counted from the states are so far, and the findings.
 	drive(t, m, "5")
 	if s := screen(m); !strings.Contains(s, "late inputs so far") {
 		t.Errorf("health while the rebuild is held:\n%s", s)
+	}
+	drive(t, m, "6")
+	if s := screen(m); !strings.Contains(s, "findings so far") || !strings.Contains(s, "come when the rebuild ends") {
+		t.Errorf("findings while the rebuild is held:\n%s", s)
 	}
 	// A frame past what is rebuilt: the newest state so far, said so.
 	drive(t, m, fmt.Sprintf("2:%d:99999<enter>", last.SLSN))
@@ -118,6 +122,10 @@ func TestAcrossPendingRedone(t *testing.T) {
 	drive(t, m, "5")
 	if s := screen(m); strings.Contains(s, "so far") || !strings.Contains(s, "late inputs") {
 		t.Errorf("health after the rebuild:\n%s", s)
+	}
+	drive(t, m, "6")
+	if s := screen(m); strings.Contains(s, "so far") || !strings.Contains(s, "findings") {
+		t.Errorf("findings after the rebuild:\n%s", s)
 	}
 	drive(t, m, fmt.Sprintf("2:%d:99999<enter>", last.SLSN))
 	if !strings.Contains(m.env.msg, "no state of frame 99999: the newest before it") {

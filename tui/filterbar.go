@@ -97,6 +97,7 @@ type filterMsg struct {
 // applyFilter compiles and runs a filter; "" shows every packet.
 func (p *packetsModel) applyFilter(c *env, src string) tea.Cmd {
 	p.cancelFilter()
+	p.writeTo = "" // a write asked for under the filter before is dropped
 	x := p.index(c)
 	var keep int
 	if x != nil && p.n(c) > 0 {
@@ -181,13 +182,21 @@ func (p *packetsModel) onFilter(c *env, msg filterMsg) tea.Cmd {
 		p.setCur(c, len(p.rows)-1)
 	}
 	if more {
-		c.setMsg("filtering: %d matches in %d of %d packets", len(p.rows), p.scanned, p.index(c).Len())
+		then := ""
+		if p.writeTo != "" {
+			then = "; then writing them to " + p.writeTo
+		}
+		c.setMsg("filtering: %d matches in %d of %d packets%s", len(p.rows), p.scanned, p.index(c).Len(), then)
 		return p.runFilter(c, p.filter, p.scanned)
 	}
 	if h := p.filter.Hint(); len(p.rows) == 0 && h != "" {
 		c.setMsg("no packet of %d matches %s: %s", p.scanned, p.filter, h)
-		return nil
+	} else {
+		c.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
 	}
-	c.setMsg("%d of %d packets match %s", len(p.rows), p.scanned, p.filter)
+	if to := p.writeTo; to != "" {
+		p.writeTo = ""
+		return p.writeShown(c, to) // asked for while the filter ran
+	}
 	return nil
 }

@@ -130,8 +130,11 @@ func (f *findingsModel) jump(c *env) tea.Cmd {
 func (f *findingsModel) render(c *env) []string {
 	r := c.lay.body
 	if len(c.finds) == 0 {
-		if !c.done {
+		switch {
+		case !c.read:
 			return []string{c.st.dim.Render("no findings yet (the capture is still being read)")}
+		case !c.done:
+			return []string{c.st.dim.Render("no findings so far (those that need every state come when the rebuild ends)")}
 		}
 		return []string{c.st.dim.Render("no findings")}
 	}
@@ -144,7 +147,11 @@ func (f *findingsModel) render(c *env) []string {
 			warns++
 		}
 	}
-	out := []string{c.st.dim.Render(fmt.Sprintf("%d findings: %d errors, %d warnings, %d info · ↑↓ select, enter: its first packet and its state", len(c.finds), errs, warns, len(c.finds)-errs-warns))}
+	soFar := ""
+	if !c.done {
+		soFar = " so far (those that need every state come when the rebuild ends)"
+	}
+	out := []string{c.st.dim.Render(fmt.Sprintf("%d findings%s: %d errors, %d warnings, %d info · ↑↓ select, enter: its first packet and its state", len(c.finds), soFar, errs, warns, len(c.finds)-errs-warns))}
 	// Two lines a finding: what, and where to look.
 	rows := f.rows(c)
 	for i := f.top; i < len(c.finds) && i < f.top+rows; i++ {

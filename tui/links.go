@@ -123,7 +123,7 @@ func (s *stateCursor) toPacket(c *env, pos int) (string, bool) {
 		s.setI(c, lk.at)
 	}
 	if !lk.ready {
-		msg := fmt.Sprintf("packet %d: its state is not rebuilt yet (client %d: %s); it shows here when it is",
+		msg := fmt.Sprintf("packet %d: its state shows here once rebuilt (client %d: %s)",
 			lk.n, lk.line.Conv, c.lineProgress(lk.line))
 		s.await = &awaitLink{pos: pos, n: lk.n, line: lk.line, msg: msg}
 		return msg, true
@@ -153,6 +153,8 @@ func (s *stateCursor) awaited(c *env) {
 		s.toLine(c, lk.li)
 		s.setI(c, lk.at)
 		s.await, c.msg = a, msg
+	case lk.li == s.li && lk.at != s.i:
+		s.setI(c, lk.at) // its newest so far
 	}
 }
 

@@ -31,7 +31,8 @@ func (p *packetsModel) writeShown(c *env, path string) tea.Cmd {
 		return nil
 	}
 	if p.running {
-		c.setMsg("the filter is still running: write once it is done")
+		p.writeTo = path
+		c.setMsg("writing to %s once the filter is done", path)
 		return nil
 	}
 	var rows []int32

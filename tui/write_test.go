@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +64,36 @@ func TestWriteShownPackets(t *testing.T) {
 		if k != len(rows) {
 			t.Errorf("%s: %d packets written, %d shown", c.input, k, len(rows))
 		}
+	}
+}
+
+// w while the filter still runs writes the packets it shows once it is
+// done, and says so meanwhile.
+func TestWriteWhileFiltering(t *testing.T) {
+	m := newTest(t, "sample:modern", 160, 48, false)
+	out := filepath.Join(t.TempDir(), "later.pcap")
+	cmd := m.packets.applyFilter(&m.env, "stak") // its first chunk not run yet
+	drive(t, m, "w"+out+"<enter>")
+	if _, err := os.Stat(out); err == nil || !strings.Contains(m.env.msg, "once the filter is done") {
+		t.Fatalf("w while filtering: message %q, file written already (%v)", m.env.msg, err)
+	}
+	drive(t, m, cmd)
+	if !strings.Contains(m.env.msg, "packets written to "+out) {
+		t.Errorf("after the filter: message %q", m.env.msg)
+	}
+	r, err := source.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+		n++
+	}
+	if n == 0 || n != len(m.packets.rows) {
+		t.Errorf("%d packets written, %d shown", n, len(m.packets.rows))
 	}
 }
