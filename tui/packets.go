@@ -23,7 +23,7 @@ import (
 type packetsModel struct {
 	rows      []int32 // the positions that match the filter; nil: every packet
 	filter    *filter.Filter
-	running   bool // the filter is still running
+	running   bool   // the filter is still running
 	writeTo   string // where to write the packets shown once the filter is done
 	cancel    context.CancelFunc
 	gen       int
