@@ -99,7 +99,7 @@ func TestAcrossPendingRedone(t *testing.T) {
 	}
 	// A frame past what is rebuilt: the newest state so far, said so.
 	drive(t, m, fmt.Sprintf("2:%d:99999<enter>", last.SLSN))
-	if !strings.Contains(m.env.msg, "not rebuilt yet") {
+	if !strings.Contains(m.env.msg, "shows here once rebuilt") {
 		t.Errorf("frame 99999 while the rebuild is held: message %q", m.env.msg)
 	}
 	drive(t, m, fmt.Sprintf("4:%d:%d<enter>A", last.SLSN, last.N))
@@ -130,5 +130,53 @@ func TestAcrossPendingRedone(t *testing.T) {
 	drive(t, m, fmt.Sprintf("2:%d:99999<enter>", last.SLSN))
 	if !strings.Contains(m.env.msg, "no state of frame 99999: the newest before it") {
 		t.Errorf("frame 99999 after the rebuild: message %q", m.env.msg)
+	}
+}
+
+// A frame asked for with : past what is rebuilt shows once it is, without
+// a key press.
+func TestFrameAwaitsRebuild(t *testing.T) {
+	plain := newTest(t, "sample:modern", 120, 40, false)
+	l0 := plain.e.Lines()[0]
+	final := plain.e.Entries(nil, l0, 0, -1)
+	want := final[len(final)-1] // the line's last state
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	var held atomic.Bool
+	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline, RebuildBehind: true,
+		OnEvent: func(ev engine.Event) {
+			if _, ok := ev.(engine.StateEvent); ok {
+				held.Store(true)
+				<-release
+			}
+		}})
+	defer e.Close()
+	defer free()
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); !held.Load(); time.Sleep(time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatal("no state rebuilt after a minute")
+		}
+	}
+	m := New(Options{Engine: e, Title: "modern"})
+	defer m.Close()
+	defer free()
+	m.Init()
+	drive(t, m, tea.WindowSizeMsg{Width: 120, Height: 40}, m.refreshAll())
+	if m.scrub.line() != l0 || e.EntryCount(l0) >= len(final) {
+		t.Fatalf("line %v with %d states shown, want %v with fewer than %d", m.scrub.line(), e.EntryCount(l0), l0, len(final))
+	}
+	drive(t, m, fmt.Sprintf("2:%d:%d<enter>", want.SLSN, want.N))
+	if m.scrub.await == nil || int(m.scrub.ent.N) == int(want.N) && m.scrub.ent.SLSN == want.SLSN {
+		t.Fatalf("frame %d:%d while held: awaiting %v, shown %d:%d", want.SLSN, want.N, m.scrub.await, m.scrub.ent.SLSN, m.scrub.ent.N)
+	}
+	free()
+	e.Wait()
+	drive(t, m, tickMsg{})
+	if m.scrub.await != nil || m.scrub.ent.SLSN != want.SLSN || m.scrub.ent.N != want.N {
+		t.Errorf("after the rebuild: awaiting %v, shown %d:%d, want %d:%d", m.scrub.await, m.scrub.ent.SLSN, m.scrub.ent.N, want.SLSN, want.N)
 	}
 }

@@ -303,23 +303,30 @@ func (s *stateCursor) gotoFrame(c *env, v string) tea.Cmd {
 		c.setErr(fmt.Errorf("%q is not a frame number", v))
 		return nil
 	}
+	s.forget(c)
+	return s.toFrame(c, slsn, n)
+}
+
+// toFrame goes to the newest state at or before frame n of level
+// sequence slsn; while the rebuild has not reached past the frame, to the
+// newest so far, and on to the frame's as the states come (see awaited).
+func (s *stateCursor) toFrame(c *env, slsn, n int) tea.Cmd {
 	settled := c.e.Settled(s.line(), slsn, int32(n), false)
 	i := c.e.Find(s.line(), slsn, int32(n), false)
-	if i < 0 {
-		if !settled {
-			c.setMsg("no state of level sequence %d at or before frame %d rebuilt yet (client %d: %s)", slsn, n, s.line().Conv, c.lineProgress(s.line()))
-			return nil
-		}
+	if i < 0 && settled {
 		c.setErr(fmt.Errorf("no state of level sequence %d at or before frame %d", slsn, n))
 		return nil
 	}
-	cmd := s.jump(c, i, "")
+	var cmd tea.Cmd
+	if i >= 0 {
+		cmd = s.jump(c, i, "")
+	}
 	switch {
-	case int(s.ent.N) == n:
 	case !settled:
-		c.setMsg("frame %d of level sequence %d is not rebuilt yet (client %d: %s): the newest state before it so far, frame %d",
-			n, slsn, s.line().Conv, c.lineProgress(s.line()), s.ent.N)
-	default:
+		msg := fmt.Sprintf("frame %d of level sequence %d shows here once rebuilt (client %d: %s)", n, slsn, s.line().Conv, c.lineProgress(s.line()))
+		s.await = &awaitLink{pos: -1, line: s.line(), slsn: slsn, frame: n, msg: msg}
+		c.setMsg("%s", msg)
+	case int(s.ent.N) != n:
 		c.setMsg("no state of frame %d: the newest before it, frame %d", n, s.ent.N)
 	}
 	return cmd

@@ -34,10 +34,12 @@ type packetLink struct {
 
 // awaitLink is a packet whose state is shown once it is rebuilt.
 type awaitLink struct {
-	pos  int              // the packet's position in the index
+	pos  int              // the packet's position in the index; -1: a frame's state
 	n    int              // its number in the capture
 	line reassemble.Chain // its client
 	msg  string           // what the status line says of it
+	// The frame asked for with : (pos -1).
+	slsn, frame int
 }
 
 // awaitingOther reports whether the state awaited is of a client none of
@@ -135,6 +137,15 @@ func (s *stateCursor) toPacket(c *env, pos int) (string, bool) {
 func (s *stateCursor) awaited(c *env) {
 	a := s.await
 	if a == nil {
+		return
+	}
+	if a.pos < 0 {
+		if s.line() != a.line {
+			s.await = nil
+			return
+		}
+		s.await = nil
+		s.toFrame(c, a.slsn, a.frame) // awaits again while not rebuilt
 		return
 	}
 	lk, why := s.link(c, a.pos)
