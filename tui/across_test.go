@@ -99,7 +99,7 @@ func TestAcrossPendingRedone(t *testing.T) {
 	}
 	// A frame past what is rebuilt: the newest state so far, said so.
 	drive(t, m, fmt.Sprintf("2:%d:99999<enter>", last.SLSN))
-	if !strings.Contains(m.env.msg, "shows here once rebuilt") {
+	if !strings.Contains(m.env.msg, "is rebuilt to it") {
 		t.Errorf("frame 99999 while the rebuild is held: message %q", m.env.msg)
 	}
 	drive(t, m, fmt.Sprintf("4:%d:%d<enter>A", last.SLSN, last.N))

@@ -323,7 +323,7 @@ func (s *stateCursor) toFrame(c *env, slsn, n int) tea.Cmd {
 	}
 	switch {
 	case !settled:
-		msg := fmt.Sprintf("frame %d of level sequence %d shows here once rebuilt (client %d: %s)", n, slsn, s.line().Conv, c.lineProgress(s.line()))
+		msg := fmt.Sprintf("frame %d of level sequence %d shows here once client %d is rebuilt to it", n, slsn, s.line().Conv)
 		s.await = &awaitLink{pos: -1, line: s.line(), slsn: slsn, frame: n, msg: msg}
 		c.setMsg("%s", msg)
 	case int(s.ent.N) != n:

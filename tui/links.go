@@ -125,8 +125,7 @@ func (s *stateCursor) toPacket(c *env, pos int) (string, bool) {
 		s.setI(c, lk.at)
 	}
 	if !lk.ready {
-		msg := fmt.Sprintf("packet %d: its state shows here once rebuilt (client %d: %s)",
-			lk.n, lk.line.Conv, c.lineProgress(lk.line))
+		msg := fmt.Sprintf("packet %d: its state shows here once client %d is rebuilt to it", lk.n, lk.line.Conv)
 		s.await = &awaitLink{pos: pos, n: lk.n, line: lk.line, msg: msg}
 		return msg, true
 	}

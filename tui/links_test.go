@@ -178,7 +178,7 @@ func testLinkAwaits(t *testing.T, early bool) {
 		t.Fatalf("view %d, awaiting %v, message %q: the state of packet %d is not awaited", m.env.view, m.scrub.await, m.env.msg, r.N)
 	}
 	scr := screen(m)
-	if !strings.Contains(m.env.msg, "shows here once rebuilt") || !strings.Contains(scr, fmt.Sprintf("client %d: ", r.Conv.ID)) ||
+	if !strings.Contains(m.env.msg, "is rebuilt to it") || !strings.Contains(scr, fmt.Sprintf("client %d", r.Conv.ID)) ||
 		!strings.Contains(scr, "rebuilding") {
 		t.Errorf("while the state is rebuilt, message %q, screen:\n%s", m.env.msg, scr)
 	}
@@ -190,7 +190,7 @@ func testLinkAwaits(t *testing.T, early bool) {
 	// A key that does not move the scrubber (the map and text panes)
 	// leaves the state awaited.
 	drive(t, m, "M")
-	if m.scrub.await == nil || !strings.Contains(m.env.msg, "shows here once rebuilt") {
+	if m.scrub.await == nil || !strings.Contains(m.env.msg, "is rebuilt to it") {
 		t.Errorf("after M: awaiting %v, message %q", m.scrub.await, m.env.msg)
 	}
 	free()
