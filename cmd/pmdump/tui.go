@@ -49,8 +49,11 @@ func newTUICmd() *cobra.Command {
               enter goes to a finding's first packet and its state
 
 The first screen shows at once; the capture is read in the background with
-a progress bar. "-" reads a capture piped to standard input (the keyboard is
-then read from the terminal). Press ? for every key. NO_COLOR turns colors off.`,
+a progress bar, and the whole packet list, G and filters work once it is
+read. The states are rebuilt behind it on every core, the client under the
+cursor first, and show as they come; what is not rebuilt yet says so. "-"
+reads a capture piped to standard input (the keyboard is then read from the
+terminal). Press ? for every key. NO_COLOR turns colors off.`,
 		Example: `  pmdump tui capture.pcap
   pmdump tui sample:modern
   pmdump tui --era legacy old.pcapng
