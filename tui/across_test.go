@@ -1,15 +1,10 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/internal/realcap"
 )
@@ -56,32 +51,7 @@ func TestAcrossClientsComparesAcknowledged(t *testing.T) {
 // client to its frame says so, and is made again, without a key press,
 // once the rebuild has gone on.
 func TestAcrossPendingRedone(t *testing.T) {
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	var held atomic.Bool
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, RebuildBehind: true,
-		OnEvent: func(ev engine.Event) {
-			if _, ok := ev.(engine.StateEvent); ok {
-				held.Store(true)
-				<-release // the rebuild waits with its first states in the timeline
-			}
-		}})
-	defer e.Close()
-	defer free()
-	if err := e.Run(context.Background(), "sample:modern"); err != nil {
-		t.Fatal(err)
-	}
-	for start := time.Now(); !held.Load(); time.Sleep(time.Millisecond) {
-		if time.Since(start) > time.Minute {
-			t.Fatal("no state rebuilt after a minute")
-		}
-	}
-	m := New(Options{Engine: e, Title: "modern"})
-	defer m.Close()
-	defer free() // before the engine is closed
-	m.Init()     // its ticks are not run: the test refreshes the model itself
-	drive(t, m, tea.WindowSizeMsg{Width: 200, Height: 100}, m.refreshAll())
+	m, e, free := heldModel(t, engine.Index|engine.Timeline|engine.Health|engine.Findings, false, 200, 100)
 	if len(m.scrub.lines) == 0 {
 		t.Fatal("no line in the timeline while the rebuild is held")
 	}
@@ -140,32 +110,7 @@ func TestFrameAwaitsRebuild(t *testing.T) {
 	l0 := plain.e.Lines()[0]
 	final := plain.e.Entries(nil, l0, 0, -1)
 	want := final[len(final)-1] // the line's last state
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	var held atomic.Bool
-	e := engine.New(engine.Config{Work: engine.Index | engine.Timeline, RebuildBehind: true,
-		OnEvent: func(ev engine.Event) {
-			if _, ok := ev.(engine.StateEvent); ok {
-				held.Store(true)
-				<-release
-			}
-		}})
-	defer e.Close()
-	defer free()
-	if err := e.Run(context.Background(), "sample:modern"); err != nil {
-		t.Fatal(err)
-	}
-	for start := time.Now(); !held.Load(); time.Sleep(time.Millisecond) {
-		if time.Since(start) > time.Minute {
-			t.Fatal("no state rebuilt after a minute")
-		}
-	}
-	m := New(Options{Engine: e, Title: "modern"})
-	defer m.Close()
-	defer free()
-	m.Init()
-	drive(t, m, tea.WindowSizeMsg{Width: 120, Height: 40}, m.refreshAll())
+	m, e, free := heldModel(t, engine.Index|engine.Timeline, false, 120, 40)
 	if m.scrub.line() != l0 || e.EntryCount(l0) >= len(final) {
 		t.Fatalf("line %v with %d states shown, want %v with fewer than %d", m.scrub.line(), e.EntryCount(l0), l0, len(final))
 	}

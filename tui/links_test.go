@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,30 +116,7 @@ func TestLinkAwaitsRebuild(t *testing.T) {
 // once the first states are in the timeline) and opens the state of the
 // capture's last stdf piece.
 func testLinkAwaits(t *testing.T, early bool) {
-	release := make(chan struct{})
-	var once sync.Once
-	var inspected atomic.Int32
-	hold := func() {
-		inspected.Add(1)
-		<-release
-	}
-	cfg := engine.Config{Work: engine.Index | engine.Timeline | engine.Health, RebuildBehind: true}
-	if early {
-		cfg.Inspect = func(*replay.State, []byte, []byte) { hold() } // every client's chain waits
-	} else {
-		cfg.OnEvent = func(ev engine.Event) {
-			if _, ok := ev.(engine.StateEvent); ok {
-				hold() // the rebuild waits with its first states in the timeline
-			}
-		}
-	}
-	e := engine.New(cfg)
-	free := func() { once.Do(func() { close(release) }) }
-	defer e.Close()
-	defer free()
-	if err := e.Run(context.Background(), "sample:modern"); err != nil {
-		t.Fatal(err)
-	}
+	m, e, free := heldModel(t, engine.Index|engine.Timeline|engine.Health, early, 160, 48)
 	// The last stdf piece of the capture, and the frame of its dif.
 	x := e.Index()
 	var r session.Record
@@ -159,19 +134,10 @@ func testLinkAwaits(t *testing.T, early bool) {
 		t.Fatal("no stdf piece with a frame in the sample")
 	}
 	// The rebuild goes as far as it is let, then waits.
-	for start := time.Now(); inspected.Load() == 0; time.Sleep(time.Millisecond) {
-		if time.Since(start) > time.Minute {
-			t.Fatal("no state rebuilt after a minute")
-		}
-	}
 	for last := -1; e.Progress().Rebuilt != last; time.Sleep(20 * time.Millisecond) {
 		last = e.Progress().Rebuilt
 	}
-	m := New(Options{Engine: e, Title: "modern"})
-	defer m.Close()
-	defer free() // before the engine is closed
-	m.Init()     // its ticks are not run: the test refreshes the model itself
-	drive(t, m, tea.WindowSizeMsg{Width: 160, Height: 48}, m.refreshAll())
+	drive(t, m, m.refreshAll())
 	drive(t, m, fmt.Sprintf("/num == %d<enter>", r.N))
 	drive(t, m, "3")
 	if m.env.view != viewState || m.scrub.await == nil {
