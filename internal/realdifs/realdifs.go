@@ -1,4 +1,4 @@
-// Package realdifs reassembles the difs of a capture for tests and
+// Package realdifs reassembles the difs of a capture for tests, scripts and
 // benchmarks that want real ones (reassemble's sparse inflater, replay's
 // builder): the capture goes through source, session and reassemble as
 // the engine's fast pass would take it, without the engine.
