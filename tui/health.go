@@ -231,19 +231,14 @@ func (h *healthModel) render(env *env) []string {
 		return []string{env.st.dim.Render("no health figures yet (they come from rebuilt states)")}
 	}
 	var out []string
-	var tabs strings.Builder
-	tabs.WriteString("conversations (c/C):")
+	items := make([]string, len(env.health))
 	for i, x := range env.health {
-		t := fmt.Sprintf(" %d %s ", x.Conv, x.Client)
+		items[i] = fmt.Sprintf(" %d %s ", x.Conv, x.Client)
 		if x.Player != nil {
-			t = fmt.Sprintf(" %d %s p%d ", x.Conv, x.Client, *x.Player)
+			items[i] = fmt.Sprintf(" %d %s p%d ", x.Conv, x.Client, *x.Player)
 		}
-		if i == h.ci {
-			t = env.st.selected.Render(t)
-		}
-		tabs.WriteString(t)
 	}
-	out = append(out, tabs.String())
+	out = append(out, windowList(env, "conversations (c/C):", items, h.ci, env.lay.body.w))
 	sum := c.Summary
 	late := fmt.Sprintf("%d late inputs", sum.LateInputs)
 	if c.Partial {

@@ -16,15 +16,21 @@ import (
 // heldModel runs an engine doing work over sample:modern with the state
 // rebuild behind the fast pass, held: with early, at its first state,
 // before any is in the timeline (every client's chain waits); else with
-// its first batch of states in the timeline (the events come in batches).
+// more than heldStates of its 362 states in the timeline, and at most a
+// batch more (the events come in batches of up to 256), so each client
+// has some but not its last.
 // It returns a model of w × h cells over it whose ticks are not run (the
 // test refreshes it itself), and free, which lets the rebuild go on.
+// heldStates is how many state events heldModel lets through.
+const heldStates = 60
+
 func heldModel(t *testing.T, work engine.Work, early bool, w, h int) (*Model, *engine.Engine, func()) {
 	t.Helper()
 	release := make(chan struct{})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
 	var held atomic.Bool
+	var events atomic.Int32
 	hold := func() {
 		held.Store(true)
 		<-release
@@ -34,7 +40,7 @@ func heldModel(t *testing.T, work engine.Work, early bool, w, h int) (*Model, *e
 		cfg.Inspect = func(*replay.State, []byte, []byte) { hold() }
 	} else {
 		cfg.OnEvent = func(ev engine.Event) {
-			if _, ok := ev.(engine.StateEvent); ok {
+			if _, ok := ev.(engine.StateEvent); ok && events.Add(1) > heldStates {
 				hold()
 			}
 		}

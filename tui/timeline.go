@@ -74,25 +74,32 @@ func secondIndex(h *engine.ClientHealth, sec int) int {
 }
 
 // clientList is the line naming the clients c and C go through, the one
-// shown selected: as many as fit in w columns around it, with … for those
-// left out on either side.
+// shown selected (see windowList).
 func clientList(c *env, s *stateCursor, w int) string {
-	const head = "clients (c/C):"
-	item := func(i int) string { return fmt.Sprintf(" %d %s ", s.lines[i].Conv, s.lines[i].Client) }
-	if len(s.lines) == 0 {
+	items := make([]string, len(s.lines))
+	for i, l := range s.lines {
+		items[i] = fmt.Sprintf(" %d %s ", l.Conv, l.Client)
+	}
+	return windowList(c, "clients (c/C):", items, s.li, w)
+}
+
+// windowList is head and the items, item sel selected: as many as fit in
+// w columns around it, with … for those left out on either side.
+func windowList(c *env, head string, items []string, sel, w int) string {
+	if len(items) == 0 {
 		return head
 	}
-	sel := clamp(s.li, 0, len(s.lines)-1)
-	lo, hi := sel, sel+1                       // the items shown: [lo, hi)
-	room := w - len(head) - len(item(sel)) - 2 // the … on either side
+	sel = clamp(sel, 0, len(items)-1)
+	lo, hi := sel, sel+1                        // the items shown: [lo, hi)
+	room := w - len(head) - len(items[sel]) - 2 // the … on either side
 	for grew := true; grew; {
 		grew = false
-		if hi < len(s.lines) && len(item(hi)) <= room {
-			room -= len(item(hi))
+		if hi < len(items) && len(items[hi]) <= room {
+			room -= len(items[hi])
 			hi, grew = hi+1, true
 		}
-		if lo > 0 && len(item(lo-1)) <= room {
-			room -= len(item(lo - 1))
+		if lo > 0 && len(items[lo-1]) <= room {
+			room -= len(items[lo-1])
 			lo, grew = lo-1, true
 		}
 	}
@@ -103,12 +110,12 @@ func clientList(c *env, s *stateCursor, w int) string {
 	}
 	for i := lo; i < hi; i++ {
 		if i == sel {
-			b.WriteString(c.st.selected.Render(item(i)))
+			b.WriteString(c.st.selected.Render(items[i]))
 		} else {
-			b.WriteString(item(i))
+			b.WriteString(items[i])
 		}
 	}
-	if hi < len(s.lines) {
+	if hi < len(items) {
 		b.WriteString("…")
 	}
 	return b.String()
