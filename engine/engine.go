@@ -349,12 +349,24 @@ func (packetMark) isEvent() {}
 
 // unlock releases the engine's lock taken by the driving goroutine (Run,
 // RunSource, Feed, Tick, Finish) and delivers the events queued under it.
+//
+// A live run has two driving goroutines (the source's and the ticker's), so
+// the delivered list's buffer goes back for reuse under the lock, and only
+// when the other has not started a list of its own meanwhile.
 func (e *Engine) unlock() {
 	evs := e.pending
+	if len(evs) == 0 {
+		e.mu.Unlock()
+		return
+	}
 	e.pending = nil
 	e.mu.Unlock()
 	e.deliver(evs)
-	e.pending = evs[:0]
+	e.mu.Lock()
+	if e.pending == nil {
+		e.pending = evs[:0]
+	}
+	e.mu.Unlock()
 }
 
 // deliver hands queued events to the handlers and clears the list.

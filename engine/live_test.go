@@ -92,3 +92,34 @@ func TestStopper(t *testing.T) {
 		t.Errorf("%d packets, stopped %v; want 10, true", n, e.Stopped())
 	}
 }
+
+// Ticks from another goroutine while the source is read lose no event: the
+// two goroutines that drive a live run share the engine's event list.
+func TestTickDuringRun(t *testing.T) {
+	var want collect
+	e := engine.New(engine.Config{Work: engine.States, OnEvent: want.on})
+	if err := e.Run(context.Background(), "sample:modern"); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	for run := range 20 {
+		in, err := engine.OpenInput("sample:modern")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var states atomic.Int64
+		e := engine.New(engine.Config{Work: engine.States, OnEvent: func(ev engine.Event) {
+			if _, ok := ev.(engine.StateEvent); ok {
+				states.Add(1)
+			}
+		}})
+		if err := e.RunLive(context.Background(), in.Reader, time.Microsecond, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		in.Close()
+		if got := states.Load(); got != int64(len(want.states)) {
+			t.Fatalf("run %d: %d states shown, want %d", run, got, len(want.states))
+		}
+	}
+}
