@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/pmdump/pmdump/engine"
@@ -87,5 +88,42 @@ func TestIndexRing(t *testing.T) {
 			}
 			t.Logf("%d read, %d kept (%d bytes), spool %d bytes", len(read), kept, cost, x.SpoolBytes())
 		})
+	}
+}
+
+// A ring's bytes bound what it holds of the heap, within a quarter: a
+// live capture's soft memory limit leaves that much room for it (the
+// TUI's), or a full ring keeps the collector running while the network is
+// quiet. Two full rings tell the ring's cost from the engine's own.
+func TestIndexRingHeap(t *testing.T) {
+	gzipped := filepath.Join(t.TempDir(), "multi.pcap.gz") // spooled, as a live capture is
+	writeGzip(t, gzipped, realcap.Path(t, "modern/multi/multi.pcap"))
+	heap := func() int64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	grown := func(ring int64) int64 {
+		before := heap()
+		e := engine.New(engine.Config{Work: engine.Index, IndexLimit: engine.IndexLimit{Bytes: ring}})
+		defer e.Close()
+		if err := e.Run(context.Background(), gzipped); err != nil {
+			t.Fatal(err)
+		}
+		x := e.Index()
+		if x.Dropped() == 0 {
+			t.Fatalf("%d packets, none dropped: the ring of %d bytes was never full", x.Len(), ring)
+		}
+		grew := heap() - before
+		t.Logf("%d packets, %d kept: the heap grew by %d KB for a ring of %d KB", x.Len(), x.Len()-x.First(), grew>>10, ring>>10)
+		runtime.KeepAlive(e)
+		return grew
+	}
+	const small, big = 2 << 20, 8 << 20
+	perByte := float64(grown(big)-grown(small)) / (big - small)
+	t.Logf("the ring takes %.2f bytes of heap a byte", perByte)
+	if perByte > 1.25 || perByte < 0.75 {
+		t.Errorf("the ring takes %.2f bytes of heap a byte it counts: want within a quarter of 1 (under: what it drops stays in memory)", perByte)
 	}
 }

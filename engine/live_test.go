@@ -123,3 +123,41 @@ func TestTickDuringRun(t *testing.T) {
 		}
 	}
 }
+
+// kernelSource is a capture read as a live interface whose kernel counts
+// what it received and dropped.
+type kernelSource struct {
+	engine.Source
+	n int
+}
+
+func (k *kernelSource) Next() (*source.Datagram, error) {
+	k.n++
+	return k.Source.Next()
+}
+
+func (k *kernelSource) Counters() source.Counters {
+	c := k.Source.Counters()
+	c.KernelReceived, c.KernelDropped = uint64(k.n+k.n/10), uint64(k.n/10)
+	return c
+}
+
+// Progress has the kernel's counters of a live source, as Stats has them,
+// without the cost of every figure.
+func TestProgressKernel(t *testing.T) {
+	in, err := engine.OpenInput("sample:modern")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	e := engine.New(engine.Config{})
+	defer e.Close()
+	src := &kernelSource{Source: in.Reader}
+	if err := e.RunLive(context.Background(), src, time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, st := e.Progress(), e.Stats()
+	if p.KernelDropped != st.KernelDropped || p.KernelReceived != st.KernelReceived || p.KernelDropped != 76 {
+		t.Errorf("progress: kernel received %d, dropped %d; stats %d, %d; want 76 dropped (a tenth of 762 reads)", p.KernelReceived, p.KernelDropped, st.KernelReceived, st.KernelDropped)
+	}
+}

@@ -273,6 +273,9 @@ type Progress struct {
 	// Lines is the rebuild's progress per line, in order of the first dif
 	// (with Timeline work).
 	Lines []LineProgress
+	// KernelReceived and KernelDropped are the live source's kernel
+	// counters so far (Stats has them too, at the cost of every figure).
+	KernelReceived, KernelDropped uint64
 }
 
 // LineProgress is how far the rebuild of one line's states has come.
@@ -286,7 +289,7 @@ type LineProgress struct {
 func (e *Engine) Progress() Progress {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p := Progress{Read: e.finished, Done: e.finished}
+	p := Progress{Read: e.finished, Done: e.finished, KernelReceived: e.cap.counters.KernelReceived, KernelDropped: e.cap.counters.KernelDropped}
 	if e.index != nil {
 		p.Packets = e.index.Len()
 	} else {

@@ -20,10 +20,9 @@ func (c *env) progressLine(ev engine.ProgressEvent, w int) string {
 	var parts []string
 	switch {
 	case c.live != "":
-		st := c.e.Stats()
 		s := fmt.Sprintf("live %s: %d packets", c.live, p.Packets)
-		if st.KernelReceived > 0 || st.KernelDropped > 0 {
-			s += fmt.Sprintf(", %d dropped by the kernel", st.KernelDropped)
+		if p.KernelReceived > 0 || p.KernelDropped > 0 {
+			s += fmt.Sprintf(", %d dropped by the kernel", p.KernelDropped)
 		}
 		if c.read {
 			s += " (capture ended)"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 
 	"github.com/pmdump/pmdump/engine"
@@ -31,4 +32,23 @@ func TestParseKeep(t *testing.T) {
 	checkExits(t, []exitCase{
 		{[]string{"tui", "--keep", "10", "sample:modern"}, exitUsage},
 	})
+}
+
+// The TUI's soft memory limit leaves room for a live ring of bytes and a
+// quarter more (what a ring takes of the heap: TestIndexRingHeap in
+// engine) on top of what the TUI over a capture file is held to; a ring of
+// packets, unbounded in bytes, is not held to a limit.
+func TestTUIMemoryLimit(t *testing.T) {
+	file := tuiMemoryLimit(engine.IndexLimit{}, false)
+	if kept := tuiMemoryLimit(engine.IndexLimit{Packets: 5000}, false); kept != file {
+		t.Errorf("a capture file with --keep: limit %d, want %d as without", kept, file)
+	}
+	for _, b := range []int64{1 << 20, 500 << 20, 1 << 30, 2e9} {
+		if got := tuiMemoryLimit(engine.IndexLimit{Bytes: b}, true); got < file+b+b/4 {
+			t.Errorf("live ring of %d MiB: limit %d MiB, want at least %d MiB", b>>20, got>>20, (file+b+b/4)>>20)
+		}
+	}
+	if got := tuiMemoryLimit(engine.IndexLimit{Packets: 100000}, true); got != math.MaxInt64 {
+		t.Errorf("live ring of packets: limit %d, want none", got)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -95,7 +96,7 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 	if err != nil {
 		return usagef("--keep: %v", err)
 	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(tuiMemoryLimit(limit, o.live())))
 	opts := tui.Options{
 		// Half the engine's default memory budget: what spills past it is
 		// read back from page-cached temporary files, and the heap of a
@@ -192,6 +193,25 @@ func parseKeep(v string) (engine.IndexLimit, error) {
 		return engine.IndexLimit{}, fmt.Errorf("%q: want a number of packets (at least 1000) or a size such as 500MiB", v)
 	}
 	return engine.IndexLimit{Packets: n}, nil
+}
+
+// tuiMemoryLimit is the TUI's soft memory limit (debug.SetMemoryLimit):
+// timelineMemory over capture files, whose packets are read again from the
+// file. A live capture's packet ring is in memory, so the limit leaves room
+// for it and a quarter more: a heap over the soft limit has the collector
+// run without a pause, and a full ring of 1 GiB then costs a core while
+// the network is quiet. A ring of N packets has no byte bound: no soft
+// limit then (the collector's own pacing bounds the heap to twice what is
+// live).
+func tuiMemoryLimit(keep engine.IndexLimit, live bool) int64 {
+	switch {
+	case !live:
+		return timelineMemory
+	case keep.Bytes > 0:
+		return timelineMemory + keep.Bytes + keep.Bytes/4
+	default:
+		return math.MaxInt64
+	}
 }
 
 // tuiMemoryBudget is the TUI engine's Config.MemoryBudget.
