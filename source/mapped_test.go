@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -262,4 +263,37 @@ func openMapped(t *testing.T, path string) *source.Reader {
 		t.Fatalf("%s is not mapped", path)
 	}
 	return r
+}
+
+// A caller that stops within a batch (live -c) has the Prefetcher's
+// counters as the reader has them at the same datagram, not those of the
+// last whole batch (none, in the first) nor of the batch read ahead.
+func TestPrefetchCountersWithinBatch(t *testing.T) {
+	defer source.SetMinMapped(0)()
+	data, _, _ := bigPcap(t)
+	path := writeFile(t, "big.pcap", data)
+	for _, n := range []int{1, 5, 1000} {
+		plain := openMapped(t, path)
+		r := openMapped(t, path)
+		pf := source.Prefetch(r)
+		for i := range n {
+			if _, err := plain.Next(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pf.Next(); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 && !pf.Ready() {
+				t.Fatal("the first batch holds one datagram: nothing to test")
+			}
+		}
+		got, want := pf.Counters(), plain.Counters()
+		if got.Frames != want.Frames || got.Datagrams != want.Datagrams || !maps.Equal(got.LinkTypes, want.LinkTypes) {
+			t.Errorf("after %d datagrams: prefetched counters %d frames, %d datagrams, %v; the reader's %d, %d, %v",
+				n, got.Frames, got.Datagrams, got.LinkTypes, want.Frames, want.Datagrams, want.LinkTypes)
+		}
+		pf.Close()
+		r.Close()
+		plain.Close()
+	}
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime/debug"
 	"unsafe"
+
+	"github.com/gopacket/gopacket/layers"
 )
 
 // ErrChanged is wrapped by the error that ends an input whose file changed
@@ -36,7 +39,36 @@ type batch struct {
 	dgs    []Datagram
 	slab   []byte
 	err    error
-	counts Counters
+	counts Counters // the reader's, after the batch and the datagram carried
+	// carried is the link type of the datagram read after the batch's,
+	// which starts the next batch (counted in counts), if any.
+	carried *layers.LinkType
+}
+
+// countsAt is the reader's counters as of the batch's first i datagrams
+// (i > 0): frames up to the last of them, datagrams and their link types
+// exact; the other counters are the batch's.
+func (b *batch) countsAt(i int) Counters {
+	c := b.counts
+	if i == len(b.dgs) && b.carried == nil {
+		return c
+	}
+	c.Frames = b.dgs[i-1].N
+	c.LinkTypes = maps.Clone(c.LinkTypes)
+	drop := func(lt layers.LinkType) {
+		c.Datagrams--
+		name := LinkTypeName(lt)
+		if c.LinkTypes[name]--; c.LinkTypes[name] <= 0 {
+			delete(c.LinkTypes, name)
+		}
+	}
+	for i := i; i < len(b.dgs); i++ {
+		drop(b.dgs[i].LinkType)
+	}
+	if b.carried != nil {
+		drop(*b.carried)
+	}
+	return c
 }
 
 const (
@@ -161,7 +193,11 @@ func (p *Prefetcher) produce(r *Reader) {
 			}
 			complete = len(b.dgs)
 		}
-		b.counts = r.Counters()
+		b.counts, b.carried = r.Counters(), nil
+		if carried {
+			lt := carry.LinkType
+			b.carried = &lt
+		}
 		cur = nil // handed over: a fault from here on is not this batch's
 		sent += len(b.dgs)
 		select {
@@ -191,7 +227,11 @@ func (p *Prefetcher) Next() (*Datagram, error) {
 			if p.cur.err != nil {
 				p.err = p.cur.err
 			}
-			p.counts = p.cur.counts
+			if len(p.cur.dgs) > 0 {
+				p.counts = p.cur.countsAt(len(p.cur.dgs))
+			} else {
+				p.counts = p.cur.counts
+			}
 			if p.err == nil {
 				p.free <- p.cur
 			}
@@ -234,9 +274,17 @@ func (p *Prefetcher) Next() (*Datagram, error) {
 // Ready reports whether Next has a datagram at hand, without waiting.
 func (p *Prefetcher) Ready() bool { return p.cur != nil && p.i < len(p.cur.dgs) }
 
-// Counters returns the reader's counters as of the last batch consumed;
-// after Next has returned an error they are final.
-func (p *Prefetcher) Counters() Counters { return p.counts }
+// Counters returns the reader's counters as of the last datagram Next
+// returned; after Next has returned an error they are final. Frames,
+// datagrams and their link types are exact, so a caller that stops within
+// a batch (live -c) counts what it took; the other counters are those of
+// the batch read ahead.
+func (p *Prefetcher) Counters() Counters {
+	if p.cur == nil || p.i == 0 {
+		return p.counts
+	}
+	return p.cur.countsAt(p.i)
+}
 
 // Close stops the reading goroutine. It waits for it when it reads a
 // mapped file (it stops within a batch), so the file can be unmapped; it
