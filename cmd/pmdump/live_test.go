@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/internal/netnstest"
 	"github.com/pmdump/pmdump/synth"
 )
@@ -182,4 +184,47 @@ func waitFor(out *syncBuffer, what string) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return nil
+}
+
+// tui -i --duration ends the capture after the duration, as live does: the
+// engine reads to the end and finishes (the findings that need every state
+// come then), while the TUI stays open.
+func TestTUILiveDuration(t *testing.T) {
+	t.Parallel()
+	ns := netnstest.New(t)
+	dgs := netnstest.Game(t, synth.Config{Era: decode.Modern, Players: 1, Duration: time.Second, Seed: 3})
+	err := netnstest.Run(ns, func() error {
+		l := liveFlags{ifaces: []string{"lo"}, ringMiB: 4, duration: 1500 * time.Millisecond}
+		live, err := l.open()
+		if err != nil {
+			return err
+		}
+		defer live.Close()
+		e := engine.New(engine.Config{Work: engine.Index})
+		defer e.Close()
+		ended := make(chan error, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel() // the TUI quitting: not before the test's end
+		start := time.Now()
+		go func() { ended <- liveStarter(live, l.duration)(ctx, e) }()
+		if err := netnstest.Send(ns, dgs, 0); err != nil {
+			return err
+		}
+		select {
+		case err := <-ended:
+			if err != nil {
+				return err
+			}
+		case <-time.After(20 * time.Second):
+			return fmt.Errorf("the capture still runs 20 s after it started, with --duration %v", l.duration)
+		}
+		took := time.Since(start)
+		if p := e.Progress(); !p.Read || p.Packets != len(dgs) || took < l.duration {
+			return fmt.Errorf("after %v: finished %v, %d packets of %d sent (--duration %v)", took, p.Read, p.Packets, len(dgs), l.duration)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -114,7 +114,7 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 			return err
 		}
 		defer live.Close()
-		opts.Start, opts.Title = liveStarter(live), "live: "+strings.Join(o.ifaces, ", ")
+		opts.Start, opts.Title = liveStarter(live, o.duration), "live: "+strings.Join(o.ifaces, ", ")
 		opts.Live = strings.Join(o.ifaces, ", ")
 	}
 	if err := tui.Run(cmd.Context(), opts); err != nil {
@@ -150,13 +150,18 @@ func checkTUIInputs(args []string, stdinTerminal bool) error {
 
 // liveStarter is the TUI's input for a live capture: it feeds the engine
 // what the interfaces capture, ticks it while the network is quiet (so the
-// last states show), and ends when the TUI quits.
-func liveStarter(live *source.LiveSource) func(ctx context.Context, e *engine.Engine) error {
+// last states show), and ends when the TUI quits or after duration (when
+// above 0): the analysis is then finished, as at the end of a file.
+func liveStarter(live *source.LiveSource, duration time.Duration) func(ctx context.Context, e *engine.Engine) error {
 	return func(ctx context.Context, e *engine.Engine) error {
 		go func() {
 			<-ctx.Done()
 			live.Close() // the reader drains what was captured, then ends
 		}()
+		if duration > 0 {
+			t := time.AfterFunc(duration, func() { live.Close() })
+			defer t.Stop()
+		}
 		pf := source.Prefetch(source.NewFrameReader(live, "live"))
 		defer pf.Close()
 		return e.RunLive(context.Background(), pf, 250*time.Millisecond, nil)
