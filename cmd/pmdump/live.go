@@ -223,6 +223,10 @@ counts on stderr.
 On the loopback device each packet is captured once (the kernel shows it
 twice, as sent and as received). A kernel filter passes only UDP (and IPv4
 fragments), or with --port only given ports, so other traffic costs nothing.
+The game's server answers each client from a port of its own, and a client
+on the server's host sends from any port: --port 24785 then sees only the
+handshakes, so give it where the clients use the game's port (a LAN) or
+leave it out.
 
 Live capture needs root or the CAP_NET_RAW capability (--promisc included),
 which pmdump drops once its capture sockets are open. To let a group of

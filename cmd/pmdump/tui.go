@@ -54,7 +54,14 @@ a progress bar, and the whole packet list, G and filters work once it is
 read. The states are rebuilt behind it on every core, the client under the
 cursor first, and show as they come; what is not rebuilt yet says so. "-"
 reads a capture piped to standard input (the keyboard is then read from the
-terminal). Press ? for every key. NO_COLOR turns colors off.`,
+terminal). Press ? for every key. NO_COLOR turns colors off.
+
+With -i the capture is live: the views update as packets come (the states
+of the last difs show while the network is quiet), the newest packets are
+kept in memory as a ring (--keep), and w writes what it holds. The capture
+runs until you quit, or for --duration; the findings that need every state
+(late inputs counted in the states, the level a change leads to, players
+leaving or dropped) come when it ends, so give --duration to see them.`,
 		Example: `  pmdump tui capture.pcap
   pmdump tui sample:modern
   pmdump tui --era legacy old.pcapng
