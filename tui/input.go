@@ -47,6 +47,9 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Cancel):
 		c.msg = ""
 		return nil
+	case key.Matches(k, keys.EndCapture) && c.live != "":
+		m.endLive()
+		return nil
 	case key.Matches(k, keys.Next):
 		return m.show((c.view + 1) % numViews)
 	case key.Matches(k, keys.Prev):
@@ -60,6 +63,19 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	return m.views[c.view].update(c, k)
 }
 
+// endLive ends a live capture: the source gives what it has captured and
+// ends, and the engine finishes its analysis as at the end of a file (the
+// findings that need every state come then).
+func (m *Model) endLive() {
+	c := &m.env
+	if c.read || m.endCapture == nil {
+		c.setMsg("the capture has ended")
+		return
+	}
+	m.endCapture()
+	c.setMsg("ending the capture: the analysis finishes with what was captured")
+}
+
 func (m *Model) quit() tea.Cmd {
 	m.cancel()
 	m.packets.cancelFilter()
@@ -70,7 +86,11 @@ func (m *Model) quit() tea.Cmd {
 // then each view's, each group once.
 func (m *Model) helpGroups() []group {
 	k := &m.env.keys
-	out := []group{{"Everywhere", []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Findings, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}}}
+	everywhere := []key.Binding{k.Packets, k.Timeline, k.State, k.Diff, k.Health, k.Findings, k.Next, k.Prev, k.Help, k.Cancel, k.Quit}
+	if m.env.live != "" {
+		everywhere = append(everywhere, k.EndCapture)
+	}
+	out := []group{{"Everywhere", everywhere}}
 	seen := map[string]bool{}
 	for _, v := range m.views {
 		for _, g := range v.help(k) {

@@ -6,7 +6,7 @@ import "charm.land/bubbles/v2/key"
 // match, and the help overlay lists, grouped as the overlay shows them.
 type keyMap struct {
 	// Global.
-	Quit, Help, Next, Prev, Packets, Timeline, State, Diff, Health, Findings, Cancel key.Binding
+	Quit, Help, Next, Prev, Packets, Timeline, State, Diff, Health, Findings, Cancel, EndCapture key.Binding
 	// Lists (packet list, health seconds).
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// Packets.
@@ -33,17 +33,18 @@ func kb(keys []string, help, desc string) key.Binding {
 
 func newKeyMap() keyMap {
 	return keyMap{
-		Quit:     kb([]string{"q", "ctrl+c"}, "q", "quit"),
-		Help:     kb([]string{"?"}, "?", "show or hide this help"),
-		Next:     kb([]string{"tab"}, "tab", "next view"),
-		Prev:     kb([]string{"shift+tab"}, "shift+tab", "previous view"),
-		Packets:  kb([]string{"1"}, "1", "packets"),
-		Timeline: kb([]string{"2"}, "2", "timeline"),
-		State:    kb([]string{"3"}, "3", "state and level map"),
-		Diff:     kb([]string{"4"}, "4", "diff"),
-		Health:   kb([]string{"5"}, "5", "health"),
-		Findings: kb([]string{"6"}, "6", "findings"),
-		Cancel:   kb([]string{"esc"}, "esc", "close a prompt or this help"),
+		Quit:       kb([]string{"q", "ctrl+c"}, "q", "quit"),
+		Help:       kb([]string{"?"}, "?", "show or hide this help"),
+		Next:       kb([]string{"tab"}, "tab", "next view"),
+		Prev:       kb([]string{"shift+tab"}, "shift+tab", "previous view"),
+		Packets:    kb([]string{"1"}, "1", "packets"),
+		Timeline:   kb([]string{"2"}, "2", "timeline"),
+		State:      kb([]string{"3"}, "3", "state and level map"),
+		Diff:       kb([]string{"4"}, "4", "diff"),
+		Health:     kb([]string{"5"}, "5", "health"),
+		Findings:   kb([]string{"6"}, "6", "findings"),
+		Cancel:     kb([]string{"esc"}, "esc", "close a prompt or this help"),
+		EndCapture: kb([]string{"ctrl+e"}, "ctrl+e", "live: end the capture (the analysis finishes, the views stay)"),
 
 		Up:       kb([]string{"up", "k"}, "↑/k", "up"),
 		Down:     kb([]string{"down", "j"}, "↓/j", "down"),

@@ -42,7 +42,8 @@ type Options struct {
 	Config engine.Config
 	// Start feeds the engine: reads the capture files, or captures from
 	// an interface. It runs on its own goroutine; ctx is cancelled when
-	// the user quits.
+	// the user quits, or, with Live, ends the capture (ctrl+e): Start then
+	// ends the capture and returns once the engine has finished.
 	Start func(ctx context.Context, e *engine.Engine) error
 	// Engine, when set, is an engine that has already done its work (Start
 	// is then not called): tests and benchmarks use it.
@@ -105,11 +106,13 @@ type Model struct {
 	e      *engine.Engine
 	env    env
 	cancel context.CancelFunc
-	feed   *feed
-	wanted wanted // what the rebuild was asked to take first
-	ticks  int
-	runErr error
-	ran    chan struct{} // closed when Start has returned (nil: not started)
+	// endCapture ends Start's capture without quitting (live: ctrl+e).
+	endCapture context.CancelFunc
+	feed       *feed
+	wanted     wanted // what the rebuild was asked to take first
+	ticks      int
+	runErr     error
+	ran        chan struct{} // closed when Start has returned (nil: not started)
 
 	w, h   int
 	dark   bool
@@ -222,7 +225,9 @@ func (m *Model) Init() tea.Cmd {
 	if !c.done && m.opts.Start != nil {
 		// The engine runs on its own goroutine, started here so that Close
 		// can always wait for it; a command waits for its end.
-		e, ctx, start, ran := m.e, c.ctx, m.opts.Start, make(chan struct{})
+		ctx, end := context.WithCancel(c.ctx)
+		e, start, ran := m.e, m.opts.Start, make(chan struct{})
+		m.endCapture = end
 		res := make(chan error, 1)
 		m.ran = ran
 		go func() {

@@ -59,9 +59,9 @@ terminal). Press ? for every key. NO_COLOR turns colors off.
 With -i the capture is live: the views update as packets come (the states
 of the last difs show while the network is quiet), the newest packets are
 kept in memory as a ring (--keep), and w writes what it holds. The capture
-runs until you quit, or for --duration; the findings that need every state
-(late inputs counted in the states, the level a change leads to, players
-leaving or dropped) come when it ends, so give --duration to see them.`,
+runs until ctrl+e ends it (the views stay), you quit, or for --duration; the
+findings that need every state (late inputs counted in the states, the level
+a change leads to, players leaving or dropped) come when it ends.`,
 		Example: `  pmdump tui capture.pcap
   pmdump tui sample:modern
   pmdump tui --era legacy old.pcapng
