@@ -34,6 +34,7 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("mapped:\n%s\nstream:\n%s", got, want)
 			}
 		}
+		checkPrefetchCounters(t, data)
 		r, err := source.NewReader(bytes.NewReader(data), "fuzz")
 		if err != nil {
 			if r != nil {
@@ -92,6 +93,41 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkPrefetchCounters reads data through a Prefetcher and a plain
+// Reader in step: at each datagram the Prefetcher's counters have as many
+// datagrams as the reader's, at least as many frames, and link types that
+// count every frame; at the end they are the reader's.
+func checkPrefetchCounters(t *testing.T, data []byte) {
+	plain, err := source.NewReader(bytes.NewReader(data), "fuzz")
+	if err != nil {
+		return
+	}
+	r, _ := source.NewReader(bytes.NewReader(data), "fuzz")
+	pf := source.Prefetch(r)
+	defer pf.Close()
+	for i := 0; i < 10000; i++ {
+		_, err1 := pf.Next()
+		_, err2 := plain.Next()
+		got, want := pf.Counters(), plain.Counters()
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("datagram %d: prefetched %v, plain %v", i+1, err1, err2)
+		}
+		if err1 != nil {
+			if got.Frames != want.Frames || got.Datagrams != want.Datagrams {
+				t.Fatalf("at the end: prefetched counters %+v, the reader's %+v", got, want)
+			}
+			return
+		}
+		sum := 0
+		for _, n := range got.LinkTypes {
+			sum += n
+		}
+		if got.Datagrams != want.Datagrams || got.Frames < want.Frames || sum != got.Frames {
+			t.Fatalf("datagram %d: prefetched counters %d datagrams, %d frames, link types %v; the reader's %d, %d", i+1, got.Datagrams, got.Frames, got.LinkTypes, want.Datagrams, want.Frames)
+		}
+	}
 }
 
 // trace is everything a Reader gives for a capture, as text: each

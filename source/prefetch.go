@@ -46,17 +46,19 @@ type batch struct {
 }
 
 // countsAt is the reader's counters as of the batch's first i datagrams
-// (i > 0): frames up to the last of them, datagrams and their link types
-// exact; the other counters are the batch's.
+// (i > 0): the batch's, less the datagrams after them, each with a frame
+// of its link type. Datagrams are then exact, and frames too unless later
+// frames were fragments or carried no UDP (those stay counted, as the
+// link types count them).
 func (b *batch) countsAt(i int) Counters {
 	c := b.counts
 	if i == len(b.dgs) && b.carried == nil {
 		return c
 	}
-	c.Frames = b.dgs[i-1].N
 	c.LinkTypes = maps.Clone(c.LinkTypes)
 	drop := func(lt layers.LinkType) {
 		c.Datagrams--
+		c.Frames--
 		name := LinkTypeName(lt)
 		if c.LinkTypes[name]--; c.LinkTypes[name] <= 0 {
 			delete(c.LinkTypes, name)
@@ -275,10 +277,10 @@ func (p *Prefetcher) Next() (*Datagram, error) {
 func (p *Prefetcher) Ready() bool { return p.cur != nil && p.i < len(p.cur.dgs) }
 
 // Counters returns the reader's counters as of the last datagram Next
-// returned; after Next has returned an error they are final. Frames,
-// datagrams and their link types are exact, so a caller that stops within
-// a batch (live -c) counts what it took; the other counters are those of
-// the batch read ahead.
+// returned; after Next has returned an error they are final. Datagrams
+// are exact, frames nearly (see batch.countsAt), so a caller that stops
+// within a batch (live -c) counts what it took; the other counters are
+// those of the batch read ahead.
 func (p *Prefetcher) Counters() Counters {
 	if p.cur == nil || p.i == 0 {
 		return p.counts
