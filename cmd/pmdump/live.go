@@ -34,6 +34,7 @@ func (l *liveFlags) add(f *pflag.FlagSet, withWrite bool) {
 	f.StringArrayVarP(&l.ifaces, "interface", "i", nil, "capture live on network interface `IFACE` (repeatable; any: every interface)")
 	f.BoolVar(&l.promisc, "promisc", false, "live: promiscuous mode (also frames not addressed to this host)")
 	f.UintSliceVar(&l.ports, "port", nil, "live: capture only UDP from or to these `PORTS` (comma-separated; all UDP without it)")
+	f.Lookup("port").DefValue = "" // no "(default [])" in the help
 	f.IntVar(&l.ringMiB, "ring", 32, "live: kernel ring buffer per interface, in `MiB`")
 	f.DurationVar(&l.duration, "duration", 0, "live: stop after `D` (e.g. 30s, 10m)")
 	if withWrite {
@@ -190,8 +191,14 @@ func driveLive(ctx context.Context, stderr io.Writer, cfg engine.Config, l *live
 // summary prints what the kernel counted and what was written (the
 // reader's warnings came as the engine's).
 func (r *liveRun) summary(w io.Writer) {
-	fmt.Fprintf(w, "pmdump: %d frames captured on %s; the kernel received %d, dropped %d\n",
+	fmt.Fprintf(w, "pmdump: %d frames captured on %s; the kernel received %d, dropped %d",
 		r.counters.Frames, strings.Join(r.ifaces, ", "), r.received, r.dropped)
+	if late := int64(r.received) - int64(r.dropped) - int64(r.counters.Frames); late > 0 {
+		// The sockets stay open while the capture ends (-c, Ctrl-C,
+		// --duration): what came then was received, not read.
+		fmt.Fprintf(w, "; %d came as the capture ended and were not read", late)
+	}
+	fmt.Fprintln(w)
 	if r.writeFile != "" {
 		fmt.Fprintf(w, "pmdump: %d frames written to %s\n", r.written, r.writeFile)
 	}
@@ -239,7 +246,7 @@ can drop the capability from every thread):
 		Example: `  sudo pmdump live -i eth0
   pmdump live -i eth0 -Y 'player == 2' --states
   pmdump live -i eth0 -w game.pcapng --duration 10m
-  pmdump live -i lo -i eth0 --port 24785 --json`,
+  pmdump live -i eth0 --port 24785 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runLive(cmd, &o) },
 	}

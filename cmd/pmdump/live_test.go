@@ -228,3 +228,25 @@ func TestTUILiveDuration(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The summary accounts for every frame the kernel received: captured,
+// dropped, or come while the capture ended (after -c, say) and not read.
+func TestLiveSummary(t *testing.T) {
+	for _, tt := range []struct {
+		frames            int
+		received, dropped uint64
+		want              string
+	}{
+		{761, 761, 0, "761 frames captured on lo; the kernel received 761, dropped 0\n"},
+		{5, 761, 0, "5 frames captured on lo; the kernel received 761, dropped 0; 756 came as the capture ended and were not read\n"},
+		{4196, 4228, 2, "4196 frames captured on lo; the kernel received 4228, dropped 2; 30 came as the capture ended and were not read\n"},
+	} {
+		r := liveRun{ifaces: []string{"lo"}, received: tt.received, dropped: tt.dropped}
+		r.counters.Frames = tt.frames
+		var b bytes.Buffer
+		r.summary(&b)
+		if got := strings.TrimPrefix(b.String(), "pmdump: "); got != tt.want {
+			t.Errorf("%d captured, %d received, %d dropped: %q, want %q", tt.frames, tt.received, tt.dropped, got, tt.want)
+		}
+	}
+}
