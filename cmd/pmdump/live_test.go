@@ -194,7 +194,7 @@ func TestTUILiveDuration(t *testing.T) {
 	ns := netnstest.New(t)
 	dgs := netnstest.Game(t, synth.Config{Era: decode.Modern, Players: 1, Duration: time.Second, Seed: 3})
 	err := netnstest.Run(ns, func() error {
-		l := liveFlags{ifaces: []string{"lo"}, ringMiB: 4, duration: 1500 * time.Millisecond}
+		l := liveFlags{ifaces: []string{"lo"}, ringMiB: 4, duration: 3 * time.Second} // ample for the game to be sent under load
 		live, err := l.open()
 		if err != nil {
 			return err
