@@ -22,14 +22,7 @@ func FuzzFindings(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e := engine.New(engine.Config{Work: engine.Findings})
 		defer e.Close()
-		fuzzDatagrams(data, func(d *source.Datagram, tick bool) {
-			if tick {
-				e.Tick(d.TS)
-				return
-			}
-			e.Feed(d)
-		})
-		e.Finish()
+		runFuzz(e, data)
 		for _, fd := range e.Findings() {
 			if fd.Severity > engine.SeverityError || fd.End.Before(fd.Start) || fd.Summary == "" {
 				t.Fatalf("%+v", fd)
