@@ -40,19 +40,20 @@ type batch struct {
 	slab   []byte
 	err    error
 	counts Counters // the reader's, after the batch and the datagram carried
-	// carried is the link type of the datagram read after the batch's,
-	// which starts the next batch (counted in counts), if any.
-	carried *layers.LinkType
+	// carried is whether a datagram was read after the batch's (counted
+	// in counts) to start the next batch, and carriedLT its link type.
+	carried   bool
+	carriedLT layers.LinkType
 }
 
-// countsAt is the reader's counters as of the batch's first i datagrams
-// (i > 0): the batch's, less the datagrams after them, each with a frame
+// countsAt is the reader's counters as of the batch's first i datagrams:
+// the batch's, less the datagrams after them, each with a frame
 // of its link type. Datagrams are then exact, and frames too unless later
 // frames were fragments or carried no UDP (those stay counted, as the
 // link types count them).
 func (b *batch) countsAt(i int) Counters {
 	c := b.counts
-	if i == len(b.dgs) && b.carried == nil {
+	if i == len(b.dgs) && !b.carried {
 		return c
 	}
 	c.LinkTypes = maps.Clone(c.LinkTypes)
@@ -67,8 +68,8 @@ func (b *batch) countsAt(i int) Counters {
 	for i := i; i < len(b.dgs); i++ {
 		drop(b.dgs[i].LinkType)
 	}
-	if b.carried != nil {
-		drop(*b.carried)
+	if b.carried {
+		drop(b.carriedLT)
 	}
 	return c
 }
@@ -195,11 +196,7 @@ func (p *Prefetcher) produce(r *Reader) {
 			}
 			complete = len(b.dgs)
 		}
-		b.counts, b.carried = r.Counters(), nil
-		if carried {
-			lt := carry.LinkType
-			b.carried = &lt
-		}
+		b.counts, b.carried, b.carriedLT = r.Counters(), carried, carry.LinkType
 		cur = nil // handed over: a fault from here on is not this batch's
 		sent += len(b.dgs)
 		select {
@@ -229,11 +226,7 @@ func (p *Prefetcher) Next() (*Datagram, error) {
 			if p.cur.err != nil {
 				p.err = p.cur.err
 			}
-			if len(p.cur.dgs) > 0 {
-				p.counts = p.cur.countsAt(len(p.cur.dgs))
-			} else {
-				p.counts = p.cur.counts
-			}
+			p.counts = p.cur.countsAt(len(p.cur.dgs))
 			if p.err == nil {
 				p.free <- p.cur
 			}
