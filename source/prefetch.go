@@ -136,6 +136,7 @@ func (p *Prefetcher) produce(r *Reader) {
 		// bytes faulted (it was counted, not handed over).
 		cur.counts = r.Counters()
 		cur.counts.Datagrams = sent + len(cur.dgs)
+		cur.carried = false // nothing read after it starts another batch
 		select {
 		case p.full <- cur:
 		case <-p.done:
@@ -148,7 +149,8 @@ func (p *Prefetcher) produce(r *Reader) {
 		case <-p.done:
 			return
 		}
-		b.dgs, b.slab, b.err = b.dgs[:0], b.slab[:0], nil
+		// A batch comes back with its last use's fields: each is set anew.
+		b.dgs, b.slab, b.err, b.carried = b.dgs[:0], b.slab[:0], nil, false
 		cur, complete = b, 0
 		for len(b.dgs) < batchMax {
 			n := len(b.dgs)
