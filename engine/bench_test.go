@@ -164,6 +164,7 @@ func BenchmarkTwoSpeeds(b *testing.B) {
 		var progress engine.ProgressEvent
 		budget, _ := strconv.Atoi(os.Getenv("PMDUMP_BENCH_BUDGET")) // MiB; 0: the engine's default
 		e := engine.New(engine.Config{Work: engine.Index | engine.Timeline | engine.Health | engine.Findings, RebuildBehind: true, MemoryBudget: budget << 20,
+			Events: engine.ProgressEvents | engine.WarningEvents,
 			OnEvent: func(ev engine.Event) {
 				if p, ok := ev.(engine.ProgressEvent); ok {
 					events.Lock()

@@ -163,6 +163,12 @@ func New(opts Options) *Model {
 			cfg.Schema = opts.Schema
 		}
 		next := cfg.OnEvent
+		if next == nil {
+			// The model keeps the progress and the warnings only: the
+			// engine need not box every packet, dif and acknowledgement
+			// for it (a fifth of the one-hour game's fast pass).
+			cfg.Events = engine.ProgressEvents | engine.WarningEvents
+		}
 		cfg.OnEvent = func(ev engine.Event) {
 			m.feed.onEvent(ev)
 			if next != nil {
