@@ -406,7 +406,7 @@ func TestTemporaryFilesFail(t *testing.T) {
 	}
 }
 
-// Progress goes up to the input's size, never back, for a mapped pcap file
+// Progress goes up to the input's size, never back, for a large pcap file
 // and for a compressed one alike, and the last report says it is done.
 func TestProgress(t *testing.T) {
 	gzipped := filepath.Join(t.TempDir(), "multi.pcap.gz")

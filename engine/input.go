@@ -26,7 +26,7 @@ type Input struct {
 
 // Read is how many bytes of the input have been read so far.
 func (in *Input) Read() int64 {
-	if in.read == nil { // a mapped file: its reader counts
+	if in.read == nil { // a pcap file read by positioned reads: its reader counts
 		done, _ := in.Reader.Progress()
 		return done
 	}
@@ -39,7 +39,7 @@ func (in *Input) Close() error {
 		return in.file.Close()
 	}
 	if in.Reader != nil {
-		return in.Reader.Close() // a mapped file: unmapped and closed
+		return in.Reader.Close() // a pcap file: its reader closes it
 	}
 	return nil
 }
@@ -87,7 +87,7 @@ func OpenInput(name string) (*Input, error) {
 		if st.Mode().IsRegular() {
 			in.Size, in.Path, in.Stat = st.Size(), name, st
 		}
-		if rd, ok := source.OpenMapped(f, name); ok {
+		if rd, ok := source.OpenPcapFile(f, name); ok {
 			in.Reader = rd // it closes f
 			return in, nil
 		}

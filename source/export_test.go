@@ -1,23 +1,28 @@
 package source
 
-// NewMappedReader reads the pcap capture in data the way a mapped file is
-// read, for tests that compare it with the stream reader.
-func NewMappedReader(data []byte, name string) (*Reader, bool) { return newMappedReader(data, name) }
+import "bytes"
 
-// SetMinMapped sets the smallest file OpenMapped maps, and returns a
-// function that restores it.
-func SetMinMapped(n int64) (restore func()) {
-	old := minMapped
-	minMapped = n
-	return func() { minMapped = old }
+// NewPcapAt reads the pcap capture in data the way a pcap file is read,
+// refilling its window window bytes at a time, for tests that compare it
+// with the stream reader.
+func NewPcapAt(data []byte, name string, window int) (*Reader, bool) {
+	return newPcapAt(bytes.NewReader(data), int64(len(data)), name, window)
 }
 
-// Released is how many bytes from the start of a mapped file r has given
-// back to the system; -1 when r does not read a mapped file.
-func Released(r *Reader) int {
-	m, ok := r.src.(*mappedPcap)
+// SetMinPcapFile sets the smallest file OpenPcapFile takes, and returns a
+// function that restores it.
+func SetMinPcapFile(n int64) (restore func()) {
+	old := minPcapFile
+	minPcapFile = n
+	return func() { minPcapFile = old }
+}
+
+// WindowCap is the capacity of the window of a pcap file r reads; -1 when
+// r does not read one.
+func WindowCap(r *Reader) int {
+	p, ok := r.src.(*pcapFile)
 	if !ok {
 		return -1
 	}
-	return m.released
+	return cap(p.buf)
 }

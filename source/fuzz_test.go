@@ -24,14 +24,16 @@ import (
 // Every datagram read from an uncompressed capture is read again by its
 // offset with a Rereader, to the same addresses and payload.
 //
-// A pcap is also read as a mapped file, which must give exactly what the
-// stream reader gives.
+// A pcap is also read as a pcap file is, with a window of 64 bytes and of
+// a megabyte, which must give exactly what the stream reader gives.
 func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if m, ok := source.NewMappedReader(data, "in"); ok {
-			want, _ := streamTrace(t, data)
-			if got := trace(t, m); got != want {
-				t.Fatalf("mapped:\n%s\nstream:\n%s", got, want)
+		for _, window := range []int{64, 1 << 20} {
+			if m, ok := source.NewPcapAt(data, "in", window); ok {
+				want, _ := streamTrace(t, data)
+				if got := trace(t, m); got != want {
+					t.Fatalf("pcap file, window %d:\n%s\nstream:\n%s", window, got, want)
+				}
 			}
 		}
 		checkPrefetchCounters(t, data)

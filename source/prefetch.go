@@ -2,19 +2,12 @@ package source
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"io"
 	"maps"
-	"runtime/debug"
 	"unsafe"
 
 	"github.com/gopacket/gopacket/layers"
 )
-
-// ErrChanged is wrapped by the error that ends an input whose file changed
-// under the reader (it was truncated while it was read).
-var ErrChanged = errors.New("capture file changed while it was read")
 
 // Prefetcher reads a Reader's datagrams ahead in a goroutine of its own, in
 // batches, so that reading and parsing the capture runs on one core while
@@ -28,7 +21,7 @@ type Prefetcher struct {
 	free   chan *batch
 	done   chan struct{}
 	exited chan struct{} // closed when the reading goroutine returns
-	mapped bool          // it reads a mapped file: Close waits for it
+	file   bool          // it reads a pcap file: Close waits for it
 	cur    *batch
 	i      int
 	err    error
@@ -100,7 +93,7 @@ func Prefetch(r *Reader) *Prefetcher {
 		done:   make(chan struct{}),
 		exited: make(chan struct{}),
 	}
-	_, p.mapped = r.src.(*mappedPcap)
+	_, p.file = r.src.(*pcapFile)
 	for i := 0; i < batchesInUse; i++ {
 		p.free <- &batch{dgs: make([]Datagram, 0, batchMax), slab: make([]byte, 0, batchSlab)}
 	}
@@ -111,37 +104,8 @@ func Prefetch(r *Reader) *Prefetcher {
 func (p *Prefetcher) produce(r *Reader) {
 	defer close(p.exited)
 	defer close(p.full)
-	// A mapped file (OpenMapped) that shrinks while it is read faults when
-	// its lost pages are touched, and every touch of its bytes is in this
-	// goroutine: the fault ends the input with an error, not the program.
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	var cur *batch
-	sent := 0     // datagrams in the batches handed over
-	complete := 0 // datagrams of cur whose bytes are in its slab
 	var carry Datagram
 	carried := false // carry did not fit in the batch before: it starts the next
-	defer func() {
-		v := recover()
-		if v == nil {
-			return
-		}
-		f, ok := v.(interface{ Addr() uintptr })
-		m, mapped := r.src.(*mappedPcap)
-		if !ok || !mapped || !m.holds(f.Addr()) || cur == nil {
-			panic(v) // not a page of the mapped file: a bug, not the input
-		}
-		cur.dgs = cur.dgs[:complete]
-		cur.err = fmt.Errorf("%s: frame %d: %w: it was cut short", r.Name(), r.counters.Frames, ErrChanged)
-		// The counters as the reader has them, less the datagram whose
-		// bytes faulted (it was counted, not handed over).
-		cur.counts = r.Counters()
-		cur.counts.Datagrams = sent + len(cur.dgs)
-		cur.carried = false // nothing read after it starts another batch
-		select {
-		case p.full <- cur:
-		case <-p.done:
-		}
-	}()
 	for {
 		var b *batch
 		select {
@@ -151,7 +115,6 @@ func (p *Prefetcher) produce(r *Reader) {
 		}
 		// A batch comes back with its last use's fields: each is set anew.
 		b.dgs, b.slab, b.err, b.carried = b.dgs[:0], b.slab[:0], nil, false
-		cur, complete = b, 0
 		for len(b.dgs) < batchMax {
 			n := len(b.dgs)
 			b.dgs = b.dgs[:n+1] // within its capacity, batchMax
@@ -196,11 +159,8 @@ func (p *Prefetcher) produce(r *Reader) {
 				d.Payload = bytes.Clone(d.Payload)
 				d.payloadAt = -1
 			}
-			complete = len(b.dgs)
 		}
 		b.counts, b.carried, b.carriedLT = r.Counters(), carried, carry.LinkType
-		cur = nil // handed over: a fault from here on is not this batch's
-		sent += len(b.dgs)
 		select {
 		case p.full <- b:
 		case <-p.done:
@@ -284,7 +244,7 @@ func (p *Prefetcher) Counters() Counters {
 }
 
 // Close stops the reading goroutine. It waits for it when it reads a
-// mapped file (it stops within a batch), so the file can be unmapped; it
+// pcap file (it stops within a batch), so the file can be closed; it
 // does not wait otherwise: on a live stream it may be waiting for input,
 // and it ends when that comes (or with the program).
 func (p *Prefetcher) Close() {
@@ -293,7 +253,7 @@ func (p *Prefetcher) Close() {
 	default:
 		close(p.done)
 	}
-	if p.mapped {
+	if p.file {
 		<-p.exited
 	}
 }

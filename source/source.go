@@ -13,8 +13,8 @@
 // counted and skipped; hostile captures (records claiming gigabytes, floods
 // of fragments) cost little and are reported.
 //
-// A large pcap file can be read through a memory mapping (OpenMapped, used
-// through Prefetch, which reads ahead on a core of its own), and any record
+// A large pcap file is read by large positioned reads (OpenPcapFile), and
+// any Reader can read ahead on a core of its own (Prefetch); any record
 // of an uncompressed pcap or pcapng file read again by its offset
 // (Rereader).
 //

@@ -1,5 +1,3 @@
-//go:build unix
-
 package source_test
 
 import (
@@ -11,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
@@ -58,23 +57,27 @@ func pcapCases(t *testing.T) map[string][]byte {
 	return cases
 }
 
-// TestMappedSameAsStream: a pcap read through a mapping gives exactly what
-// the stream reader gives, datagram for datagram and error for error.
-func TestMappedSameAsStream(t *testing.T) {
+// TestPcapFileSameAsStream: a pcap read as a pcap file is (a window
+// refilled by positioned reads) gives exactly what the stream reader
+// gives, datagram for datagram and error for error, whether a record is
+// within one refill or across several.
+func TestPcapFileSameAsStream(t *testing.T) {
 	for name, data := range pcapCases(t) {
-		t.Run(name, func(t *testing.T) {
-			want, ok := streamTrace(t, data)
-			if !ok {
-				t.Fatal("the stream reader refuses it")
-			}
-			r, ok := source.NewMappedReader(data, "in")
-			if !ok {
-				t.Fatal("not read as a mapped pcap")
-			}
-			if got := trace(t, r); got != want {
-				t.Errorf("mapped:\n%s\nstream:\n%s", got, want)
-			}
-		})
+		for _, window := range []int{1, 7, 64, 1 << 20} {
+			t.Run(fmt.Sprintf("%s/window %d", name, window), func(t *testing.T) {
+				want, ok := streamTrace(t, data)
+				if !ok {
+					t.Fatal("the stream reader refuses it")
+				}
+				r, ok := source.NewPcapAt(data, "in", window)
+				if !ok {
+					t.Fatal("not read as a pcap file")
+				}
+				if got := trace(t, r); got != want {
+					t.Errorf("pcap file:\n%s\nstream:\n%s", got, want)
+				}
+			})
+		}
 	}
 	for _, c := range []string{"legacy/basic/capture.pcap", "legacy/lossy/capture.pcap", "modern/multi/multi.pcap"} {
 		t.Run(c, func(t *testing.T) {
@@ -83,27 +86,28 @@ func TestMappedSameAsStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, _ := streamTrace(t, data)
-			r, ok := source.NewMappedReader(data, "in")
+			r, ok := source.NewPcapAt(data, "in", 4096)
 			if !ok {
-				t.Fatal("not read as a mapped pcap")
+				t.Fatal("not read as a pcap file")
 			}
 			if got := trace(t, r); got != want {
-				t.Errorf("mapped and stream readers differ on %s", c)
+				t.Errorf("pcap file and stream readers differ on %s", c)
 			}
 		})
 	}
 }
 
-// TestOpenMapped: a pcap file is mapped and read through Prefetch as the
-// stream reader reads it; pcapng, gzip and small files are not mapped.
-func TestOpenMapped(t *testing.T) {
-	defer source.SetMinMapped(0)()
+// TestOpenPcapFile: a pcap file is opened as one and read through
+// Prefetch as the stream reader reads it; pcapng, gzip and files that are
+// no capture are not.
+func TestOpenPcapFile(t *testing.T) {
+	defer source.SetMinPcapFile(0)()
 	dir := t.TempDir()
 	pcap := pcapCases(t)["whole"]
 	for _, tt := range []struct {
 		name   string
 		data   []byte
-		mapped bool
+		pcap bool
 	}{
 		{"a.pcap", pcap, true},
 		{"b.pcapng", writePcapng(t, []layers.LinkType{layers.LinkTypeEthernet}, record{data: ethernet(t, cli4, srv4, payloadA), ts: epoch}), false},
@@ -119,9 +123,9 @@ func TestOpenMapped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, ok := source.OpenMapped(f, path)
-			if ok != tt.mapped {
-				t.Fatalf("mapped %v, want %v", ok, tt.mapped)
+			r, ok := source.OpenPcapFile(f, path)
+			if ok != tt.pcap {
+				t.Fatalf("opened as a pcap file: %v, want %v", ok, tt.pcap)
 			}
 			if !ok {
 				f.Close()
@@ -153,13 +157,18 @@ func TestOpenMapped(t *testing.T) {
 	}
 }
 
-// TestMappedRelease: the pages of a large mapped capture are given back as
-// it is read (they would otherwise count as the process's memory), and
-// every datagram is still read whole.
-func TestMappedRelease(t *testing.T) {
-	defer source.SetMinMapped(0)()
+// TestPcapFileMemory: a large pcap file is read through a window of a
+// bounded size, refilled in place: reading 42 MB through Prefetch takes
+// a few megabytes of memory in all, not the file's size, and every
+// datagram is still read whole.
+func TestPcapFileMemory(t *testing.T) {
+	defer source.SetMinPcapFile(0)()
 	data, payload, count := bigPcap(t)
-	r := openMapped(t, writeFile(t, "big.pcap", data))
+	path := writeFile(t, "big.pcap", data)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := openPcapFile(t, path)
 	defer r.Close()
 	pf := source.Prefetch(r)
 	n := 0
@@ -177,25 +186,29 @@ func TestMappedRelease(t *testing.T) {
 		n++
 	}
 	pf.Close()
+	runtime.ReadMemStats(&after)
 	if n != count {
 		t.Errorf("%d datagrams, want %d", n, count)
 	}
-	if rel := source.Released(r); rel < 24<<20 {
-		t.Errorf("%d bytes of a 42 MB file given back after reading it", rel)
+	if w := source.WindowCap(r); w <= 0 || w > 2<<20 {
+		t.Errorf("a window of %d bytes, want one of at most 2 MiB", w)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 8<<20 {
+		t.Errorf("%d bytes allocated to read a file of %d", a, len(data))
 	}
 }
 
-// TestMappedFileCut: a mapped capture cut short while it is read ends with
-// an error wrapping ErrChanged, not a crash and not zeros: cut by whole
-// pages (which fault) or within its last page (which reads as zeros); and
-// the counters are those of the datagrams read.
-func TestMappedFileCut(t *testing.T) {
-	defer source.SetMinMapped(0)()
+// TestPcapFileCut: a pcap file cut short while it is read ends with an
+// error wrapping ErrChanged, not zeros and not an early end: cut far
+// before the reading or within its last record; and the counters are
+// those of the datagrams read.
+func TestPcapFileCut(t *testing.T) {
+	defer source.SetMinPcapFile(0)()
 	data, _, count := bigPcap(t) // far more than Prefetch reads ahead
 	for _, cut := range []int{4096, len(data) - 50} {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
 			path := writeFile(t, "cut.pcap", data)
-			r := openMapped(t, path)
+			r := openPcapFile(t, path)
 			defer r.Close()
 			pf := source.Prefetch(r)
 			defer pf.Close()
@@ -224,6 +237,9 @@ func TestMappedFileCut(t *testing.T) {
 			if n >= count {
 				t.Errorf("read all %d datagrams of a file cut to %d bytes", n, cut)
 			}
+			if cut == len(data)-50 && n != count-1 {
+				t.Errorf("%d datagrams of a file cut in its last record, want every one before it, %d", n, count-1)
+			}
 			if c := pf.Counters(); c.Datagrams != n {
 				t.Errorf("counters say %d datagrams, %d were read", c.Datagrams, n)
 			}
@@ -251,16 +267,16 @@ func writeFile(t *testing.T, name string, data []byte) string {
 	return path
 }
 
-// openMapped opens a capture file as a mapped pcap.
-func openMapped(t *testing.T, path string) *source.Reader {
+// openPcapFile opens a capture file as a pcap file.
+func openPcapFile(t *testing.T, path string) *source.Reader {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, ok := source.OpenMapped(f, path)
+	r, ok := source.OpenPcapFile(f, path)
 	if !ok {
 		f.Close()
-		t.Fatalf("%s is not mapped", path)
+		t.Fatalf("%s is not opened as a pcap file", path)
 	}
 	return r
 }
@@ -269,12 +285,12 @@ func openMapped(t *testing.T, path string) *source.Reader {
 // counters as the reader has them at the same datagram, not those of the
 // last whole batch (none, in the first) nor of the batch read ahead.
 func TestPrefetchCountersWithinBatch(t *testing.T) {
-	defer source.SetMinMapped(0)()
+	defer source.SetMinPcapFile(0)()
 	data, _, _ := bigPcap(t)
 	path := writeFile(t, "big.pcap", data)
 	for _, n := range []int{1, 5, 1000} {
-		plain := openMapped(t, path)
-		r := openMapped(t, path)
+		plain := openPcapFile(t, path)
+		r := openPcapFile(t, path)
 		pf := source.Prefetch(r)
 		for i := range n {
 			if _, err := plain.Next(); err != nil {
