@@ -105,8 +105,8 @@ func TestOpenPcapFile(t *testing.T) {
 	dir := t.TempDir()
 	pcap := pcapCases(t)["whole"]
 	for _, tt := range []struct {
-		name   string
-		data   []byte
+		name string
+		data []byte
 		pcap bool
 	}{
 		{"a.pcap", pcap, true},
