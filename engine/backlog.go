@@ -66,7 +66,7 @@ type backlog struct {
 	budget int
 	dir    string
 
-	mem      []rebuildOp // in memory, from head on
+	mem      opQueue // in memory, from head on
 	head     int
 	memBytes int
 
@@ -108,7 +108,7 @@ func (q *backlog) push(o rebuildOp) {
 	// Ops go to memory only while nothing unread waits in the file: the
 	// order of the queue is the order of the pushes.
 	if q.wOff == q.rOff && q.memBytes+sz <= q.budget {
-		q.mem = append(q.mem, o)
+		q.mem.push(o)
 		q.memBytes += sz
 		q.peak = max(q.peak, q.memBytes)
 	} else if err := q.spill(&o); err != nil {
@@ -165,7 +165,8 @@ func (q *backlog) close() {
 func (q *backlog) abort() {
 	q.mu.Lock()
 	q.closed, q.aborted = true, true
-	q.mem, q.head, q.memBytes = nil, 0, 0
+	q.mem.reset()
+	q.head, q.memBytes = 0, 0
 	if q.file != nil {
 		q.file.Close()
 		q.file = nil
@@ -195,18 +196,16 @@ func (q *backlog) next(first bool) (rebuildOp, bool) {
 				return o, true
 			}
 		}
-		if q.head < len(q.mem) {
-			o := q.mem[q.head]
-			q.mem[q.head] = rebuildOp{}
+		if q.head < q.mem.len() {
+			p := q.mem.at(q.head)
+			o := *p
+			*p = rebuildOp{}
 			q.head++
 			q.memBytes -= o.size()
-			if q.head == len(q.mem) {
-				q.mem, q.head = q.mem[:0], 0
-				q.pri.mem = 0
-			} else if q.head > 4096 && q.head > len(q.mem)/2 {
-				q.pri.mem = max(q.pri.mem-q.head, 0)
-				q.mem = append(q.mem[:0], q.mem[q.head:]...)
-				q.head = 0
+			if q.head == q.mem.len() || q.head >= opChunk {
+				k := q.mem.drop(q.head)
+				q.head -= k
+				q.pri.mem = max(q.pri.mem-k, 0)
 			}
 			return o, true
 		}
@@ -430,5 +429,5 @@ func (q *backlog) failure() error {
 func (q *backlog) ready() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.head < len(q.mem) || q.rOff < q.wOff
+	return q.head < q.mem.len() || q.rOff < q.wOff
 }

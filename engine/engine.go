@@ -182,17 +182,18 @@ type Engine struct {
 	levels map[reassemble.Chain]*replay.LevelInference
 	convs  map[int]convSig // what was last said of each conversation
 
-	held     []heldAck                      // acknowledgements waiting for their states, in the order of their turns
-	early    map[reassemble.Chain][]heldAck // those taken ahead of their turn, per line, in the order of their turns
-	order    stateOrder
-	badStdf  int
-	finished bool
-	stop     *atomic.Bool // Config.Stopper's, or the engine's own
-	lastN    int          // capture number of the newest datagram
-	pev      PacketEvent
-	lastConv *session.Conversation // the conversation conversationChanged saw last
-	lastSig  convSig
-	lastTS   time.Time
+	held       []heldAck                      // acknowledgements waiting for their states, in the order of their turns
+	difScratch Dif                            // the Dif onMessage gives the collectors when no event takes it
+	early      map[reassemble.Chain][]heldAck // those taken ahead of their turn, per line, in the order of their turns
+	order      stateOrder
+	badStdf    int
+	finished   bool
+	stop       *atomic.Bool // Config.Stopper's, or the engine's own
+	lastN      int          // capture number of the newest datagram
+	pev        PacketEvent
+	lastConv   *session.Conversation // the conversation conversationChanged saw last
+	lastSig    convSig
+	lastTS     time.Time
 
 	// The events emitted under the lock, delivered once it is released:
 	// pending is the driving goroutine's, sink where emit puts them (the

@@ -15,8 +15,15 @@ func (e *Engine) onMessage(m *reassemble.Message) {
 		}
 		m.SLSN = lv.Infer(m)
 	}
-	d := &Dif{Key: m.Key, Status: m.Status, Count: m.Count, Pieces: m.Pieces, Missing: m.Missing, Truncated: m.Truncated,
+	dif := Dif{Key: m.Key, Status: m.Status, Count: m.Count, Pieces: m.Pieces, Missing: m.Missing, Truncated: m.Truncated,
 		Duplicates: m.Duplicates, Bytes: m.Bytes, FirstN: m.FirstN, LastN: m.LastN, First: m.First, Last: m.Last, Err: m.Err}
+	// The collectors keep nothing of the Dif itself: one of the engine's
+	// serves them unless an event takes it (one allocation a dif less).
+	d := &e.difScratch
+	if e.wants(DifEvents) {
+		d = new(Dif)
+	}
+	*d = dif
 	reset := e.difs.dif(d)
 	if e.health != nil {
 		e.health.dif(d, reset)

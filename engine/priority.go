@@ -334,8 +334,8 @@ func (q *backlog) nextPrioritized() (rebuildOp, bool) {
 		return rebuildOp{}, false
 	}
 	p.mem = max(p.mem, q.head)
-	for ; p.mem < len(q.mem); p.mem++ {
-		o := &q.mem[p.mem]
+	for ; p.mem < q.mem.len(); p.mem++ {
+		o := q.mem.at(p.mem)
 		take, stop := p.wanted(o)
 		if stop {
 			return rebuildOp{}, false
