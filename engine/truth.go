@@ -253,7 +253,7 @@ func (v *Verifier) Result() (Verification, error) {
 		}
 	}
 	if res.Rows == 0 {
-		return res, fmt.Errorf("--verify: none of the %d rows of %s is about the states asked for", len(v.truth.Rows), v.truth.Path)
+		return res, fmt.Errorf("none of the %d rows of %s is about the states asked for", len(v.truth.Rows), v.truth.Path)
 	}
 	return res, nil
 }

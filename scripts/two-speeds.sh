@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Measures the engine's two speeds as the TUI runs it (index, timeline,
-# health, the state rebuild behind the fast pass): when the fast pass ends
-# (the whole packet list, filters and G work from then on), when the first
-# client's states are all rebuilt, and when every state is; with GOMAXPROCS
-# 1 and 2 (the rebuild's scaling), with the CPU time of the whole run; and
-# pmdump states' wall and CPU time beside them.
+# health, findings, the state rebuild behind the fast pass): when the fast
+# pass ends (the whole packet list, filters and G work from then on: read),
+# when every state of the client of the last packet, asked for first as G in
+# the TUI does, is rebuilt (cursor), when the first client's states are
+# (line1), and when every state is (rebuilt); with GOMAXPROCS 2 and 1, and the
+# rebuild's scaling: its own wall time (rebuilt - read: for a file the
+# rebuild starts when the fast pass ends) with 2 against 1. Each figure is
+# the median of RUNS runs (default 3), with the CPU time and peak RSS of the
+# whole run beside it, and pmdump read and pmdump states of the same
+# capture for comparison; the load average each ran under is printed.
 # On the real modern/multi capture appended 20 times (286,520 packets), or
-# on the capture given (the one-hour game of pmdump synth, say). Each run
-# says its CPU time (user + sys) and peak RSS beside its wall time, with
-# pmdump read of the same capture right before it for comparison, and the
-# load average it ran under. FAST=1 measures the fast pass alone (G in the
-# TUI); PROCS="2" limits the GOMAXPROCS tried.
+# on the capture given (the one-hour game of pmdump synth, say). FAST=1
+# measures the fast pass alone (G in the TUI); PROCS="2" limits the
+# GOMAXPROCS tried.
 #
 #   scripts/two-speeds.sh [CAPTURE]
-#   FAST=1 PROCS=2 scripts/two-speeds.sh /tmp/hour.pcap
+#   FAST=1 PROCS=2 RUNS=5 scripts/two-speeds.sh /tmp/hour.pcap
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -30,17 +33,38 @@ if [ -z "$cap" ]; then
 	cap=$work/big.pcap
 	{ cat "$src"; for _ in $(seq 2 20); do tail -c +25 "$src"; done; } >"$cap"
 fi
-echo "capture: $cap ($(du -h "$cap" | cut -f1)); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+runs=${RUNS:-3}
 fast=
 if [ -n "${FAST:-}" ]; then fast=1; fi
+echo "capture: $cap ($(du -h "$cap" | cut -f1)); $runs runs each, medians; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+declare -A rebuild
 for procs in ${PROCS:-2 1}; do
 	echo "GOMAXPROCS=$procs (load average $(cut -d' ' -f1-3 /proc/loadavg)):"
 	/usr/bin/time -f "  pmdump read: %e s wall, %U s user, %S s sys, %M KB peak RSS" env GOMAXPROCS=$procs "$work/pmdump" read "$cap" >/dev/null
-	(cd engine && GOMAXPROCS=$procs PMDUMP_BENCH_CAPTURE="$cap" PMDUMP_BENCH_FAST_ONLY=$fast /usr/bin/time -o "$work/time" \
-		-f "%e s wall, %U s user, %S s sys, %M KB peak RSS" "$work/engine.test" -test.run '^$' -test.bench TwoSpeeds -test.benchtime 1x) |
-		grep -o '[0-9.]* [a-z0-9-]*-s\|[0-9]* states' | tr '\n' ' ' | sed 's/^/  engine as the TUI runs it: /'
-	echo "($(cat "$work/time"))"
+	: >"$work/runs"
+	for _ in $(seq "$runs"); do
+		(cd engine && GOMAXPROCS=$procs PMDUMP_BENCH_CAPTURE="$cap" PMDUMP_BENCH_FAST_ONLY=$fast /usr/bin/time -o "$work/time" \
+			-f "%e %U %S %M" "$work/engine.test" -test.run '^$' -test.bench TwoSpeeds -test.benchtime 1x) >"$work/out"
+		m() { grep -o "[0-9.]* $1" "$work/out" | cut -d' ' -f1 || true; }
+		echo "$(m read-s) $(m cursor-s) $(m line1-s) $(m rebuilt-s) $(m states) $(cat "$work/time")" >>"$work/runs"
+	done
+	col() { awk -v c="$1" '$c != "" { print $c }' "$work/runs" | median; }
+	read_s=$(col 1)
+	if [ -n "$fast" ]; then
+		echo "  engine as the TUI runs it: fast pass $read_s s"
+	else
+		own=$(awk '{ print $4 - $1 }' "$work/runs" | median)
+		rebuild[$procs]=$own
+		echo "  engine as the TUI runs it: fast pass $read_s s; cursor's client $(col 2) s; first client $(col 3) s; every state $(col 4) s ($(col 5) states; the rebuild's own $own s)"
+	fi
+	echo "  (whole run: $(col 6) s wall, $(col 7) s user, $(col 8) s sys, $(col 9) KB peak RSS)"
 	if [ -z "$fast" ]; then
 		/usr/bin/time -f "  pmdump states: %e s wall, %U s user, %S s sys, %M KB peak RSS" env GOMAXPROCS=$procs "$work/pmdump" states "$cap" >/dev/null
 	fi
 done
+if [ -n "${rebuild[1]:-}" ] && [ -n "${rebuild[2]:-}" ]; then
+	awk -v a="${rebuild[2]}" -v b="${rebuild[1]}" 'BEGIN { printf "the rebuild with GOMAXPROCS=2 takes %.2fx its time with 1 (target <= 0.6x)\n", a / b }'
+fi

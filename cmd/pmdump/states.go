@@ -214,7 +214,7 @@ func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
 		if errors.As(err, &many) {
 			return usageError{fmt.Errorf("--verify: %w; choose one with --player, --client or --conv", err)}
 		} else if err != nil {
-			return usageError{err}
+			return usageError{fmt.Errorf("--verify: %w", err)}
 		}
 		for _, l := range res.Problems {
 			fmt.Fprintln(out, l)

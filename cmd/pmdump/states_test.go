@@ -208,6 +208,11 @@ func TestSessionsOfOneEndpoint(t *testing.T) {
 	if code != 0 || !strings.Contains(res, "1275 matched, 0 mismatched, 0 missing") {
 		t.Errorf("verify: exit %d %s\n%s", code, errs, res)
 	}
+	// Frames no row is about: the engine says so, the command names the flag.
+	_, errs, code = pmdump("states", legacy, modern, "--verify", gt, "--conv", "2", "--frames", "999999-9999999")
+	if code != 1 || !strings.Contains(errs, "pmdump: --verify: none of the 1275 rows of "+gt+" is about the states asked for") {
+		t.Errorf("verify of no row: exit %d %s", code, errs)
+	}
 	// --player 1 is the client of both: refused, listing them.
 	_, errs, code = pmdump("state", legacy, modern, "--player", "1", "--frame", "300")
 	if code != 1 || !strings.Contains(errs, "matches 2 conversations: 1 (127.0.0.1:24786), 2 (127.0.0.1:24786)") {
