@@ -7,7 +7,8 @@
 # (line1), and when every state is (rebuilt); with GOMAXPROCS 2 and 1, and the
 # rebuild's scaling: its own wall time (rebuilt - read: for a file the
 # rebuild starts when the fast pass ends) with 2 against 1. Each figure is
-# the median of RUNS runs (default 3), with the CPU time and peak RSS of the
+# the median of RUNS runs (default 3; alternated between the GOMAXPROCS
+# tried), with the CPU time and peak RSS of the
 # whole run beside it, and pmdump read and pmdump states of the same
 # capture for comparison; the load average each ran under is printed.
 # On the real modern/multi capture appended 20 times (286,520 packets), or
@@ -40,23 +41,27 @@ echo "capture: $cap ($(du -h "$cap" | cut -f1)); $runs runs each, medians; load 
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -A rebuild
-for procs in ${PROCS:-2 1}; do
-	echo "GOMAXPROCS=$procs (load average $(cut -d' ' -f1-3 /proc/loadavg)):"
-	/usr/bin/time -f "  pmdump read: %e s wall, %U s user, %S s sys, %M KB peak RSS" env GOMAXPROCS=$procs "$work/pmdump" read "$cap" >/dev/null
-	: >"$work/runs"
-	for _ in $(seq "$runs"); do
+# The runs alternate between the GOMAXPROCS tried, so that a change in the
+# machine's load weighs on each alike.
+for procs in ${PROCS:-2 1}; do : >"$work/runs.$procs"; done
+for _ in $(seq "$runs"); do
+	for procs in ${PROCS:-2 1}; do
 		(cd engine && GOMAXPROCS=$procs PMDUMP_BENCH_CAPTURE="$cap" PMDUMP_BENCH_FAST_ONLY=$fast /usr/bin/time -o "$work/time" \
 			-f "%e %U %S %M" "$work/engine.test" -test.run '^$' -test.bench TwoSpeeds -test.benchtime 1x) >"$work/out"
 		m() { grep -o "[0-9.]* $1" "$work/out" | cut -d' ' -f1 || true; }
-		echo "$(m read-s) $(m cursor-s) $(m line1-s) $(m rebuilt-s) $(m states) $(cat "$work/time")" >>"$work/runs"
+		echo "$(m read-s) $(m cursor-s) $(m line1-s) $(m rebuilt-s) $(m states) $(cat "$work/time")" >>"$work/runs.$procs"
 	done
-	col() { awk -v c="$1" '$c != "" { print $c }' "$work/runs" | median; }
+done
+declare -A rebuild
+for procs in ${PROCS:-2 1}; do
+	echo "GOMAXPROCS=$procs (load average now $(cut -d' ' -f1-3 /proc/loadavg)):"
+	/usr/bin/time -f "  pmdump read: %e s wall, %U s user, %S s sys, %M KB peak RSS" env GOMAXPROCS=$procs "$work/pmdump" read "$cap" >/dev/null
+	col() { awk -v c="$1" '$c != "" { print $c }' "$work/runs.$procs" | median; }
 	read_s=$(col 1)
 	if [ -n "$fast" ]; then
 		echo "  engine as the TUI runs it: fast pass $read_s s"
 	else
-		own=$(awk '{ print $4 - $1 }' "$work/runs" | median)
+		own=$(awk '{ print $4 - $1 }' "$work/runs.$procs" | median)
 		rebuild[$procs]=$own
 		echo "  engine as the TUI runs it: fast pass $read_s s; cursor's client $(col 2) s; first client $(col 3) s; every state $(col 4) s ($(col 5) states; the rebuild's own $own s)"
 	fi
@@ -68,3 +73,4 @@ done
 if [ -n "${rebuild[1]:-}" ] && [ -n "${rebuild[2]:-}" ]; then
 	awk -v a="${rebuild[2]}" -v b="${rebuild[1]}" 'BEGIN { printf "the rebuild with GOMAXPROCS=2 takes %.2fx its time with 1 (target <= 0.6x)\n", a / b }'
 fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

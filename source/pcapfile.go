@@ -24,10 +24,10 @@ var ErrChanged = errors.New("capture file changed while it was read")
 // bytes, and a file cut short while it is read ends with an error wrapping
 // ErrChanged.
 //
-// A memory mapping was measured against it and lost: on the virtual
-// machines pmdump is run on, copying the frames out of a mapped file's
-// pages took 5 times as long as the kernel's copy into the window (135 ms
-// against 24 ms for 172 MB), and a file cut while mapped faults.
+// A memory mapping was measured against it and lost (scripts/readcopy): on
+// the 2-core virtual build machine, copying the frames of 172 MB out of a
+// mapped file's pages took 131–155 ms, reading them into the window and
+// copying them out of it 35–42 ms; and a file cut while mapped faults.
 type pcapFile struct {
 	pcapHeader
 	ra     io.ReaderAt
