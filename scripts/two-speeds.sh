@@ -48,7 +48,11 @@ for _ in $(seq "$runs"); do
 	for procs in ${PROCS:-2 1}; do
 		(cd engine && GOMAXPROCS=$procs PMDUMP_BENCH_CAPTURE="$cap" PMDUMP_BENCH_FAST_ONLY=$fast /usr/bin/time -o "$work/time" \
 			-f "%e %U %S %M" "$work/engine.test" -test.run '^$' -test.bench TwoSpeeds -test.benchtime 1x) >"$work/out"
-		m() { grep -o "[0-9.]* $1" "$work/out" | cut -d' ' -f1 || true; }
+		m() { # the metric, or NA when the run has none (FAST=1)
+			local v
+			v=$(grep -o "[0-9.]* $1" "$work/out" | cut -d' ' -f1 || true)
+			echo "${v:-NA}"
+		}
 		echo "$(m read-s) $(m cursor-s) $(m line1-s) $(m rebuilt-s) $(m states) $(cat "$work/time")" >>"$work/runs.$procs"
 	done
 done
@@ -56,7 +60,7 @@ declare -A rebuild
 for procs in ${PROCS:-2 1}; do
 	echo "GOMAXPROCS=$procs (load average now $(cut -d' ' -f1-3 /proc/loadavg)):"
 	/usr/bin/time -f "  pmdump read: %e s wall, %U s user, %S s sys, %M KB peak RSS" env GOMAXPROCS=$procs "$work/pmdump" read "$cap" >/dev/null
-	col() { awk -v c="$1" '$c != "" { print $c }' "$work/runs.$procs" | median; }
+	col() { awk -v c="$1" '$c != "NA" { print $c }' "$work/runs.$procs" | median; }
 	read_s=$(col 1)
 	if [ -n "$fast" ]; then
 		echo "  engine as the TUI runs it: fast pass $read_s s"
