@@ -22,7 +22,7 @@ type Options struct {
 	// the process and costs a fraction of it.
 	SHA256 bool
 	// CheckpointEvery, when not 0, makes the Builder checkpoint a state
-	// (State.Checkpoint: the state, zlib-compressed) whenever rebuilding it
+	// (State.Checkpoint: the state, S2-compressed) whenever rebuilding it
 	// from the nearest keyframe or checkpoint would take that many difs, so
 	// any state can later be rebuilt from at most that many difs.
 	CheckpointEvery int

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/statedif"
@@ -59,8 +59,7 @@ type buffers struct {
 	dif, state []byte
 	difSpans   []statedif.Span // dif is zero outside them
 	inf        reassemble.Inflater
-	zw         *zlib.Writer
-	zbuf       bytes.Buffer
+	ckpt       []byte // the checkpoints' compressed bytes
 }
 
 // kept is a state a chain keeps as a possible base.
@@ -117,17 +116,15 @@ type chain struct {
 	ackNextN int32
 }
 
-// compress zlib-compresses a checkpoint, fast.
+// compress compresses a checkpoint with S2: a game state in 36 µs to 11
+// KB, against zlib's fastest level's 238 µs to 8 KB (a tenth of the
+// rebuild's CPU with a checkpoint every 32 states; measured on the real
+// states of modern/multi). Checkpoints stay within pmdump.
 func (b *buffers) compress(state []byte) []byte {
-	b.zbuf.Reset()
-	if b.zw == nil {
-		b.zw, _ = zlib.NewWriterLevel(&b.zbuf, zlib.BestSpeed)
-	} else {
-		b.zw.Reset(&b.zbuf)
+	if n := s2.MaxEncodedLen(len(state)); cap(b.ckpt) < n {
+		b.ckpt = make([]byte, n)
 	}
-	b.zw.Write(state)
-	b.zw.Close()
-	return bytes.Clone(b.zbuf.Bytes())
+	return bytes.Clone(s2.Encode(b.ckpt[:cap(b.ckpt)], state))
 }
 
 // ahead inflates the difs of in's jobs, in order, into buffers of the

@@ -69,7 +69,7 @@ type State struct {
 	Sum        [32]byte      // sha256 of the state (OK, with Options.SHA256)
 	Hash       statedif.Hash // the state's Hash, to tell states apart in this process (OK)
 	Data       []byte        // the state itself, when the Builder keeps states
-	Checkpoint []byte        // the state zlib-compressed, for a checkpoint (see Options)
+	Checkpoint []byte        // the state compressed (S2), for a checkpoint (see Options)
 	Dif        []byte        // the dif's zlib stream (the message's; do not modify)
 	Extra      any           // set by Options.Inspect
 }

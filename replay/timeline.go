@@ -9,6 +9,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/pmdump/pmdump/internal/spill"
 	"github.com/pmdump/pmdump/reassemble"
 	"github.com/pmdump/pmdump/statedif"
@@ -412,7 +414,7 @@ func (t *Timeline) State(dst []byte, key reassemble.Chain, i int) ([]byte, error
 		if err != nil {
 			return nil, err
 		}
-		if dst, err = t.inf.Inflate(dst, z, int(first.Size)); err != nil {
+		if dst, err = decodeCheckpoint(dst, z, int(first.Size)); err != nil {
 			return nil, fmt.Errorf("checkpoint %v: %w", first.Frame, err)
 		}
 	} else {
@@ -473,4 +475,20 @@ func (t *Timeline) apply(base []byte, e *Entry) ([]byte, error) {
 	}
 	statedif.Sub(base, base, t.dif)
 	return base, nil
+}
+
+// decodeCheckpoint decodes a checkpoint (see buffers.compress) of a state
+// of size bytes into dst.
+func decodeCheckpoint(dst, z []byte, size int) ([]byte, error) {
+	n, err := s2.DecodedLen(z)
+	if err != nil {
+		return nil, err
+	}
+	if n != size {
+		return nil, fmt.Errorf("decodes to %d bytes, the state has %d", n, size)
+	}
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	return s2.Decode(dst[:n], z)
 }
