@@ -16,22 +16,24 @@ import (
 type Prefetcher struct {
 	// Idle, when set, is called before Next waits for the input, so a
 	// caller can flush its output while a live stream is quiet.
-	Idle   func()
-	full   chan *batch
-	free   chan *batch
-	done   chan struct{}
-	exited chan struct{} // closed when the reading goroutine returns
-	file   bool          // it reads a pcap file: Close waits for it
-	cur    *batch
-	i      int
-	err    error
-	counts Counters
+	Idle    func()
+	prepare func(dgs []Datagram, aux *any)
+	full    chan *batch
+	free    chan *batch
+	done    chan struct{}
+	exited  chan struct{} // closed when the reading goroutine returns
+	wait    bool          // Close waits for the reading goroutine (a pcap file, a prepare function)
+	cur     *batch
+	i       int
+	err     error
+	counts  Counters
 }
 
 type batch struct {
 	dgs    []Datagram
 	slab   []byte
 	err    error
+	aux    any      // what the prepare function made of the batch
 	counts Counters // the reader's, after the batch and the datagram carried
 	// carried is whether a datagram was read after the batch's (counted
 	// in counts) to start the next batch, and carriedLT its link type.
@@ -87,13 +89,28 @@ const (
 // Prefetch starts reading r ahead. The caller must call Close when done, and
 // must not use r directly any more.
 func Prefetch(r *Reader) *Prefetcher {
+	return PrefetchPrepared(r, nil)
+}
+
+// PrefetchPrepared is Prefetch with a first stage of the caller's work on
+// the reading goroutine: prepare is called there with each batch of
+// datagrams before Next hands out the first of them, and what it makes of
+// them it leaves in *aux, which Prepared returns beside each datagram. The
+// datagrams and aux stay valid until Next has gone past the batch's last
+// datagram; a batch's aux is given back to prepare when the batch is
+// filled again, so its memory can be reused. Close waits for the reading
+// goroutine, so that prepare has returned: r must be a file, which never
+// waits for input. A nil prepare is Prefetch.
+func PrefetchPrepared(r *Reader, prepare func(dgs []Datagram, aux *any)) *Prefetcher {
 	p := &Prefetcher{
-		full:   make(chan *batch, batchesInUse),
-		free:   make(chan *batch, batchesInUse),
-		done:   make(chan struct{}),
-		exited: make(chan struct{}),
+		prepare: prepare,
+		full:    make(chan *batch, batchesInUse),
+		free:    make(chan *batch, batchesInUse),
+		done:    make(chan struct{}),
+		exited:  make(chan struct{}),
 	}
-	_, p.file = r.src.(*pcapFile)
+	_, p.wait = r.src.(*pcapFile)
+	p.wait = p.wait || prepare != nil
 	for i := 0; i < batchesInUse; i++ {
 		p.free <- &batch{dgs: make([]Datagram, 0, batchMax), slab: make([]byte, 0, batchSlab)}
 	}
@@ -161,6 +178,9 @@ func (p *Prefetcher) produce(r *Reader) {
 			}
 		}
 		b.counts, b.carried, b.carriedLT = r.Counters(), carried, carry.LinkType
+		if p.prepare != nil && len(b.dgs) > 0 {
+			p.prepare(b.dgs, &b.aux)
+		}
 		select {
 		case p.full <- b:
 		case <-p.done:
@@ -228,6 +248,16 @@ func (p *Prefetcher) Next() (*Datagram, error) {
 	return d, nil
 }
 
+// Prepared returns what the prepare function (PrefetchPrepared) made of
+// the batch of the datagram Next returned last, and that datagram's place
+// in the batch; nil and -1 before Next has returned one.
+func (p *Prefetcher) Prepared() (aux any, i int) {
+	if p.cur == nil || p.i == 0 {
+		return nil, -1
+	}
+	return p.cur.aux, p.i - 1
+}
+
 // Ready reports whether Next has a datagram at hand, without waiting.
 func (p *Prefetcher) Ready() bool { return p.cur != nil && p.i < len(p.cur.dgs) }
 
@@ -244,8 +274,9 @@ func (p *Prefetcher) Counters() Counters {
 }
 
 // Close stops the reading goroutine. It waits for it when it reads a
-// pcap file (it stops within a batch), so the file can be closed; it
-// does not wait otherwise: on a live stream it may be waiting for input,
+// pcap file (it stops within a batch), so the file can be closed, and
+// when it has a prepare function, so that its work is over; it does not
+// wait otherwise: on a live stream it may be waiting for input,
 // and it ends when that comes (or with the program).
 func (p *Prefetcher) Close() {
 	select {
@@ -253,7 +284,7 @@ func (p *Prefetcher) Close() {
 	default:
 		close(p.done)
 	}
-	if p.file {
+	if p.wait {
 		<-p.exited
 	}
 }

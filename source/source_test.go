@@ -663,3 +663,58 @@ func TestPrefetcher(t *testing.T) {
 	p.Close()
 	p.Close()
 }
+
+// TestPrefetchPrepared: prepare sees each batch on the reading goroutine
+// before Next hands it out, and Prepared gives each datagram what prepare
+// made of it; a batch's aux comes back to prepare for reuse.
+func TestPrefetchPrepared(t *testing.T) {
+	var recs []record
+	for i := 0; i < 6000; i++ {
+		p := make([]byte, 8+i%900)
+		binary.BigEndian.PutUint32(p, uint32(i))
+		recs = append(recs, record{data: ethernet(t, cli4, srv4, p), ts: epoch.Add(time.Duration(i) * time.Millisecond)})
+	}
+	r, err := source.NewReader(bytes.NewReader(writePcap(t, layers.LinkTypeEthernet, 65535, recs...)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, reused := 0, 0
+	p := source.PrefetchPrepared(r, func(dgs []source.Datagram, aux *any) {
+		batches++
+		ns, _ := (*aux).([]uint32)
+		if ns != nil {
+			reused++
+		}
+		ns = ns[:0]
+		for i := range dgs {
+			ns = append(ns, binary.BigEndian.Uint32(dgs[i].Payload))
+		}
+		*aux = ns
+	})
+	defer p.Close()
+	if aux, i := p.Prepared(); aux != nil || i != -1 {
+		t.Errorf("Prepared before Next = %v, %d; want nil, -1", aux, i)
+	}
+	n := 0
+	for {
+		d, err := p.Next()
+		if err != nil {
+			break
+		}
+		aux, i := p.Prepared()
+		ns, ok := aux.([]uint32)
+		if !ok || i < 0 || i >= len(ns) {
+			t.Fatalf("datagram %d: Prepared = %T, %d", n, aux, i)
+		}
+		if want := binary.BigEndian.Uint32(d.Payload); ns[i] != want || want != uint32(n) {
+			t.Fatalf("datagram %d: prepared %d, payload %d", n, ns[i], want)
+		}
+		n++
+	}
+	if n != len(recs) {
+		t.Errorf("%d datagrams, want %d", n, len(recs))
+	}
+	if batches < 6 || reused == 0 {
+		t.Errorf("%d batches, %d with an aux to reuse; want several, some reused", batches, reused)
+	}
+}
