@@ -35,9 +35,11 @@ func (e *Engine) Games() []Game {
 		return nil
 	}
 	hosts := map[int]netip.Addr{}
+	e.trackMu.Lock()
 	for _, c := range e.tracker.Conversations() {
 		hosts[c.ID] = c.Server.Addr()
 	}
+	e.trackMu.Unlock()
 	type span struct {
 		l           reassemble.Chain
 		order       int

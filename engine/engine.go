@@ -161,6 +161,10 @@ type Source interface {
 type Engine struct {
 	cfg Config
 	mu  sync.Mutex
+	// trackMu guards the tracker (taken after mu when both are): the
+	// first stage of a fast pass in two stages takes it alone (front).
+	trackMu    sync.Mutex
+	convCopies []*session.Conversation // front's copies of the conversations, by id
 
 	tracker  *session.Tracker
 	asm      *reassemble.Assembler
@@ -392,8 +396,8 @@ func (e *Engine) warnf(format string, a ...any) {
 
 // conversation returns a copy of conversation id, for the index.
 func (e *Engine) conversation(id int) *session.Conversation {
-	e.mu.Lock() // the tracker changes its conversations as packets come
-	defer e.mu.Unlock()
+	e.trackMu.Lock() // the tracker changes its conversations as packets come
+	defer e.trackMu.Unlock()
 	c := e.tracker.Conversation(id)
 	if c == nil {
 		return nil
@@ -405,8 +409,8 @@ func (e *Engine) conversation(id int) *session.Conversation {
 // Conversations returns copies of every conversation seen so far, in order
 // of appearance.
 func (e *Engine) Conversations() []session.Conversation {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.trackMu.Lock()
+	defer e.trackMu.Unlock()
 	var out []session.Conversation
 	for _, c := range e.tracker.Conversations() {
 		out = append(out, *c)

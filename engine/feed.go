@@ -34,15 +34,31 @@ func (e *Engine) feed(d *source.Datagram) {
 	if e.finished {
 		return
 	}
-	e.cap.see(d.TS)
-	e.lastN, e.lastTS = d.N, d.TS
+	if e.index != nil {
+		e.trackMu.Lock() // the index asks for conversations (Engine.conversation)
+	}
 	r := e.tracker.Process(d)
-	if r.Kind == session.NonGame {
-		return
+	if e.index != nil {
+		e.trackMu.Unlock()
 	}
 	idx := -1
-	if e.index != nil {
+	if e.index != nil && r.Kind != session.NonGame {
 		idx = e.index.add(r, d, e.input)
+	}
+	e.analyse(r, d, idx)
+}
+
+// analyse is the work on a datagram after the tracker and the index have
+// had it (r is its record, idx its place in the index): in step with them
+// (feed), or behind them on another goroutine when they run ahead (front).
+func (e *Engine) analyse(r *session.Record, d *source.Datagram, idx int) {
+	if e.finished {
+		return
+	}
+	e.cap.see(d.TS)
+	e.lastN, e.lastTS = d.N, d.TS
+	if r.Kind == session.NonGame {
+		return
 	}
 	if c := r.Conv; c != nil {
 		if e.wants(ConversationEvents) {
@@ -150,15 +166,18 @@ func (e *Engine) addPiece(p reassemble.Piece) {
 }
 
 // line returns a conversation's line, ending the previous conversation of
-// the same client endpoint when this one is new.
+// the same client endpoint when this one is new. Conversations are told
+// apart by their ids, not their pointers: behind the tracker a record's
+// conversation is a copy (see front), a new one when the conversation
+// changed.
 func (e *Engine) line(c *session.Conversation) reassemble.Chain {
 	if c.ID >= 0 && c.ID < len(e.lineMemo) {
-		if m := &e.lineMemo[c.ID]; m.conv == c && m.player == c.Player {
+		if m := &e.lineMemo[c.ID]; m.conv != nil && m.conv.ID == c.ID && m.player == c.Player {
 			return m.line // as the conversation's packet before: nothing to do again
 		}
 	}
 	l := reassemble.Chain{Conv: c.ID, Client: c.Client}
-	if prev, ok := e.lines[c.Client]; ok && prev != c {
+	if prev, ok := e.lines[c.Client]; ok && prev.ID != c.ID {
 		old := reassemble.Chain{Conv: prev.ID, Client: prev.Client}
 		e.asm.FlushChain(old)
 		if e.bh != nil {
@@ -211,7 +230,7 @@ type lineMemo struct {
 // memo returns conversation c's lineMemo when it is of line l, nil if not.
 func (e *Engine) memo(c *session.Conversation, l reassemble.Chain) *lineMemo {
 	if c.ID >= 0 && c.ID < len(e.lineMemo) {
-		if m := &e.lineMemo[c.ID]; m.conv == c && m.line == l {
+		if m := &e.lineMemo[c.ID]; m.conv != nil && m.conv.ID == c.ID && m.line == l {
 			return m
 		}
 	}

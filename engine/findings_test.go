@@ -40,7 +40,7 @@ func ofKind(fs []engine.Finding, kind string, conv int) []engine.Finding {
 
 // synthGame writes a synthetic game with faults and returns its capture
 // and ground truth.
-func synthGame(t *testing.T, cfg synth.Config) (string, *synth.Truth, *synth.Summary) {
+func synthGame(t testing.TB, cfg synth.Config) (string, *synth.Truth, *synth.Summary) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "game.pcap")
 	f, err := os.Create(path)

@@ -293,8 +293,10 @@ func (e *Engine) Progress() Progress {
 	if e.index != nil {
 		p.Packets = e.index.Len()
 	} else {
+		e.trackMu.Lock()
 		st := &e.tracker.Stats
 		p.Packets = st.Game.Packets + st.Malformed.Packets + st.Unknown.Packets
+		e.trackMu.Unlock()
 	}
 	if e.bh == nil {
 		if e.builder != nil {

@@ -64,11 +64,17 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 				e.asm.RereadRefs(e.rereadPiece)
 			}
 		}
-		pf := source.Prefetch(in.Reader)
+		var pf, staged *source.Prefetcher
+		if e.twoStages(in) {
+			pf = source.PrefetchPrepared(in.Reader, e.front)
+			staged = pf
+		} else {
+			pf = source.Prefetch(in.Reader)
+		}
 		pf.Idle = e.cfg.Idle
-		err = e.runSource(ctx, pf, in)
+		err = e.runSource(ctx, pf, in, staged)
+		pf.Close() // the first stage (front) reads e.input
 		e.input, e.refInput = 0, 0
-		pf.Close()
 		in.Close()
 		if err != nil {
 			return err
@@ -88,10 +94,12 @@ func (e *Engine) Run(ctx context.Context, inputs ...string) error {
 // done or Stop is called. It does not finish the analysis: call Tick while
 // the source is quiet and Finish at the end.
 func (e *Engine) RunSource(ctx context.Context, src Source) error {
-	return e.runSource(ctx, src, nil)
+	return e.runSource(ctx, src, nil, nil)
 }
 
-func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
+// runSource reads src; staged is src when it runs the first stage of the
+// fast pass (see front), nil when the tracker is fed here.
+func (e *Engine) runSource(ctx context.Context, src Source, in *Input, staged *source.Prefetcher) error {
 	e.mu.Lock()
 	base := e.cap.counters
 	e.cap.baseLinkTypes = maps.Clone(e.cap.linkTypes)
@@ -158,7 +166,13 @@ func (e *Engine) runSource(ctx context.Context, src Source, in *Input) error {
 			e.mu.Lock()
 			locked = true
 		}
-		e.feed(d)
+		if staged != nil {
+			aux, j := staged.Prepared()
+			fb := aux.(*frontBatch)
+			e.analyse(&fb.recs[j], d, fb.idx[j])
+		} else {
+			e.feed(d)
+		}
 		if len(e.pending) > 0 {
 			unlock() // the events are delivered without the lock, before the next datagram
 		}

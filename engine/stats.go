@@ -127,6 +127,8 @@ func nameStats(m map[session.NameDir]*session.Count) []NameStats {
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.trackMu.Lock()
+	defer e.trackMu.Unlock()
 	st := &e.tracker.Stats
 	c := e.cap.counters
 	r := Stats{
