@@ -141,3 +141,43 @@ func BenchmarkRenderMap(b *testing.B) {
 		renderMap(ld.lmap, nil, 100, 50, 50, 50, true)
 	}
 }
+
+// BenchmarkReadToEnd is G pressed as soon as the first packets show, then
+// the time until the packet list shows the capture's last packet, with the
+// model following the engine as the program does (a refresh and a screen
+// every tick) and the engine as the program runs it (the rebuild behind).
+// It reports when the list shows the last packet (end-s) and when the
+// engine's Run returned (read-s).
+func BenchmarkReadToEnd(b *testing.B) {
+	in := benchInputs(b)
+	for b.Loop() {
+		t0 := time.Now()
+		m := New(Options{Start: func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx, in...) }})
+		m.resize(160, 48)
+		ran := make(chan time.Duration, 1)
+		go func() { m.opts.Start(m.env.ctx, m.e); ran <- time.Since(t0) }()
+		for m.e.Index().Len() < 48 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		drive(b, m, "G")
+		var read, end time.Duration
+		for end == 0 {
+			select {
+			case read = <-ran:
+				m.env.read = true
+			case <-time.After(refresh):
+			}
+			m.refreshAll()
+			m.packets.onGrow(&m.env)
+			m.settle()
+			_ = m.Render()
+			x := m.e.Index()
+			if read > 0 && m.packets.pos(m.packets.cur) == x.Len()-1 {
+				end = time.Since(t0)
+			}
+		}
+		m.Close()
+		b.ReportMetric(end.Seconds(), "end-s")
+		b.ReportMetric(read.Seconds(), "read-s")
+	}
+}

@@ -83,8 +83,17 @@ func (p *packetsModel) rowOf(c *env, pos int) int {
 func (p *packetsModel) listRows(c *env) int { return c.lay.list.h - 1 }
 
 // setCur selects a row and scrolls it into view.
-func (p *packetsModel) setCur(c *env, row int) {
+func (p *packetsModel) setCur(c *env, row int) { p.setCurOf(c, row, p.n(c)) }
+
+// toEnd selects the last row. The index grows while the engine reads, so
+// the rows are counted once: the last row is the last of the same count.
+func (p *packetsModel) toEnd(c *env) {
 	n := p.n(c)
+	p.setCurOf(c, n-1, n)
+}
+
+// setCurOf is setCur with the rows counted (n).
+func (p *packetsModel) setCurOf(c *env, row, n int) {
 	row = clamp(row, 0, max(n-1, 0))
 	p.cur = row
 	p.moved = true
@@ -112,7 +121,7 @@ func (p *packetsModel) clickRow(c *env, r int) {
 func (p *packetsModel) onGrow(c *env) tea.Cmd {
 	p.dropOld(c)
 	if p.atEnd {
-		p.setCur(c, p.n(c)-1)
+		p.toEnd(c)
 	}
 	if p.filter != nil && !p.running {
 		// packets indexed since the filter ran: go on from there
@@ -193,7 +202,7 @@ func (p *packetsModel) onKey(c *env, k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Top):
 		p.setCur(c, 0)
 	case key.Matches(k, keys.Bottom):
-		p.setCur(c, p.n(c)-1)
+		p.toEnd(c)
 	case key.Matches(k, keys.Filter):
 		text := ""
 		if p.filter != nil {
