@@ -127,8 +127,7 @@ func nameStats(m map[session.NameDir]*session.Count) []NameStats {
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.trackMu.Lock()
-	defer e.trackMu.Unlock()
+	e.trackMu.Lock() // until the tracker's figures are in: not for the reports after them
 	st := &e.tracker.Stats
 	c := e.cap.counters
 	r := Stats{
@@ -172,6 +171,7 @@ func (e *Engine) Stats() Stats {
 		r.Convs = append(r.Convs, cr)
 	}
 	r.Packets = nameStats(st.ByName)
+	e.trackMu.Unlock()
 	r.Difs = e.difs.report(e.builder != nil)
 	if e.health != nil {
 		r.Health = e.health.report(e.pendingStates)
