@@ -119,6 +119,11 @@ type record struct {
 func writePcap(t testing.TB, lt layers.LinkType, snaplen uint32, recs ...record) []byte {
 	t.Helper()
 	var b bytes.Buffer
+	size := 24 // the file header, then each record's header and bytes
+	for _, r := range recs {
+		size += 16 + len(r.data)
+	}
+	b.Grow(size) // at once: growing a buffer of tens of megabytes step by step clears each new one
 	w := pcapgo.NewWriter(&b)
 	if err := w.WriteFileHeader(snaplen, lt); err != nil {
 		t.Fatal(err)

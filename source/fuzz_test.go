@@ -143,12 +143,36 @@ func trace(t testing.TB, r *source.Reader) string {
 			fmt.Fprintf(&b, "end: %v\ncounters: %+v\n", err, r.Counters())
 			return b.String()
 		}
-		fmt.Fprintf(&b, "%d %s %v>%v len=%d/%d wire=%d lt=%v if=%d off=%d reasm=%v digits=%d frame=%x payload=%x\n",
-			d.N, d.TS.Format("15:04:05.000000000"), d.Src, d.Dst, len(d.Payload), d.Length, d.WireLength, d.LinkType,
-			d.Interface, d.Offset, d.Reassembled, d.Digits, d.Frame, d.Payload)
+		b.WriteString(traceLine(d))
 	}
 	t.Fatal("more than 100000 datagrams")
 	return ""
+}
+
+// traceLine is one datagram in a trace.
+func traceLine(d *source.Datagram) string {
+	return fmt.Sprintf("%d %s %v>%v len=%d/%d wire=%d lt=%v if=%d off=%d reasm=%v digits=%d frame=%x payload=%x\n",
+		d.N, d.TS.Format("15:04:05.000000000"), d.Src, d.Dst, len(d.Payload), d.Length, d.WireLength, d.LinkType,
+		d.Interface, d.Offset, d.Reassembled, d.Digits, d.Frame, d.Payload)
+}
+
+// sameTraces reports where two readers' traces first differ ("" when they
+// do not), a datagram at a time: a large capture's trace is never whole
+// in memory.
+func sameTraces(a, b *source.Reader) string {
+	for {
+		da, errA := a.Next()
+		db, errB := b.Next()
+		if errA != nil || errB != nil {
+			if errA == nil || errB == nil || errA.Error() != errB.Error() || fmt.Sprintf("%+v", a.Counters()) != fmt.Sprintf("%+v", b.Counters()) {
+				return fmt.Sprintf("end: %v and %v, counters %+v and %+v", errA, errB, a.Counters(), b.Counters())
+			}
+			return ""
+		}
+		if la, lb := traceLine(da), traceLine(db); la != lb {
+			return fmt.Sprintf("datagram %d:\n%s%s", da.N, la, lb)
+		}
+	}
 }
 
 // streamTrace reads data with the stream reader.
