@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -163,11 +165,31 @@ func checkLoads(t *testing.T, tshark, lua string) {
 	}
 	cmd := exec.Command(tshark, "-G", "fields")
 	cmd.Env = append(os.Environ(), "HOME="+home)
-	var stdout bytes.Buffer
 	stderr.Reset()
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("tshark -G fields: %v", err)
+	}
+	// tshark -G fields lists every field it knows, a line each: F, the
+	// name, the abbreviation, … (tens of megabytes: read as they come).
+	known := map[string]bool{}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		if c := strings.SplitN(sc.Text(), "\t", 4); len(c) >= 3 && strings.HasPrefix(c[2], "pmnet") {
+			known[c[2]] = true
+		}
+	}
+	scanned := sc.Err()
+	if err := cmd.Wait(); err != nil {
 		t.Fatalf("tshark -G fields: %v: %s", err, stderr.String())
+	}
+	if scanned != nil {
+		t.Fatalf("tshark -G fields: %v", scanned)
 	}
 	if strings.Contains(stderr.String(), "Lua") || strings.Contains(stderr.String(), "rror") {
 		t.Fatalf("tshark reports errors loading the dissector:\n%s", stderr.String())
@@ -177,7 +199,7 @@ func checkLoads(t *testing.T, tshark, lua string) {
 		t.Fatal(err)
 	}
 	for _, f := range fields {
-		if !strings.Contains(stdout.String(), "\t"+f.Abbrev+"\t") {
+		if !known[f.Abbrev] {
 			t.Errorf("tshark does not know field %s", f.Abbrev)
 		}
 	}
@@ -207,10 +229,7 @@ func compareWithTshark(t *testing.T, tshark, lua, path string, difs difCheck) in
 			args = append(args, "-e", f.Abbrev)
 		}
 	}
-	var got []tsharkPacket
-	if err := json.Unmarshal(runTshark(t, tshark, args...), &got); err != nil {
-		t.Fatalf("tshark JSON: %v", err)
-	}
+	got := tsharkPackets(t, tshark, args...)
 	want, lines := readJSONAndText(t, path)
 	if len(got) != len(want) {
 		t.Errorf("tshark shows %d pmnet packets, pmdump read %d", len(got), len(want))
@@ -248,6 +267,49 @@ func runTshark(t *testing.T, tshark string, args ...string) []byte {
 		t.Fatalf("tshark: Lua errors:\n%s", stderr.String())
 	}
 	return stdout.Bytes()
+}
+
+// tsharkPackets runs tshark with -T json and decodes its packets as they
+// come: the output of a large capture is never whole in memory.
+func tsharkPackets(t *testing.T, tshark string, args ...string) []tsharkPacket {
+	t.Helper()
+	cmd := exec.Command(tshark, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	var got []tsharkPacket
+	dec := json.NewDecoder(bufio.NewReaderSize(out, 1<<16))
+	decoded := func() error {
+		if _, err := dec.Token(); err != nil { // [
+			return err
+		}
+		for dec.More() {
+			var p tsharkPacket
+			if err := dec.Decode(&p); err != nil {
+				return err
+			}
+			got = append(got, p)
+		}
+		_, err := dec.Token() // ]
+		return err
+	}()
+	_, _ = io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("tshark: %v: %s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "Lua") {
+		t.Fatalf("tshark: Lua errors:\n%s", stderr.String())
+	}
+	if decoded != nil {
+		t.Fatalf("tshark JSON: %v", decoded)
+	}
+	return got
 }
 
 // compareDifs compares the difs the dissector reassembled with those pmdump
