@@ -8,13 +8,13 @@ import (
 	"github.com/pmdump/pmdump/source"
 )
 
-// The fast pass in two stages. When Run reads a capture file and no event
-// needs the tracker's conversations as they are at each packet (packet and
-// conversation events), the tracker and the packet index run ahead on the
-// reading goroutine (front), batch by batch, and the engine's goroutine
-// does the rest behind them (analyse): the index, which the packet list,
-// its filters and jumps read, is complete sooner, and the whole pass takes
-// the time of its slower stage, not of both.
+// The fast pass in two stages. When Run reads a capture file into a packet
+// index and no event needs the tracker's conversations as they are at each
+// packet (packet and conversation events), the tracker and the index run
+// ahead on the reading goroutine (front), batch by batch, and the engine's
+// goroutine does the rest behind them (analyse): the index, which the
+// packet list, its filters and jumps read, is complete sooner, and the
+// whole pass takes the time of its slower stage, not of both.
 //
 // What the front stage hands over travels with the datagrams' batch (see
 // source.PrefetchPrepared): each datagram's record, with its values copied
@@ -48,11 +48,14 @@ func (e *Engine) twoStages(in *Input) bool {
 var forceStages int
 
 // stagesAllowed reports whether the fast pass may run in two stages on
-// input in: a regular file (the reading goroutine never waits for input,
-// so Close can wait for it), and no event that wants each packet's
+// input in: the engine keeps a packet index (without one the first stage
+// is the tracker alone, which costs about what handing its records over
+// does: stats of the 286k-packet file took 0.26 s in two stages against
+// 0.22 s in one), a regular file (the reading goroutine never waits for
+// input, so Close can wait for it), and no event that wants each packet's
 // conversation as the tracker has it then.
 func (e *Engine) stagesAllowed(in *Input) bool {
-	return in.Stat != nil && in.Stat.Mode().IsRegular() &&
+	return e.index != nil && in.Stat != nil && in.Stat.Mode().IsRegular() &&
 		e.cfg.OnPacket == nil && !e.wants(PacketEvents) && !e.wants(ConversationEvents)
 }
 
