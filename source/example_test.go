@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -67,4 +68,41 @@ func ExampleCaptureFilter() {
 	// Output:
 	// ldh [12]
 	// ret #262144
+}
+
+// ExamplePrefetchPrepared has the reading goroutine look at each batch of
+// datagrams before the caller gets them (here: which are stdf pieces), and
+// the caller take what it found beside each datagram.
+func ExamplePrefetchPrepared() {
+	f, err := os.Open("../captures/legacy.pcap")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	r, err := source.NewReader(f, "legacy.pcap")
+	if err != nil {
+		log.Fatal(err)
+	}
+	pf := source.PrefetchPrepared(r, func(dgs []source.Datagram, aux *any) {
+		stdf, _ := (*aux).([]bool) // the batch's slice from its last use
+		stdf = stdf[:0]
+		for i := range dgs {
+			stdf = append(stdf, bytes.HasPrefix(dgs[i].Payload, []byte("stdf")))
+		}
+		*aux = stdf
+	})
+	defer pf.Close()
+	datagrams, pieces := 0, 0
+	for {
+		if _, err := pf.Next(); err != nil {
+			break
+		}
+		aux, i := pf.Prepared()
+		if aux.([]bool)[i] {
+			pieces++
+		}
+		datagrams++
+	}
+	fmt.Println(datagrams, "datagrams,", pieces, "stdf pieces")
+	// Output: 809 datagrams, 58 stdf pieces
 }
