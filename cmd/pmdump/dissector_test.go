@@ -165,34 +165,21 @@ func checkLoads(t *testing.T, tshark, lua string) {
 	}
 	cmd := exec.Command(tshark, "-G", "fields")
 	cmd.Env = append(os.Environ(), "HOME="+home)
-	stderr.Reset()
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("tshark -G fields: %v", err)
-	}
 	// tshark -G fields lists every field it knows, a line each: F, the
 	// name, the abbreviation, … (tens of megabytes: read as they come).
 	known := map[string]bool{}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for sc.Scan() {
-		if c := strings.SplitN(sc.Text(), "\t", 4); len(c) >= 3 && strings.HasPrefix(c[2], "pmnet") {
-			known[c[2]] = true
+	errs := streamTshark(t, cmd, func(out io.Reader) error {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			if c := strings.SplitN(sc.Text(), "\t", 4); len(c) >= 3 && strings.HasPrefix(c[2], "pmnet") {
+				known[c[2]] = true
+			}
 		}
-	}
-	scanned := sc.Err()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("tshark -G fields: %v: %s", err, stderr.String())
-	}
-	if scanned != nil {
-		t.Fatalf("tshark -G fields: %v", scanned)
-	}
-	if strings.Contains(stderr.String(), "Lua") || strings.Contains(stderr.String(), "rror") {
-		t.Fatalf("tshark reports errors loading the dissector:\n%s", stderr.String())
+		return sc.Err()
+	})
+	if strings.Contains(errs, "Lua") || strings.Contains(errs, "rror") {
+		t.Fatalf("tshark reports errors loading the dissector:\n%s", errs)
 	}
 	fields, err := wireshark.Fields()
 	if err != nil {
@@ -273,19 +260,9 @@ func runTshark(t *testing.T, tshark string, args ...string) []byte {
 // come: the output of a large capture is never whole in memory.
 func tsharkPackets(t *testing.T, tshark string, args ...string) []tsharkPacket {
 	t.Helper()
-	cmd := exec.Command(tshark, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("tshark: %v", err)
-	}
 	var got []tsharkPacket
-	dec := json.NewDecoder(bufio.NewReaderSize(out, 1<<16))
-	decoded := func() error {
+	errs := streamTshark(t, exec.Command(tshark, args...), func(out io.Reader) error {
+		dec := json.NewDecoder(bufio.NewReaderSize(out, 1<<16))
 		if _, err := dec.Token(); err != nil { // [
 			return err
 		}
@@ -298,18 +275,36 @@ func tsharkPackets(t *testing.T, tshark string, args ...string) []tsharkPacket {
 		}
 		_, err := dec.Token() // ]
 		return err
-	}()
-	_, _ = io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("tshark: %v: %s", err, stderr.String())
-	}
-	if strings.Contains(stderr.String(), "Lua") {
-		t.Fatalf("tshark: Lua errors:\n%s", stderr.String())
-	}
-	if decoded != nil {
-		t.Fatalf("tshark JSON: %v", decoded)
+	})
+	if strings.Contains(errs, "Lua") {
+		t.Fatalf("tshark: Lua errors:\n%s", errs)
 	}
 	return got
+}
+
+// streamTshark runs a tshark command, hands its output to read as it
+// comes, and returns what tshark wrote to its standard error; it fails the
+// test when tshark fails or read does.
+func streamTshark(t *testing.T, cmd *exec.Cmd, read func(io.Reader) error) string {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	readErr := read(out)
+	_, _ = io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%s: %v: %s", cmd, err, stderr.String())
+	}
+	if readErr != nil {
+		t.Fatalf("%s: reading its output: %v", cmd, readErr)
+	}
+	return stderr.String()
 }
 
 // compareDifs compares the difs the dissector reassembled with those pmdump
