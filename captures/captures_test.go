@@ -43,7 +43,7 @@ func TestSample(t *testing.T) {
 			if rd.Format() != s.format.String() {
 				t.Errorf("format %s, want %s", rd.Format(), s.format)
 			}
-			tr := session.NewTracker(decode.EraUnknown)
+			tr := session.NewTracker(decode.VersionUnknown)
 			names := map[string]int{}
 			slsn := map[int64]bool{}
 			for {
@@ -68,8 +68,8 @@ func TestSample(t *testing.T) {
 				t.Fatalf("%d conversations", len(convs))
 			}
 			for _, c := range convs {
-				if c.Era != s.cfg.Era {
-					t.Errorf("conversation %d era %v, want %v", c.ID, c.Era, s.cfg.Era)
+				if c.Version != s.cfg.Era {
+					t.Errorf("conversation %d era %v, want %v", c.ID, c.Version, s.cfg.Era)
 				}
 			}
 			want := []string{"1234", "5678", "cdat", "stdf", "stak"}

@@ -6,21 +6,41 @@ import (
 	"math"
 )
 
-// New returns an empty packet of the named layout, with every field zero, to
-// be filled with Set, SetFloat, SetBytes and AddEntry and then encoded.
-func New(era Era, name string) (*Packet, error) {
-	l := Lookup(era, []byte(name))
+// New returns an empty packet of the named layout of version v, with every
+// field zero, to be filled with Set, SetMeant, SetFloat, SetBytes and
+// AddEntry and then encoded.
+func New(v Version, name string) (*Packet, error) {
+	l := Lookup(v, []byte(name))
 	if l == nil {
-		return nil, fmt.Errorf("no packet %q in the %s era", name, era)
+		return nil, fmt.Errorf("no packet %q in version %s", name, v)
 	}
-	p := &Packet{Layout: l, Values: make([]Value, len(l.Fields))}
+	p := &Packet{Layout: l, Values: make([]Value, len(l.Fields)), Version: v}
 	copy(p.Name[:], name)
 	return p, nil
 }
 
+// NewKind returns an empty packet of version v's layout of kind k (its
+// first, for a kind several layouts share), as New does.
+func NewKind(v Version, k Kind) (*Packet, error) {
+	l := v.Kind(k)
+	if l == nil {
+		return nil, fmt.Errorf("version %s has no %s packet", v, k)
+	}
+	return New(v, l.Name)
+}
+
+// MustNewKind is NewKind for kinds known to exist; it panics otherwise.
+func MustNewKind(v Version, k Kind) *Packet {
+	p, err := NewKind(v, k)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 // MustNew is New for names known to exist; it panics otherwise.
-func MustNew(era Era, name string) *Packet {
-	p, err := New(era, name)
+func MustNew(v Version, name string) *Packet {
+	p, err := New(v, name)
 	if err != nil {
 		panic(err)
 	}
@@ -30,7 +50,7 @@ func MustNew(era Era, name string) *Packet {
 func (p *Packet) slot(name string) *Value {
 	i := p.Layout.Field(name)
 	if i < 0 {
-		panic(fmt.Sprintf("decode: %s %s has no field %q", p.Layout.Era, p.Layout.Name, name))
+		panic(fmt.Sprintf("decode: %s %s has no field %q", p.Version, p.Layout.Name, name))
 	}
 	for len(p.Values) <= i {
 		p.Values = append(p.Values, Value{})
@@ -41,18 +61,60 @@ func (p *Packet) slot(name string) *Value {
 // Set sets an integer field and returns p, so calls can be chained.
 func (p *Packet) Set(name string, v int64) *Packet { p.slot(name).Int = v; return p }
 
+// SetMeant sets an integer field to the raw value that carries the meant
+// value v, as the game encodes it (see Field.Recover): the inverse of
+// Field.Meant.
+func (p *Packet) SetMeant(name string, v int64) *Packet {
+	f := &p.Layout.Fields[p.fieldIndex(name)]
+	p.slot(name).Int = f.Raw(v)
+	return p
+}
+
+// HasField reports whether p's layout has the named field.
+func (p *Packet) HasField(name string) bool { return p.Layout != nil && p.Layout.Field(name) >= 0 }
+
+// SetIf sets an integer field when p's layout has it (the level sequence
+// of an ack, say, which only some versions carry), and returns p.
+func (p *Packet) SetIf(name string, v int64) *Packet {
+	if p.HasField(name) {
+		p.Set(name, v)
+	}
+	return p
+}
+
+// SetRole sets the integer field marked with role, when p's layout has
+// one, and returns p.
+func (p *Packet) SetRole(role Role, v int64) *Packet {
+	if i := p.Layout.FieldByRole(role); i >= 0 {
+		p.Set(p.Layout.Fields[i].Name, v)
+	}
+	return p
+}
+
+func (p *Packet) fieldIndex(name string) int {
+	i := p.Layout.Field(name)
+	if i < 0 {
+		panic(fmt.Sprintf("decode: %s %s has no field %q", p.Version, p.Layout.Name, name))
+	}
+	return i
+}
+
 // SetFloat sets a floating-point field.
 func (p *Packet) SetFloat(name string, v float64) *Packet { p.slot(name).Float = v; return p }
 
-// SetBytes sets a Str16, Data or Rest field. For a Data field it also sets
-// the field that holds its size. A Str16 value of up to 16 bytes is encoded
-// as it is, NUL-padded; a longer one is cut to 15 bytes and a NUL, as the
-// game cuts a host name.
+// SetBytes sets a Str16, StrN, Data or Rest field. For a Data field it
+// also sets the field that holds its size. A Str16 value of up to 16 bytes
+// is encoded as it is, NUL-padded; a longer one is cut to 15 bytes and a
+// NUL, as the game cuts a host name.
 func (p *Packet) SetBytes(name string, b []byte) *Packet {
-	p.slot(name).Bytes = b
+	v := p.slot(name)
+	v.Bytes = b
 	f := &p.Layout.Fields[p.Layout.Field(name)]
-	if f.Type == Data {
+	switch f.Type {
+	case Data:
 		p.slot(f.SizeOf).Int = int64(len(b))
+	case StrN:
+		v.Int = int64(len(b))
 	}
 	return p
 }
@@ -92,7 +154,7 @@ func (p *Packet) Drop(name string) *Packet {
 func Encode(dst []byte, p *Packet) []byte {
 	l := p.Layout
 	var order binary.AppendByteOrder = binary.LittleEndian
-	if l.Era == Legacy {
+	if l.bigEndian {
 		order = binary.BigEndian
 	}
 	dst = append(dst, l.Name...)
@@ -128,6 +190,10 @@ func encodeField(dst []byte, f *Field, v Value, entries []Value, order binary.Ap
 		return append(dst, b[:]...)
 	case Data, Rest:
 		return append(dst, v.Bytes...)
+	case StrN:
+		dst = order.AppendUint32(dst, uint32(len(v.Bytes)))
+		dst = append(dst, v.Bytes...)
+		return append(dst, 0)
 	case Group:
 		for k := 0; k+len(f.Sub) <= len(entries); k += len(f.Sub) {
 			for j := range f.Sub {

@@ -34,7 +34,7 @@ func appendValue(b []byte, f *Field, v *Value) []byte {
 	switch f.Type {
 	case F64:
 		return appendFloat(b, v.Float)
-	case Str16:
+	case Str16, StrN:
 		return strconv.AppendQuote(b, v.Text())
 	case Data, Rest:
 		b = appendInt(b, int64(len(v.Bytes)))
@@ -47,6 +47,13 @@ func appendValue(b []byte, f *Field, v *Value) []byte {
 		return append(b, ')')
 	}
 	b = appendInt(b, v.Int)
+	if f.Enum != nil && f.Enum.Show {
+		if ev, ok := f.Enum.Lookup(v.Int); ok {
+			b = append(b, '(')
+			b = append(b, ev.Name...)
+			b = append(b, ')')
+		}
+	}
 	if f.Bits != nil && v.Int != 0 {
 		b = append(b, '[')
 		b = appendBits(b, f.Bits, v.Int)
@@ -116,6 +123,8 @@ func (p *Packet) AppendTree(b []byte, indent string) []byte {
 		switch f.Type {
 		case Data, Rest:
 			pos += len(v.Bytes)
+		case StrN:
+			pos += 5 + len(v.Bytes)
 		case Group:
 			n := int(v.Int)
 			for e := 0; e < n && entry+len(f.Sub) <= len(p.Entries); e++ {
@@ -221,7 +230,7 @@ func appendJSONField(b []byte, f *Field, v Value) []byte {
 	case F64:
 		b = appendKey(b, f.Name, "")
 		return AppendJSONFloat(b, v.Float)
-	case Str16:
+	case Str16, StrN:
 		b = appendKey(b, f.Name, "")
 		return AppendJSONString(b, v.Text())
 	case Data, Rest:
@@ -234,7 +243,15 @@ func appendJSONField(b []byte, f *Field, v Value) []byte {
 		b = append(b, ',')
 		b = appendKey(b, f.Name, "_raw")
 	}
-	return strconv.AppendInt(b, v.Int, 10)
+	b = strconv.AppendInt(b, v.Int, 10)
+	if f.Enum != nil && f.Enum.Show {
+		if ev, ok := f.Enum.Lookup(v.Int); ok {
+			b = append(b, ',')
+			b = appendKey(b, f.Name, "_name")
+			b = AppendJSONString(b, ev.Name)
+		}
+	}
+	return b
 }
 
 // AppendJSONFloat appends a float as JSON (null for NaN and infinities).

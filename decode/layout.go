@@ -1,57 +1,27 @@
 // Package decode turns the UDP payloads of a Purple Martians netgame into
-// typed game packets, for both protocol eras.
+// typed game packets, for every wire version of the game.
 //
 // Every packet is described once, as a Layout: an ordered list of Fields with
-// their wire types. That one description drives decoding (Decode), encoding
-// (Encode), the one-line summary, the field tree and the JSON fields, so the
-// four can never disagree. The legacy era's quirks (negative integers that
-// are not two's complement, the SJON damage offset, the short sdak) are part
-// of the description too: a field knows how to recover the value the game
-// meant from the raw value on the wire.
+// their wire types, the packet's Kind (a join request, a dif piece, an
+// acknowledgement…) and the names of its enumerated values. That one
+// description drives decoding (Decode), encoding (Encode), the one-line
+// summary, the field tree and the JSON fields, so the four can never
+// disagree. The legacy era's quirks (negative integers that are not two's
+// complement, the SJON damage offset, the short sdak) are part of the
+// description too: a field knows how to recover the value the game meant
+// from the raw value on the wire, and how to encode a meant value.
+//
+// The wire versions are data too (versions.go, tables.go): each Version says
+// which builds of the game it covers, its byte order and what it can do
+// (handshake, one server socket, piece size, the level sequence on the wire,
+// probes, its sync model, its drop rule, its state sizes), and which layouts
+// it has; a version that keeps a packet unchanged shares the earlier
+// version's Layout. Code outside this package asks a Version what it can do
+// and a Layout what Kind it is, never which version or which name it is.
+// Fits and Explain tell the versions apart from a packet's bytes alone.
 package decode
 
-import (
-	"fmt"
-	"strings"
-)
-
-// Era is a protocol era of the game.
-type Era uint8
-
-const (
-	// EraUnknown means no era could be inferred yet.
-	EraUnknown Era = iota
-	// Legacy is the big-endian protocol of about 2018 to December 2022.
-	Legacy
-	// Modern is the little-endian protocol of 2023 onwards.
-	Modern
-)
-
-// Eras lists the known eras, oldest first.
-var Eras = []Era{Legacy, Modern}
-
-func (e Era) String() string {
-	switch e {
-	case Legacy:
-		return "legacy"
-	case Modern:
-		return "modern"
-	}
-	return "unknown"
-}
-
-// ParseEra parses "legacy", "modern" or "auto" (EraUnknown).
-func ParseEra(s string) (Era, error) {
-	switch strings.ToLower(s) {
-	case "legacy":
-		return Legacy, nil
-	case "modern":
-		return Modern, nil
-	case "", "auto":
-		return EraUnknown, nil
-	}
-	return EraUnknown, fmt.Errorf("unknown era %q (want legacy, modern or auto)", s)
-}
+import "fmt"
 
 // Dir is the direction a packet travels.
 type Dir uint8
@@ -92,13 +62,14 @@ type Type uint8
 const (
 	U8    Type = iota // 1 byte unsigned
 	S8                // 1 byte signed
-	U16               // 2 bytes unsigned, in the era's byte order
-	I32               // 4 bytes signed, in the era's byte order
+	U16               // 2 bytes unsigned, in the layout's byte order
+	I32               // 4 bytes signed, in the layout's byte order
 	F64               // 8 bytes IEEE-754 double, little-endian
 	Str16             // 16 bytes, NUL-terminated text
 	Data              // bytes whose length is the value of the field named by Field.SizeOf
 	Rest              // every byte up to the end of the payload
 	Group             // Field.Sub repeated as often as the field named by Field.CountOf says
+	StrN              // text of n bytes after an i32 n, then one NUL (4 + n + 1 bytes)
 )
 
 // Size is the fixed size of a field of this type in bytes, 0 when variable.
@@ -118,8 +89,11 @@ func (t Type) Size() int {
 	return 0
 }
 
+// Text reports whether values of the type are text (Str16, StrN).
+func (t Type) Text() bool { return t == Str16 || t == StrN }
+
 func (t Type) String() string {
-	return [...]string{"u8", "s8", "u16", "i32", "f64", "str16", "data", "rest", "group"}[t]
+	return [...]string{"u8", "s8", "u16", "i32", "f64", "str16", "data", "rest", "group", "strn"}[t]
 }
 
 // Role marks fields with a meaning shared across packets, used to attach
@@ -147,9 +121,66 @@ const (
 	// RoleDifBase is the frame of the state a dif applies to (0: the
 	// all-zero base); the frame it produces is the layout's RoleFrame.
 	RoleDifBase
-	// RoleLevelSeq is the server's level-sequence number.
+	// RoleLevelSeq is the level-sequence number the packet belongs to
+	// (the server's, in its pieces and join replies; the client's, in its
+	// inputs and acknowledgements of the versions that carry it).
 	RoleLevelSeq
+	// RoleLevel is the number of the level being played.
+	RoleLevel
 )
+
+// Kind says what a packet is for, whatever its name and version.
+type Kind uint8
+
+// The kinds of packet.
+const (
+	KindUnknown         Kind = iota
+	KindHandshake            // the client's first packet to the server's listening port (1234)
+	KindHandshakeReply       // the server's answer from its per-client port (5678)
+	KindJoinRequest          // a client asks to join (cjon)
+	KindJoinReply            // the server gives a player number (sjon)
+	KindInput                // a client's controls changed (cdat)
+	KindDifPiece             // a piece of a compressed state dif (stdf)
+	KindDifAck               // a client acknowledges a state (stak)
+	KindGameMoves            // the server's list of game moves (legacy sdat)
+	KindGameMovesAck         // a client acknowledges game moves (legacy sdak)
+	KindLateInput            // the server says an input came late (legacy serr)
+	KindProbe                // a client's round-trip probe (ping)
+	KindProbeReply           // the server's answer to a probe (pong)
+	KindProbeEcho            // the client's echo of that answer (pang)
+	KindFileRequest          // a client asks for the game-moves file (crfl)
+	KindFilePiece            // a piece of a compressed file (sfil)
+	KindFileAck              // a client acknowledges a file (sfak)
+	KindSaveResult           // the server's answer to a file request (srrf)
+	KindRemoteJoin           // a remote control joins (cjrc)
+	KindRemoteJoinReply      // the server accepts a remote control (sjrc)
+	KindRemoteCommand        // a remote-control command (rctl)
+	KindRemoteInfo           // a piece of the server's information for a remote control (snfo)
+	KindLog                  // a client's log line for the server's log (clog)
+	KindPadding              // bytes that carry nothing (JUNK, extr)
+	numKinds
+)
+
+var kindNames = [numKinds]string{"unknown", "handshake", "handshake reply", "join request", "join reply", "input",
+	"dif piece", "dif ack", "game moves", "game-moves ack", "late-input report", "probe", "probe reply", "probe echo",
+	"file request", "file piece", "file ack", "save result", "remote-control join", "remote-control join reply",
+	"remote-control command", "remote-control info", "log line", "padding"}
+
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind %d", k)
+}
+
+// Kinds returns every kind of packet, in order.
+func Kinds() []Kind {
+	out := make([]Kind, 0, numKinds-1)
+	for k := KindHandshake; k < numKinds; k++ {
+		out = append(out, k)
+	}
+	return out
+}
 
 // Recover names how the value the game meant is recovered from a raw value.
 type Recover uint8
@@ -165,6 +196,50 @@ const (
 	Minus1000
 )
 
+// Enum names values of an integer field.
+type Enum struct {
+	// Name says what the values are ("save result").
+	Name string
+	// Values are the named values, in order.
+	Values []EnumValue
+	// Show makes the summary, the field tree and the JSON show a value's
+	// name beside it (result=5(transfer off), "result_name": …).
+	Show bool
+}
+
+// EnumValue is one named value of an Enum.
+type EnumValue struct {
+	Value int64
+	Name  string // short, for text and filters
+	Doc   string // what it means
+}
+
+// Lookup returns the named value v, and whether there is one.
+func (e *Enum) Lookup(v int64) (EnumValue, bool) {
+	if e == nil {
+		return EnumValue{}, false
+	}
+	for _, ev := range e.Values {
+		if ev.Value == v {
+			return ev, true
+		}
+	}
+	return EnumValue{}, false
+}
+
+// Value returns the value of the given name, and whether there is one.
+func (e *Enum) Value(name string) (int64, bool) {
+	if e == nil {
+		return 0, false
+	}
+	for _, ev := range e.Values {
+		if ev.Name == name {
+			return ev.Value, true
+		}
+	}
+	return 0, false
+}
+
 // Field describes one field of a packet layout.
 type Field struct {
 	Name     string   // snake_case name, used in text, JSON and filters
@@ -177,24 +252,28 @@ type Field struct {
 	CountOf  string   // for Group: the field holding the count
 	Sub      []Field  // for Group: the fields of one entry
 	Bits     []string // names of bits 0.., for bit-set fields (control bits)
+	Enum     *Enum    // names of values, for enumerated fields
 	Optional bool     // may be absent at the end of the packet (legacy 21-byte sdak)
 
 	ref int // index of the SizeOf or CountOf field
 }
 
-// Layout describes one packet of one era.
+// Layout describes one packet as one or more versions send it.
 type Layout struct {
 	Name   string // the 4-character name that starts the payload
-	Era    Era
+	Kind   Kind
 	Dir    Dir
 	Doc    string
 	Fields []Field
-	// ID numbers the layouts of every era from 0 to NumLayouts()-1, so
-	// callers can keep per-layout tables in slices.
+	// ID numbers the layouts of every version from 0 to NumLayouts()-1,
+	// so callers can keep per-layout tables in slices.
 	ID int
 
-	minLen, maxLen    int // payload lengths that fit (maxLen < 0: unbounded)
-	seq, count, start int // indexes of the RolePieceSeq, RolePieceCount and RolePieceStart fields, or -1
+	bigEndian         bool       // integers are big-endian (the versions that have it say so)
+	versions          VersionSet // the versions that have this layout
+	minLen, maxLen    int        // payload lengths that fit (maxLen < 0: unbounded)
+	seq, count, start int        // indexes of the RolePieceSeq, RolePieceCount and RolePieceStart fields, or -1
+	size              int        // index of the RoleSize field, or -1
 	index             map[string]int
 	player, frame     int   // index of the RolePlayer and RoleFrame fields, or -1
 	offsets           []int // byte offset of each field in the payload, -1 after a variable-size one
@@ -213,20 +292,55 @@ func (l *Layout) Field(name string) int {
 	return -1
 }
 
+// FieldByRole returns the index of the first field marked with role, or -1.
+func (l *Layout) FieldByRole(role Role) int {
+	if role == RoleNone {
+		return -1
+	}
+	for i, f := range l.Fields {
+		if f.Role == role {
+			return i
+		}
+	}
+	return -1
+}
+
 // MinLen is the shortest payload (name included) that fits the layout.
 func (l *Layout) MinLen() int { return l.minLen }
 
 // MaxLen is the longest payload that fits the layout, or -1 when unbounded.
 func (l *Layout) MaxLen() int { return l.maxLen }
 
+// BigEndian reports whether the layout's integers are big-endian.
+func (l *Layout) BigEndian() bool { return l.bigEndian }
+
+// Versions returns the versions that have this layout.
+func (l *Layout) Versions() VersionSet { return l.versions }
+
+// First is the oldest version that has this layout.
+func (l *Layout) First() Version { return l.versions.Oldest() }
+
+// Offset returns the byte offset of field i in the payload, or -1 when it
+// follows a field of variable size.
+func (l *Layout) Offset(i int) int {
+	if i < 0 || i >= len(l.offsets) {
+		return -1
+	}
+	return l.offsets[i]
+}
+
 func (l *Layout) finish() {
 	l.index = map[string]int{}
-	l.player, l.frame = -1, -1
+	l.player, l.frame, l.size = -1, -1, -1
 	l.seq, l.count, l.start = -1, -1, -1
 	l.minLen, l.maxLen = 4, 4
 	l.offsets = make([]int, len(l.Fields))
+	l.keys, l.keyText = nil, nil
 	off := 4
 	for i, f := range l.Fields {
+		if _, dup := l.index[f.Name]; dup {
+			panic("decode: " + l.Name + " has two fields named " + f.Name)
+		}
 		l.index[f.Name] = i
 		l.offsets[i] = off
 		if f.Key {
@@ -260,9 +374,14 @@ func (l *Layout) finish() {
 			l.player = i
 		case RoleFrame:
 			l.frame = i
+		case RoleSize:
+			l.size = i
 		}
 		switch f.Type {
 		case Data, Rest, Group:
+			l.maxLen = -1
+		case StrN:
+			l.minLen += 5 // an empty text: its length and its NUL
 			l.maxLen = -1
 		default:
 			if !f.Optional {
@@ -285,141 +404,39 @@ func btoi(b bool) int {
 	return 0
 }
 
-// NameKey packs a 4-byte name into an integer map key.
-func NameKey(b []byte) uint32 {
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
-}
-
-// nameInfo is what is known of one packet name: its layout in each era.
-type nameInfo struct {
-	dir    Dir
-	layout [3]*Layout // indexed by Era
-}
-
-// names finds a name's nameInfo. It is a small open-addressing table, not
-// a map: every packet of a capture is looked up, and this is several times
-// cheaper than hashing into a map.
-var names nameTable
-
-// nameSlots is the size of the name table: a power of two well above the
-// number of names of all eras, so probes stay short.
-const nameSlots = 256
-
-type nameTable [nameSlots]struct {
-	key  uint32
-	info *nameInfo
-}
-
-func nameSlot(k uint32) uint32 { return (k * 0x9E3779B1) >> 24 }
-
-func (t *nameTable) get(k uint32) *nameInfo {
-	for i := nameSlot(k); ; i = (i + 1) % nameSlots {
-		e := &t[i]
-		if e.info == nil || e.key == k {
-			return e.info
-		}
+// PieceFields returns the indexes, in Fields, of the fields a layout marks
+// RolePieceSeq, RolePieceCount and RolePieceStart: the header of a payload
+// sent in pieces (stdf, snfo, sfil), whose piece size is the RoleSize field.
+// Decode checks such a header: count is not 0 nor above MaxPieces, seq is
+// below count and start is not negative (errors "piece count is 0", "piece
+// count C is more than any message has (255)", "piece seq S is not below
+// piece count C", "start byte B is negative"). ok is false for a layout
+// without the three roles.
+func (l *Layout) PieceFields() (seq, count, start int, ok bool) {
+	if !l.pieces() {
+		return -1, -1, -1, false
 	}
+	return l.seq, l.count, l.start, true
 }
 
-func (t *nameTable) put(k uint32, n *nameInfo) {
-	for i, probes := nameSlot(k), 0; ; i, probes = (i+1)%nameSlots, probes+1 {
-		if probes == nameSlots/2 {
-			panic("decode: the name table is too small")
-		}
-		if e := &t[i]; e.info == nil {
-			e.key, e.info = k, n
-			return
-		}
-	}
-}
+// pieces reports whether the layout has the three piece roles.
+func (l *Layout) pieces() bool { return l.seq >= 0 && l.count >= 0 && l.start >= 0 }
 
-// Lookup returns the layout of a name in an era, or nil.
-func Lookup(era Era, name []byte) *Layout {
-	if len(name) < 4 || int(era) >= 3 {
-		return nil
+// pieceCheck validates the piece header of a layout with piece roles.
+func pieceCheck(p *Packet) error {
+	l := p.Layout
+	seq, count := p.Values[l.seq].Int, p.Values[l.count].Int
+	if count == 0 {
+		return fmt.Errorf("piece count is 0")
 	}
-	if n := names.get(NameKey(name)); n != nil {
-		return n.layout[era]
+	if count < 0 || count > MaxPieces {
+		return fmt.Errorf("piece count %d is more than any message has (%d)", count, MaxPieces)
+	}
+	if seq < 0 || seq >= count {
+		return fmt.Errorf("piece seq %d is not below piece count %d", seq, count)
+	}
+	if start := p.Values[l.start].Int; start < 0 {
+		return fmt.Errorf("start byte %d is negative", start)
 	}
 	return nil
-}
-
-// DirOf returns the direction a known name travels in (the same in every
-// era that has it), or DirUnknown for a name no era knows.
-func DirOf(name []byte) Dir {
-	if len(name) < 4 {
-		return DirUnknown
-	}
-	if n := names.get(NameKey(name)); n != nil {
-		return n.dir
-	}
-	return DirUnknown
-}
-
-// NumLayouts is the number of layouts of all eras; see Layout.ID.
-func NumLayouts() int { return len(allLayouts) }
-
-// Layouts returns every layout of an era, in table order.
-func Layouts(era Era) []*Layout {
-	var out []*Layout
-	for _, l := range allLayouts {
-		if l.Era == era {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// Known reports whether name is a packet name of any era.
-func Known(name []byte) bool {
-	return Lookup(Legacy, name) != nil || Lookup(Modern, name) != nil
-}
-
-var allLayouts []*Layout
-
-func register(ls ...*Layout) {
-	for _, l := range ls {
-		l.finish()
-		k := NameKey([]byte(l.Name))
-		n := names.get(k)
-		if n == nil {
-			n = &nameInfo{dir: l.Dir}
-			names.put(k, n)
-		}
-		if n.dir != l.Dir {
-			panic("decode: " + l.Name + " travels in different directions in different eras")
-		}
-		n.layout[l.Era] = l
-		l.ID = len(allLayouts)
-		allLayouts = append(allLayouts, l)
-	}
-}
-
-// RecoverNegative recovers the negative value the legacy game meant from the
-// four bytes it wrote for it. The game wrote byte k as (unsigned char)(v /
-// 256^k % 256) with truncating division, so every non-zero byte stands for
-// byte - 256. -1 is 000000ff, -256 is 0000ff00, -300 is 0000ffd4.
-func RecoverNegative(raw uint32) int64 {
-	var v int64
-	for k := 3; k >= 0; k-- {
-		b := int64(raw >> (8 * k) & 0xff)
-		v *= 256
-		if b != 0 {
-			v += b - 256
-		}
-	}
-	return v
-}
-
-// EncodeNegative is the game's legacy encoding of a negative value, the
-// inverse of RecoverNegative for -2^31 < v <= 0.
-func EncodeNegative(v int64) uint32 {
-	var raw uint32
-	for k := 3; k >= 0; k-- {
-		p := int64(1) << (8 * k)
-		d := v / p // truncates towards zero, as C does
-		v -= d * p
-		raw |= uint32(uint8(d)) << (8 * k)
-	}
-	return raw
 }

@@ -24,17 +24,19 @@ type Packet struct {
 	Entries []Value // the Group field's entries, flattened: len(Sub) values per entry
 	Raw     []byte  // the whole payload (aliases the input)
 	Err     error   // why the packet is malformed, nil when it decoded cleanly
+	// Version is the version it was decoded as.
+	Version Version
 }
 
 // NameString is the packet's name as a string.
 func (p *Packet) NameString() string { return string(p.Name[:]) }
 
-// Era is the era of the packet's layout, or EraUnknown.
-func (p *Packet) Era() Era {
+// Kind is the kind of the packet's layout, or KindUnknown.
+func (p *Packet) Kind() Kind {
 	if p.Layout == nil {
-		return EraUnknown
+		return KindUnknown
 	}
-	return p.Layout.Era
+	return p.Layout.Kind
 }
 
 // Dir is the direction the packet's name travels in.
@@ -118,6 +120,21 @@ func (f *Field) Meant(v int64) (int64, bool) {
 	return v, false
 }
 
+// Raw returns the raw value that carries the meant value v, as the game
+// encodes it: the inverse of Meant.
+func (f *Field) Raw(v int64) int64 {
+	switch f.Recover {
+	case Negative:
+		if v == 0 {
+			return 0
+		}
+		return int64(EncodeNegative(v))
+	case Minus1000:
+		return v + 1000
+	}
+	return v
+}
+
 // Errors returned (wrapped) by Decode.
 var (
 	ErrShort   = errors.New("packet shorter than its layout")
@@ -127,11 +144,12 @@ var (
 	ErrUnknown = errors.New("unknown packet name")
 )
 
-// Decode decodes payload as a packet of the given era into p. The payload
+// Decode decodes payload as a packet of version v into p. The payload
 // must start with the 4-byte name. On failure p.Err is set to the error it
-// returns and p holds whatever fields could be decoded. An unknown name
-// gives ErrUnknown with p.Layout nil.
-func Decode(p *Packet, payload []byte, era Era) error {
+// returns and p holds whatever fields could be decoded. A name the version
+// does not have gives ErrUnknown with p.Layout nil.
+func Decode(p *Packet, payload []byte, v Version) error {
+	p.Version = v
 	p.Layout = nil
 	p.Values = p.Values[:0]
 	p.Entries = p.Entries[:0]
@@ -144,9 +162,9 @@ func Decode(p *Packet, payload []byte, era Era) error {
 		return p.Err
 	}
 	copy(p.Name[:], payload)
-	l := Lookup(era, payload)
+	l := Lookup(v, payload)
 	if l == nil {
-		p.Err = fmt.Errorf("%q in the %s era: %w", payload[:4], era, ErrUnknown)
+		p.Err = fmt.Errorf("%q in version %s: %w", payload[:4], v, ErrUnknown)
 		return p.Err
 	}
 	p.Layout = l
@@ -155,7 +173,7 @@ func Decode(p *Packet, payload []byte, era Era) error {
 }
 
 func decodeFields(p *Packet, l *Layout, b []byte) error {
-	be := l.Era == Legacy
+	be := l.bigEndian
 	// A short packet (cut by a snap length, or malformed) still gets the
 	// fields that fit decoded, then reports that it is short.
 	var short error
@@ -280,6 +298,25 @@ func decodeField(p *Packet, f *Field, b []byte, pos int, be bool, v *Value) (int
 	case Rest:
 		v.Bytes = b[pos:]
 		return rest, nil
+	case StrN:
+		if rest < 4 {
+			break
+		}
+		var n int64
+		if be {
+			n = int64(int32(binary.BigEndian.Uint32(b[pos:])))
+		} else {
+			n = int64(int32(binary.LittleEndian.Uint32(b[pos:])))
+		}
+		if n < 0 || n+5 > int64(rest) {
+			return 0, fmt.Errorf("text of %d bytes but %d bytes follow its length: %w", n, rest-4, ErrOverrun)
+		}
+		if b[pos+4+int(n)] != 0 {
+			return 0, fmt.Errorf("text of %d bytes is not followed by a NUL: %w", n, ErrInvalid)
+		}
+		v.Int = n
+		v.Bytes = b[pos+4 : pos+4+int(n)]
+		return int(n) + 5, nil
 	case Group:
 		n := int(p.Values[f.ref].Int)
 		per := 0
@@ -303,7 +340,7 @@ func decodeField(p *Packet, f *Field, b []byte, pos int, be bool, v *Value) (int
 	return 0, fmt.Errorf("needs %d bytes, %d left: %w", f.Type.Size(), rest, ErrShort)
 }
 
-// Text returns a Str16 value as text, cut at the first NUL.
+// Text returns a Str16 or StrN value as text, cut at the first NUL.
 func (v Value) Text() string {
 	b := v.Bytes
 	if i := bytes.IndexByte(b, 0); i >= 0 {

@@ -22,59 +22,101 @@ type ref struct {
 	lays   []*Layout
 }
 
-// NewRef resolves the field named field in the layouts of the named packets
-// (names of either era). With era EraUnknown every layout of each name (in
-// any era) must have the field; with Legacy or Modern, the layouts of that
-// era. It fails when a name has no layout there or a layout lacks the field.
-func NewRef(era Era, field string, packets ...string) (Ref, error) {
-	return resolve(era, fmt.Sprintf("field %q", field), func(l *Layout) int { return l.Field(field) }, packets)
+// NewRef resolves the field named field in every layout of the named
+// packets (of any version) that has it. It fails when a name is of no
+// version or no layout of a name has the field.
+func NewRef(field string, packets ...string) (Ref, error) {
+	return resolve(fmt.Sprintf("field %q", field), func(l *Layout) int { return l.Field(field) }, byNames(packets))
 }
 
 // NewRoleRef resolves, in the layouts of the named packets as NewRef does,
 // the field each marks with role (the first one, for a role several fields
 // of a layout share). Its Name is the field's name in the first layout.
-func NewRoleRef(era Era, role Role, packets ...string) (Ref, error) {
-	return resolve(era, fmt.Sprintf("role %d", role), func(l *Layout) int {
-		for i, f := range l.Fields {
-			if f.Role == role && role != RoleNone {
-				return i
-			}
-		}
-		return -1
-	}, packets)
+func NewRoleRef(role Role, packets ...string) (Ref, error) {
+	return resolve(fmt.Sprintf("role %d", role), func(l *Layout) int { return l.FieldByRole(role) }, byNames(packets))
+}
+
+// NewKindRef resolves the named field in every layout of kind k that has
+// it; it fails when none has.
+func NewKindRef(k Kind, field string) (Ref, error) {
+	return resolve(fmt.Sprintf("field %q", field), func(l *Layout) int { return l.Field(field) }, byKind(k))
+}
+
+// NewKindRoleRef resolves the field marked with role in every layout of
+// kind k that has one; it fails when none has.
+func NewKindRoleRef(k Kind, role Role) (Ref, error) {
+	return resolve(fmt.Sprintf("role %d", role), func(l *Layout) int { return l.FieldByRole(role) }, byKind(k))
 }
 
 // MustRoleRef is NewRoleRef for roles known to be marked; it panics
 // otherwise.
-func MustRoleRef(era Era, role Role, packets ...string) Ref {
-	r, err := NewRoleRef(era, role, packets...)
+func MustRoleRef(role Role, packets ...string) Ref { return must(NewRoleRef(role, packets...)) }
+
+// MustKindRef is NewKindRef for fields known to exist; it panics otherwise.
+func MustKindRef(k Kind, field string) Ref { return must(NewKindRef(k, field)) }
+
+// MustKindRoleRef is NewKindRoleRef for roles known to be marked; it
+// panics otherwise.
+func MustKindRoleRef(k Kind, role Role) Ref { return must(NewKindRoleRef(k, role)) }
+
+func must(r Ref, err error) Ref {
 	if err != nil {
 		panic(err)
 	}
 	return r
 }
 
-// resolve makes a Ref of the field find picks in each layout of the named
-// packets; what names the field in errors.
-func resolve(era Era, what string, find func(*Layout) int, packets []string) (Ref, error) {
-	if len(packets) == 0 {
+// A layoutGroup is the layouts a Ref is asked about, in groups that must
+// each have the field at least once (one group per packet name, or one for
+// a kind).
+type layoutGroup struct {
+	what    string
+	layouts []*Layout
+}
+
+func byNames(packets []string) []layoutGroup {
+	var gs []layoutGroup
+	for _, name := range packets {
+		g := layoutGroup{what: fmt.Sprintf("packet %q", name)}
+		if len(name) == 4 {
+			g.layouts = LayoutsOf([]byte(name))
+		}
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+func byKind(k Kind) []layoutGroup {
+	g := layoutGroup{what: "a " + k.String() + " packet"}
+	for _, l := range allLayouts {
+		if l.Kind == k {
+			g.layouts = append(g.layouts, l)
+		}
+	}
+	return []layoutGroup{g}
+}
+
+// resolve makes a Ref of the field find picks in each layout of the groups;
+// what names the field in errors.
+func resolve(what string, find func(*Layout) int, groups []layoutGroup) (Ref, error) {
+	if len(groups) == 0 {
 		return Ref{}, fmt.Errorf("decode: ref to %s names no packet", what)
 	}
 	r := Ref{&ref{index: make([]int, len(allLayouts)), offset: make([]int, len(allLayouts)), typ: make([]Type, len(allLayouts))}}
 	for i := range r.index {
 		r.index[i], r.offset[i] = -1, -1
 	}
-	for _, name := range packets {
+	for _, g := range groups {
+		if len(g.layouts) == 0 {
+			return Ref{}, fmt.Errorf("decode: no version has %s", g.what)
+		}
 		found := false
-		for _, l := range allLayouts {
-			if l.Name != name || (era != EraUnknown && l.Era != era) {
+		for _, l := range g.layouts {
+			i := find(l)
+			if i < 0 {
 				continue
 			}
 			found = true
-			i := find(l)
-			if i < 0 {
-				return Ref{}, fmt.Errorf("decode: %s %s has no %s (it has %s)", l.Era, l.Name, what, fieldNames(l))
-			}
 			if r.field == "" {
 				r.field = l.Fields[i].Name
 			}
@@ -84,24 +126,14 @@ func resolve(era Era, what string, find func(*Layout) int, packets []string) (Re
 			r.lays = append(r.lays, l)
 		}
 		if !found {
-			where := "any era"
-			if era != EraUnknown {
-				where = "the " + era.String() + " era"
-			}
-			return Ref{}, fmt.Errorf("decode: no packet %q in %s", name, where)
+			return Ref{}, fmt.Errorf("decode: no layout of %s has %s (it has %s)", g.what, what, fieldNames(g.layouts[0]))
 		}
 	}
 	return r, nil
 }
 
 // MustRef is NewRef for fields known to exist; it panics otherwise.
-func MustRef(era Era, field string, packets ...string) Ref {
-	r, err := NewRef(era, field, packets...)
-	if err != nil {
-		panic(err)
-	}
-	return r
-}
+func MustRef(field string, packets ...string) Ref { return must(NewRef(field, packets...)) }
 
 func fieldNames(l *Layout) string {
 	var names []string
@@ -183,7 +215,7 @@ func (r Ref) Peek(l *Layout, payload []byte) (int64, bool) {
 		return 0, false
 	}
 	b := payload[off:]
-	be := l.Era == Legacy
+	be := l.bigEndian
 	switch t {
 	case U8:
 		return int64(b[0]), true
@@ -208,6 +240,6 @@ func (r Ref) Peek(l *Layout, payload []byte) (int64, bool) {
 // test it panics, so a misspelt or wrong-era name cannot pass unnoticed.
 func missingField(l *Layout, name string) {
 	if testing.Testing() {
-		panic(fmt.Sprintf("decode: %s %s has no field %q (it has %s)", l.Era, l.Name, name, fieldNames(l)))
+		panic(fmt.Sprintf("decode: %s has no field %q (it has %s)", l.Name, name, fieldNames(l)))
 	}
 }

@@ -6,18 +6,18 @@ import "github.com/pmdump/pmdump/decode"
 // packet tables mark one, by name otherwise. A field that does not resolve
 // stops the program (and every test) at start-up, not when a packet comes.
 var (
-	fieldFrame    = decode.MustRoleRef(decode.EraUnknown, decode.RoleFrame, "stdf", "sjon", "cdat", "snfo")
-	fieldLevelSeq = decode.MustRoleRef(decode.Modern, decode.RoleLevelSeq, "stdf", "sjon")
-	fieldPlayer   = decode.MustRoleRef(decode.Modern, decode.RolePlayer, "sjon")
-	fieldDifBase  = decode.MustRoleRef(decode.Modern, decode.RoleDifBase, "stdf")
-	fieldSeq      = decode.MustRoleRef(decode.Modern, decode.RolePieceSeq, "stdf", "sfil")
-	fieldCount    = decode.MustRoleRef(decode.Modern, decode.RolePieceCount, "stdf", "sfil")
-	fieldDifData  = decode.MustRef(decode.Modern, "data", "stdf")
-	fieldFileID   = decode.MustRef(decode.Modern, "id", "sfil")
-	fieldPongT1   = decode.MustRef(decode.Modern, "t1", "pong")
-	fieldMove     = decode.MustRef(decode.EraUnknown, "move", "cdat")
-	fieldColor    = decode.MustRef(decode.EraUnknown, "color", "cjon", "CJON")
-	fieldHostname = decode.MustRef(decode.EraUnknown, "hostname", "cjon", "CJON")
+	fieldFrame    = decode.MustRoleRef(decode.RoleFrame, "stdf", "sjon", "cdat", "snfo")
+	fieldLevelSeq = decode.MustRoleRef(decode.RoleLevelSeq, "stdf", "sjon")
+	fieldPlayer   = decode.MustRoleRef(decode.RolePlayer, "sjon")
+	fieldDifBase  = decode.MustRoleRef(decode.RoleDifBase, "stdf")
+	fieldSeq      = decode.MustRoleRef(decode.RolePieceSeq, "stdf", "sfil")
+	fieldCount    = decode.MustRoleRef(decode.RolePieceCount, "stdf", "sfil")
+	fieldDifData  = decode.MustRef("data", "stdf")
+	fieldFileID   = decode.MustRef("id", "sfil")
+	fieldPongT1   = decode.MustRef("t1", "pong")
+	fieldMove     = decode.MustRef("move", "cdat")
+	fieldColor    = decode.MustRef("color", "cjon", "CJON")
+	fieldHostname = decode.MustRef("hostname", "cjon", "CJON")
 )
 
 // intOf is the field's raw integer value in p, 0 when p has none (another

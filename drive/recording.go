@@ -194,7 +194,7 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 		sjonN   = map[int]int{}
 		states  = map[int]map[Key][32]byte{}
 		lines   = map[int]reassemble.Chain{}
-		era     decode.Era
+		era     decode.Version
 	)
 	cfg := engine.Config{Work: engine.Timeline, Schema: opt.Schema, SHA256: true}
 	cfg.Inspect = func(s *replay.State, _, state []byte) {
@@ -243,8 +243,8 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			if r.Kind != session.Game || r.Conv == nil {
 				return
 			}
-			if r.Era != decode.EraUnknown {
-				era = r.Era
+			if r.Version != decode.VersionUnknown {
+				era = r.Version
 			}
 			c := *r.Conv
 			convs[c.ID] = &c

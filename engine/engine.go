@@ -58,7 +58,7 @@ const (
 type Config struct {
 	// Era forces a protocol era for every conversation; EraUnknown infers
 	// it per conversation.
-	Era decode.Era
+	Era decode.Version
 	// Work is the analysis to do.
 	Work Work
 	// Schema is a state layout for states of a size the built-in schemas
@@ -219,7 +219,7 @@ type heldAck struct {
 
 // convSig is what a ConversationEvent reports of a conversation.
 type convSig struct {
-	era    decode.Era
+	era    decode.Version
 	player int
 	host   string
 	color  int

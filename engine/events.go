@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"net/netip"
 	"time"
 
@@ -43,7 +44,7 @@ type Packet struct {
 	TS       time.Time
 	Src, Dst netip.AddrPort
 	Kind     session.Kind
-	Era      decode.Era
+	Era      decode.Version
 	Dir      decode.Dir
 	Conv     int // the conversation's number, 0 when none
 	Client   netip.AddrPort
@@ -55,7 +56,7 @@ type Packet struct {
 func (e PacketEvent) Keep() *Packet { return keep(e.Record) }
 
 func keep(r *session.Record) *Packet {
-	p := &Packet{N: r.N, TS: r.TS, Src: r.Src, Dst: r.Dst, Kind: r.Kind, Era: r.Era, Dir: r.Dir, Player: r.Player}
+	p := &Packet{N: r.N, TS: r.TS, Src: r.Src, Dst: r.Dst, Kind: r.Kind, Era: r.Version, Dir: r.Dir, Player: r.Player}
 	if r.Conv != nil {
 		p.Conv, p.Client = r.Conv.ID, r.Conv.Client
 	}
@@ -71,7 +72,11 @@ func redecode(p *decode.Packet, raw []byte, r *session.Record) {
 		copy(p.Name[:], raw)
 		return
 	}
-	decode.Decode(p, raw, r.Packet.Layout.Era)
+	if errors.Is(r.Packet.Err, decode.ErrNoVersion) {
+		decode.DecodeUnrecognised(p, raw)
+		return
+	}
+	decode.Decode(p, raw, r.Packet.Version)
 }
 
 // Dif is one state dif as it ended in the reassembler: its pieces' headers

@@ -10,14 +10,14 @@ import (
 // The fields of the packets feed reads, resolved once by their roles (the
 // piece's data has none: it is found by name).
 var (
-	stdfSrc   = decode.MustRoleRef(decode.EraUnknown, decode.RoleDifBase, "stdf")
-	stdfDst   = decode.MustRoleRef(decode.EraUnknown, decode.RoleFrame, "stdf")
-	stdfSeq   = decode.MustRoleRef(decode.EraUnknown, decode.RolePieceSeq, "stdf")
-	stdfCount = decode.MustRoleRef(decode.EraUnknown, decode.RolePieceCount, "stdf")
-	stdfStart = decode.MustRoleRef(decode.EraUnknown, decode.RolePieceStart, "stdf")
-	stdfData  = decode.MustRef(decode.EraUnknown, "data", "stdf")
-	stdfSLSN  = decode.MustRoleRef(decode.Modern, decode.RoleLevelSeq, "stdf") // the legacy stdf has none
-	sjonSLSN  = decode.MustRoleRef(decode.Modern, decode.RoleLevelSeq, "sjon")
+	stdfSrc   = decode.MustRoleRef(decode.RoleDifBase, "stdf")
+	stdfDst   = decode.MustRoleRef(decode.RoleFrame, "stdf")
+	stdfSeq   = decode.MustRoleRef(decode.RolePieceSeq, "stdf")
+	stdfCount = decode.MustRoleRef(decode.RolePieceCount, "stdf")
+	stdfStart = decode.MustRoleRef(decode.RolePieceStart, "stdf")
+	stdfData  = decode.MustRef("data", "stdf")
+	stdfSLSN  = decode.MustRoleRef(decode.RoleLevelSeq, "stdf") // the legacy stdf has none
+	sjonSLSN  = decode.MustRoleRef(decode.RoleLevelSeq, "sjon")
 )
 
 // lockRun is the most datagrams runSource analyses under one lock.
@@ -297,7 +297,7 @@ type convCounts struct {
 }
 
 func (e *Engine) conversationChanged(c *session.Conversation) {
-	sig := convSig{era: c.Era, player: c.Player, host: c.Hostname, color: c.Color, server: c.Server}
+	sig := convSig{era: c.Version, player: c.Player, host: c.Hostname, color: c.Color, server: c.Server}
 	if c == e.lastConv && sig == e.lastSig {
 		return // most packets are of the conversation before, unchanged
 	}

@@ -18,13 +18,13 @@ import (
 
 // The packet fields the findings read by name, resolved once.
 var (
-	sjonPlayer    = decode.MustRoleRef(decode.EraUnknown, decode.RolePlayer, "SJON", "sjon")
-	sjonFrame     = decode.MustRoleRef(decode.EraUnknown, decode.RoleFrame, "SJON", "sjon")
-	sjonLevel     = decode.MustRef(decode.EraUnknown, "level", "SJON", "sjon")
-	fileID        = decode.MustRef(decode.Modern, "id", "sfil", "sfak")
-	filePieces    = decode.MustRoleRef(decode.Modern, decode.RolePieceCount, "sfil")
-	filePieceSize = decode.MustRoleRef(decode.Modern, decode.RoleSize, "sfil")
-	fileSize      = decode.MustRef(decode.Modern, "file_size", "sfil")
+	sjonPlayer    = decode.MustRoleRef(decode.RolePlayer, "SJON", "sjon")
+	sjonFrame     = decode.MustRoleRef(decode.RoleFrame, "SJON", "sjon")
+	sjonLevel     = decode.MustRef("level", "SJON", "sjon")
+	fileID        = decode.MustRef("id", "sfil", "sfak")
+	filePieces    = decode.MustRoleRef(decode.RolePieceCount, "sfil")
+	filePieceSize = decode.MustRoleRef(decode.RoleSize, "sfil")
+	fileSize      = decode.MustRef("file_size", "sfil")
 )
 
 // findingCollector finds what went wrong, from what the engine sees: the
@@ -82,7 +82,7 @@ type convWatch struct {
 	conv           int
 	client, server netip.AddrPort
 	player         int
-	era            decode.Era
+	era            decode.Version
 	first, last    time.Time
 	firstN, lastN  int
 	joinSeen       bool
@@ -308,7 +308,7 @@ func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
 		}
 		fc.order = append(fc.order, c.ID)
 	}
-	w.server, w.era = c.Server, c.Era
+	w.server, w.era = c.Server, c.Version
 	if c.Player >= 0 {
 		w.player = c.Player
 	}
@@ -364,7 +364,7 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	}
 	w.last, w.lastN = r.TS, r.N
 	fc.arrived(w, r)
-	if w.prev != nil && w.era != decode.EraUnknown {
+	if w.prev != nil && w.era != decode.VersionUnknown {
 		fc.sameEndpoint(w)
 	}
 	if r.Dir == decode.C2S {

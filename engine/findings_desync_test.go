@@ -23,7 +23,7 @@ func TestFindingsDesync(t *testing.T) {
 	fc := newFindingCollector(func(f *Finding) { got = append(got, *f) })
 	for id := 1; id <= 3; id++ {
 		c := &session.Conversation{ID: id, Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(1 + id)}), 24785),
-			Server: netip.AddrPortFrom(server, uint16(40000+id)), Player: id, Era: decode.Modern}
+			Server: netip.AddrPortFrom(server, uint16(40000+id)), Player: id, Version: decode.Modern}
 		fc.watch(c).last = t0
 	}
 	sum := func(b byte) statedif.Hash { return statedif.Hash{uint64(b)} }

@@ -175,7 +175,7 @@ func TestFindingsBurstAndDelay(t *testing.T) {
 // The server that stops sending to one client is found as silent-server for
 // that client, from the stop to the capture's end, in both eras.
 func TestFindingsSilentServer(t *testing.T) {
-	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+	for _, era := range []decode.Version{decode.Legacy, decode.Modern} {
 		t.Run(era.String(), func(t *testing.T) {
 			cfg := synth.Config{Era: era, Players: 2, Duration: 14 * time.Second, Seed: 11, LevelChange: -1,
 				Faults: synth.Faults{Mutes: []synth.Mute{{Client: 2, At: 6 * time.Second}}}}

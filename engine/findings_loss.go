@@ -12,10 +12,10 @@ import (
 
 // The packet fields the loss findings read, resolved once.
 var (
-	serrLateTotal = decode.MustRef(decode.Legacy, "late_total", "serr")
-	cdatFrame     = decode.MustRoleRef(decode.EraUnknown, decode.RoleFrame, "cdat")
-	cdatMove      = decode.MustRef(decode.EraUnknown, "move", "cdat")
-	legacyStakAck = decode.MustRoleRef(decode.Legacy, decode.RoleFrame, "stak")
+	serrLateTotal = decode.MustRef("late_total", "serr")
+	cdatFrame     = decode.MustRoleRef(decode.RoleFrame, "cdat")
+	cdatMove      = decode.MustRef("move", "cdat")
+	legacyStakAck = decode.MustRoleRef(decode.RoleFrame, "stak")
 )
 
 // What the loss findings wait for before they judge.

@@ -100,7 +100,7 @@ func TestFindingsLossProvenLossy(t *testing.T) {
 // for the other client.
 func TestFindingsLossProvenSynth(t *testing.T) {
 	for _, tc := range []struct {
-		era   decode.Era
+		era   decode.Version
 		burst synth.Burst // legacy: short and often, for the sdaks of the sdats sent just before
 	}{
 		{decode.Legacy, synth.Burst{Client: 1, From: 2 * time.Second, Every: 600 * time.Millisecond, Length: 300 * time.Millisecond}},
@@ -169,7 +169,7 @@ func TestFindingsLossProvenSynth(t *testing.T) {
 // frame 0: its acknowledged frame goes back, once each time it forgot, in
 // the window of each, as the injected truth says.
 func TestFindingsRewinds(t *testing.T) {
-	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+	for _, era := range []decode.Version{decode.Legacy, decode.Modern} {
 		t.Run(era.String(), func(t *testing.T) {
 			cfg := synth.Config{Era: era, Players: 2, Duration: 13 * time.Second, Seed: 4, LevelChange: -1,
 				Faults: synth.Faults{Forgets: []synth.Forget{{Client: 2, At: 4 * time.Second, Every: 4 * time.Second}}}}

@@ -123,6 +123,6 @@ func (e *Engine) convCopy(c *session.Conversation) *session.Conversation {
 // every packet (their counts and times).
 func sameConv(a, b *session.Conversation) bool {
 	return a.ID == b.ID && a.Client == b.Client && a.Session == b.Session && a.Server == b.Server &&
-		a.Listen == b.Listen && a.Era == b.Era && a.Player == b.Player && a.Hostname == b.Hostname &&
+		a.Listen == b.Listen && a.Version == b.Version && a.Player == b.Player && a.Hostname == b.Hostname &&
 		a.Color == b.Color && a.Level == b.Level && a.SLSN == b.SLSN
 }

@@ -22,14 +22,14 @@ import (
 type game struct {
 	t      testing.TB
 	e      *engine.Engine
-	era    decode.Era
+	era    decode.Version
 	n      int
 	ts     time.Time
 	listen netip.AddrPort
 	buf    []byte
 }
 
-func newGame(t testing.TB, e *engine.Engine, era decode.Era) *game {
+func newGame(t testing.TB, e *engine.Engine, era decode.Version) *game {
 	return &game{t: t, e: e, era: era, ts: time.Date(2024, 2, 20, 12, 0, 0, 0, time.UTC),
 		listen: netip.MustParseAddrPort("10.0.0.1:24785")}
 }

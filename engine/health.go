@@ -131,7 +131,7 @@ type lineHealth struct {
 	conv         int
 	client       string
 	player       int
-	era          decode.Era
+	era          decode.Version
 	secs         map[int]*Second
 	lastT        int     // the second of the last packet, as at took it
 	lastSec      *Second // and its bucket (nil at first)
@@ -223,7 +223,7 @@ func (h *healthCollector) record(r *session.Record) {
 		return
 	}
 	x := h.line(reassemble.Chain{Conv: r.Conv.ID, Client: r.Conv.Client})
-	x.player, x.era = r.Conv.Player, r.Conv.Era
+	x.player, x.era = r.Conv.Player, r.Conv.Version
 	pk := &r.Packet
 	s := h.at(x, r.TS)
 	switch pk.Layout.Name {
@@ -316,17 +316,17 @@ func (e echoes) echoed(v float64, ts time.Time) (float64, bool) {
 // The packet fields the health report reads, resolved once: a name a
 // table does not have stops the program at start-up.
 var (
-	pingT0       = decode.MustRef(decode.Modern, "t0", "ping", "pong")
-	pongT1       = decode.MustRef(decode.Modern, "t1", "pong", "pang")
-	sdakChase    = decode.MustRef(decode.Legacy, "fps_chase", "sdak")
-	sdakStdfLate = decode.MustRef(decode.Legacy, "stdf_late", "sdak")
-	sdakSkipped  = decode.MustRef(decode.Legacy, "frames_skipped", "sdak")
-	stakCorr     = decode.MustRef(decode.Legacy, "corr", "stak")
-	stakChase    = decode.MustRef(decode.Modern, "chase_fps", "stak")
-	stakDsync    = decode.MustRef(decode.Modern, "dsync", "stak")
-	stakCPU      = decode.MustRef(decode.Modern, "cpu", "stak")
-	stakLocal    = decode.MustRef(decode.Modern, "local_correction", "stak")
-	stakRemote   = decode.MustRef(decode.Modern, "remote_correction", "stak")
+	pingT0       = decode.MustRef("t0", "ping", "pong")
+	pongT1       = decode.MustRef("t1", "pong", "pang")
+	sdakChase    = decode.MustRef("fps_chase", "sdak")
+	sdakStdfLate = decode.MustRef("stdf_late", "sdak")
+	sdakSkipped  = decode.MustRef("frames_skipped", "sdak")
+	stakCorr     = decode.MustRef("corr", "stak")
+	stakChase    = decode.MustRef("chase_fps", "stak")
+	stakDsync    = decode.MustRef("dsync", "stak")
+	stakCPU      = decode.MustRef("cpu", "stak")
+	stakLocal    = decode.MustRef("local_correction", "stak")
+	stakRemote   = decode.MustRef("remote_correction", "stak")
 )
 
 // refFloat is a packet's float field, NaN when it does not have it.

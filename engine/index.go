@@ -30,10 +30,10 @@ type IndexEntry struct {
 	Len    uint16
 	Name   [4]byte
 	Kind   session.Kind
-	Era    decode.Era // the conversation's era
+	Era    decode.Version // the conversation's era
 	Dir    decode.Dir
 	Player int8       // -1 when not known
-	layout decode.Era // the era of the layout it decoded in
+	layout decode.Version // the version it decoded in
 	link   uint8      // its frame's link type, as an index in PacketIndex.links
 }
 
@@ -200,13 +200,13 @@ func (x *PacketIndex) linkID(lt layers.LinkType) (uint8, bool) {
 // add indexes one game record of input number input (0: an input that
 // cannot be read again) and returns its position.
 func (x *PacketIndex) add(r *session.Record, d *source.Datagram, input int) int {
-	e := IndexEntry{TS: r.TS.UnixNano(), N: int32(r.N), Name: r.Packet.Name, Kind: r.Kind, Era: r.Era, Dir: r.Dir,
+	e := IndexEntry{TS: r.TS.UnixNano(), N: int32(r.N), Name: r.Packet.Name, Kind: r.Kind, Era: r.Version, Dir: r.Dir,
 		Player: int8(max(min(r.Player, 127), -1)), Frame: NoFrame, Len: uint16(min(len(r.Packet.Raw), math.MaxUint16))}
 	if r.Conv != nil {
 		e.Conv = int32(r.Conv.ID)
 	}
 	if r.Packet.Layout != nil {
-		e.layout = r.Packet.Layout.Era
+		e.layout = r.Packet.Version
 	}
 	if r.Kind == session.Game {
 		if f, ok := r.Packet.Frame(); ok && f >= math.MinInt32+1 && f <= math.MaxInt32 {
@@ -306,7 +306,7 @@ func (x *PacketIndex) Packet(i int) (*Packet, error) {
 	if err := x.Record(i, &r); err != nil {
 		return nil, err
 	}
-	p := &Packet{N: r.N, TS: r.TS, Src: r.Src, Dst: r.Dst, Kind: r.Kind, Era: r.Era, Dir: r.Dir, Player: r.Player, Packet: r.Packet}
+	p := &Packet{N: r.N, TS: r.TS, Src: r.Src, Dst: r.Dst, Kind: r.Kind, Era: r.Version, Dir: r.Dir, Player: r.Player, Packet: r.Packet}
 	if r.Conv != nil {
 		p.Conv, p.Client = r.Conv.ID, r.Conv.Client
 	}
@@ -327,7 +327,7 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 		return fmt.Errorf("packet %d: %w", i, ErrDropped)
 	}
 	e := x.entry(i)
-	*r = session.Record{N: int(e.N), TS: time.Unix(0, e.TS), Kind: e.Kind, Era: e.Era, Dir: e.Dir, Player: int(e.Player)}
+	*r = session.Record{N: int(e.N), TS: time.Unix(0, e.TS), Kind: e.Kind, Version: e.Era, Dir: e.Dir, Player: int(e.Player)}
 	var payload []byte
 	var err error
 	if k := int(e.loc >> inputShift); k > 0 {
@@ -357,6 +357,12 @@ func (x *PacketIndex) Record(i int, r *session.Record) error {
 	case session.Unknown:
 		r.Packet = decode.Packet{Raw: payload, Err: fmt.Errorf("unknown packet name %q", payload[:min(4, len(payload))])}
 		copy(r.Packet.Name[:], payload)
+	case session.Malformed:
+		if e.layout == decode.VersionUnknown {
+			decode.DecodeUnrecognised(&r.Packet, payload)
+		} else {
+			decode.Decode(&r.Packet, payload, e.layout)
+		}
 	default:
 		if err := decode.Decode(&r.Packet, payload, e.layout); err != nil && e.Kind == session.Game {
 			return fmt.Errorf("packet %d (frame %d) does not decode again: %w", i, e.N, err)

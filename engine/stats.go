@@ -151,13 +151,13 @@ func (e *Engine) Stats() Stats {
 	}
 	for era, n := range st.Eras {
 		if n > 0 {
-			r.Eras[decode.Era(era).String()] = n
+			r.Eras[decode.Version(era).String()] = n
 		}
 	}
 	for _, cv := range e.tracker.Conversations() {
 		cr := ConvStats{
 			ID: cv.ID, Client: addrString(cv.Client), Server: addrString(cv.Server), Listen: addrString(cv.Listen),
-			Era: cv.Era.String(), Hostname: cv.Hostname, Color: cv.Color, Level: cv.Level,
+			Era: cv.Version.String(), Hostname: cv.Hostname, Color: cv.Color, Level: cv.Level,
 			Packets: cv.Packets, Bytes: cv.Bytes, First: cv.First.UTC(), Last: cv.Last.UTC(),
 			ByName: nameStats(e.perConv[cv.ID].names()),
 		}

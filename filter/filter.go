@@ -104,8 +104,8 @@ func (u *usesName) Visit(node *ast.Node) {
 var packetNames = func() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, e := range decode.Eras {
-		for _, l := range decode.Layouts(e) {
+	for _, e := range decode.Versions() {
+		for _, l := range e.Layouts() {
 			if !seen[l.Name] {
 				seen[l.Name] = true
 				out = append(out, l.Name)
@@ -133,10 +133,10 @@ var boolNames, textNames = func() (map[string]bool, map[string]bool) {
 		b[boolName(n)] = true
 	}
 	t := map[string]bool{"type": true, "dir": true, "era": true, "client": true, "saddr": true, "daddr": true}
-	for _, e := range decode.Eras {
-		for _, l := range decode.Layouts(e) {
+	for _, e := range decode.Versions() {
+		for _, l := range e.Layouts() {
 			for _, f := range l.Fields {
-				if f.Type == decode.Str16 {
+				if f.Type.Text() {
 					t[f.Name] = true
 				}
 			}
@@ -347,8 +347,8 @@ var envNames = func() []string {
 	for _, n := range packetNames {
 		names = append(names, boolName(n))
 	}
-	for _, e := range decode.Eras {
-		for _, l := range decode.Layouts(e) {
+	for _, e := range decode.Versions() {
+		for _, l := range e.Layouts() {
 			for _, f := range l.Fields {
 				names = append(names, f.Name, f.Name+"_raw", f.Name+"_len")
 			}

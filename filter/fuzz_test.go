@@ -50,7 +50,7 @@ func FuzzFilter(f *testing.F) {
 		if len(packet) == 0 {
 			return
 		}
-		tr := session.NewTracker(decode.Era(packet[0] % 3))
+		tr := session.NewTracker(decode.Version(packet[0] % 3))
 		payload := packet[1:]
 		d := &source.Datagram{N: 1, TS: time.Unix(0, 0), Src: cli, Dst: srv, Payload: payload, Length: len(payload)}
 		if decode.DirOf(payload) == decode.S2C {

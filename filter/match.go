@@ -134,7 +134,7 @@ func (f *Filter) Match(r *session.Record) bool {
 		env["s2c"] = r.Dir == decode.S2C
 	}
 	if u[nEra] {
-		env["era"] = r.Era.String()
+		env["era"] = r.Version.String()
 	}
 	if u[nPlayer] && r.Player >= 0 {
 		env["player"] = r.Player

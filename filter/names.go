@@ -41,8 +41,8 @@ var fieldPackets = func() map[string][]string {
 		}
 		m[name] = append(m[name], packet)
 	}
-	for _, e := range decode.Eras {
-		for _, l := range decode.Layouts(e) {
+	for _, e := range decode.Versions() {
+		for _, l := range e.Layouts() {
 			for _, f := range l.Fields {
 				for _, n := range []string{f.Name, f.Name + "_raw", f.Name + "_len"} {
 					add(n, l.Name)

@@ -49,7 +49,7 @@ func countMatches(t *testing.T, rel string, exprs []string) []int {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	tr := session.NewTracker(decode.EraUnknown)
+	tr := session.NewTracker(decode.VersionUnknown)
 	counts := make([]int, len(exprs))
 	for {
 		d, err := r.Next()

@@ -25,7 +25,7 @@ func records(b *testing.B, rel string) []session.Record {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr := session.NewTracker(decode.EraUnknown)
+	tr := session.NewTracker(decode.VersionUnknown)
 	var out []session.Record
 	for {
 		d, err := rd.Next()
@@ -43,7 +43,7 @@ func records(b *testing.B, rel string) []session.Record {
 		// copy of its bytes again, in the era it was decoded in.
 		c := *r
 		c.Packet = decode.Packet{}
-		era := r.Era
+		era := r.Version
 		if r.Packet.Layout != nil {
 			era = r.Packet.Layout.Era
 		}

@@ -180,7 +180,7 @@ func AppendTreeHeader(b []byte, r *session.Record) []byte {
 	b = append(b, "  Purple Martians "...)
 	b = AppendName(b, r.Packet.Name[:])
 	b = append(b, ", "...)
-	b = append(b, r.Era.String()...)
+	b = append(b, r.Version.String()...)
 	b = append(b, " era, "...)
 	b = strconv.AppendInt(b, int64(len(r.Packet.Raw)), 10)
 	b = append(b, " bytes, "...)

@@ -129,10 +129,10 @@ type Limits struct {
 }
 
 // DefaultLimits suit the game: a state is about 110 KB, so its dif never
-// compresses to more than 255 pieces of 1000 bytes, and a dif not finished
+// compresses to more than MaxPieces pieces of any version's piece size, and a dif not finished
 // within 2 s is never applied by a client.
 var DefaultLimits = Limits{
-	MaxCompressed:    decode.MaxPieces * decode.PieceSize,
+	MaxCompressed:    decode.MaxPieces * decode.MaxPieceSize,
 	PendingPerClient: 64,
 	PendingTotal:     1024,
 	AbandonAfter:     2 * time.Second,

@@ -3,17 +3,21 @@
 // and each element's fields with their types.
 //
 // A state is a raw memory copy of the game's arrays, so a layout is fixed
-// by the game version, and the state's size tells the version. The built-in
-// schemas (the seeds' 112384-byte modern state and the 106144-byte legacy
-// one) are JSON files in builtin/, in the same format a user can load with
-// --schema for another version. A state of a size no schema knows is one
-// raw region of bytes.
+// by the game version, and the state's size almost tells the version (two
+// versions' states have 112480 bytes: the older holds the level sequence,
+// the newer does not; ForVersion tells them apart). The built-in schemas,
+// one per state layout of every wire version (legacy 106144, modern 112384,
+// 112480 twice, 112576, 112704, 113344 bytes), are JSON files in builtin/,
+// each naming the versions it applies to, in the same format a user can
+// load with --schema for another version. A state of a size no schema
+// knows is one raw region of bytes.
 //
 // The format, one JSON object:
 //
 //	{
 //	  "name": "modern-112384",       // shown to the user
 //	  "size": 112384,                 // state size in bytes; selects the schema
+//	  "versions": ["modern"],         // the wire versions it applies to (optional)
 //	  "doc": "…",
 //	  "regions": [                    // in state order, contiguous from byte 0
 //	    {"name": "psyn", "dims": [8], // an array of 8 records…
@@ -36,7 +40,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Type is the type of a field or of an array's elements.
@@ -155,8 +161,9 @@ type View struct {
 	} `json:"lifts,omitempty"`
 	Shots []string `json:"shots,omitempty"`
 	Level *struct {
-		Region string `json:"region"`
-		Block  int    `json:"block"`
+		Region   string `json:"region"`
+		Block    int    `json:"block"`
+		TileMask int    `json:"tile_mask,omitempty"`
 	} `json:"level,omitempty"`
 }
 
@@ -171,12 +178,13 @@ type Things struct {
 
 // Schema is the layout of a state of one size.
 type Schema struct {
-	Name    string   `json:"name"`
-	Doc     string   `json:"doc,omitempty"`
-	Size    int      `json:"size"`
-	Regions []Region `json:"regions"`
-	View    *View    `json:"view,omitempty"`
-	region  map[string]int
+	Name     string   `json:"name"`
+	Doc      string   `json:"doc,omitempty"`
+	Size     int      `json:"size"`
+	Versions []string `json:"versions,omitempty"`
+	Regions  []Region `json:"regions"`
+	View     *View    `json:"view,omitempty"`
+	region   map[string]int
 }
 
 // RawName is the name of the region that covers bytes no schema names.
@@ -289,8 +297,9 @@ func (s *Schema) finish() error {
 //go:embed builtin/*.json
 var builtinFS embed.FS
 
-var builtins = func() map[int]*Schema {
-	m := map[int]*Schema{}
+// builtinList holds every built-in schema, in file-name order.
+var builtinList = func() []*Schema {
+	var out []*Schema
 	ents, _ := builtinFS.ReadDir("builtin")
 	for _, e := range ents {
 		data, _ := builtinFS.ReadFile("builtin/" + e.Name())
@@ -298,17 +307,51 @@ var builtins = func() map[int]*Schema {
 		if err != nil {
 			panic("built-in " + e.Name() + ": " + err.Error())
 		}
-		m[s.Size] = s
+		out = append(out, s)
+	}
+	return out
+}()
+
+// builtins is the built-in schema of each size: for a size with several
+// (two game versions with the same state size), the first in file-name order.
+var builtins = func() map[int]*Schema {
+	m := map[int]*Schema{}
+	for _, s := range builtinList {
+		if _, ok := m[s.Size]; !ok {
+			m[s.Size] = s
+		}
 	}
 	return m
 }()
 
+// All returns every built-in schema, sorted by name.
+func All() []*Schema {
+	out := slices.Clone(builtinList)
+	slices.SortFunc(out, func(a, b *Schema) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // For returns the schema for a state of the given size: the first of extra
-// of that size, else a built-in one, else a schema of one raw region.
-func For(size int, extra ...*Schema) *Schema {
+// of that size, else a built-in one (for a size two versions share, the
+// first in file-name order: pass the version to ForVersion), else a schema
+// of one raw region.
+func For(size int, extra ...*Schema) *Schema { return ForVersion("", size, extra...) }
+
+// ForVersion returns the schema for a state of the given size of the named
+// game version (decode.Version's name): the first of extra of that size,
+// else the built-in one of that size that names the version, else one of
+// that size (For), else a schema of one raw region.
+func ForVersion(version string, size int, extra ...*Schema) *Schema {
 	for _, s := range extra {
 		if s != nil && s.Size == size {
 			return s
+		}
+	}
+	if version != "" {
+		for _, s := range builtinList {
+			if s.Size == size && slices.Contains(s.Versions, version) {
+				return s
+			}
 		}
 	}
 	if s, ok := builtins[size]; ok {

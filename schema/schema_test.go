@@ -71,10 +71,11 @@ func TestBuiltinFieldsCoverEveryByte(t *testing.T) {
 				t.Fatalf("%s: byte %d belongs to %d fields", s.Name, i, n)
 			}
 		}
-		// The player records: 72 fields of 4 bytes (modern), 52 (legacy).
+		// The player records: 72 fields of 4 bytes (modern), 52 (legacy);
+		// versions_test.go checks the newer sizes' records.
 		if p := s.View.Players; p != nil {
 			r := s.Region(p.Region)
-			if want := map[int]int{112384: 72, 106144: 52}[s.Size]; len(r.Fields) != want || r.Elem != want*4 {
+			if want, ok := map[int]int{112384: 72, 106144: 52}[s.Size]; ok && (len(r.Fields) != want || r.Elem != want*4) {
 				t.Errorf("%s: %d player fields in %d bytes, want %d", s.Name, len(r.Fields), r.Elem, want)
 			}
 		}

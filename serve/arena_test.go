@@ -149,7 +149,7 @@ func checkExact(t *testing.T, rec *Recording, start, stop int, c *gameclient.Cli
 // peer is a hostile or careless game client speaking raw UDP.
 type peer struct {
 	conn   *net.UDPConn
-	era    decode.Era
+	era    decode.Version
 	server netip.AddrPort // its server socket, from the 5678
 	sent   atomic.Int64
 	recv   atomic.Int64
@@ -159,7 +159,7 @@ type peer struct {
 
 // newPeer binds a peer to local (an ephemeral port of 127.0.0.1 when not
 // valid).
-func newPeer(t *testing.T, era decode.Era, local netip.AddrPort) *peer {
+func newPeer(t *testing.T, era decode.Version, local netip.AddrPort) *peer {
 	t.Helper()
 	if !local.IsValid() {
 		local = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), 0)

@@ -21,7 +21,7 @@ import (
 func TestServeBases(t *testing.T) {
 	steps := "0/1 0,0/2 0,ack 2,0/3 2,ack 3,0/3 -,0/4 3,0/5 3,0/6 3,0/7 3,0/8 3,0/9 3,0/10 3," +
 		"0/11 0,ack 11,0/12 11,1/5 0,ack 11,1/11 0,ack 5,1/12 5"
-	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+	for _, era := range []decode.Version{decode.Legacy, decode.Modern} {
 		t.Run(era.String(), func(t *testing.T) {
 			ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 			if err != nil {

@@ -16,7 +16,7 @@ import (
 // server must neither panic nor let an acknowledgement claim more than the
 // client was sent. The first byte picks the era (odd: legacy).
 func FuzzClientDatagram(f *testing.F) {
-	eras := map[decode.Era]*client{}
+	eras := map[decode.Version]*client{}
 	for _, in := range []string{"sample:legacy", "sample:modern"} {
 		rec, err := Load([]string{in}, LoadOptions{Player: 1})
 		if err != nil {
@@ -52,7 +52,7 @@ func FuzzClientDatagram(f *testing.F) {
 		eras[rec.Era] = c
 	}
 	seeds := []struct {
-		era  decode.Era
+		era  decode.Version
 		name string
 		set  map[string]int64
 	}{

@@ -40,8 +40,8 @@ type LoadOptions struct {
 	// stats lists them); otherwise Player must have states in one
 	// conversation only (an *engine.AmbiguousError lists them).
 	Conv int
-	// Era forces the protocol era (decode.EraUnknown infers it).
-	Era decode.Era
+	// Era forces the protocol era (decode.VersionUnknown infers it).
+	Era decode.Version
 }
 
 // State is one recorded state of the served player.
@@ -65,7 +65,7 @@ type Timed struct {
 // sequence, and in the legacy era the sdat stream. States are held as
 // compressed differences from the one before, so a long game stays small.
 type Recording struct {
-	Era     decode.Era
+	Era     decode.Version
 	Player  int
 	Conv    int            // the conversation's number
 	Client  netip.AddrPort // the recorded client's endpoint
@@ -252,8 +252,8 @@ func (l *loader) record(r *session.Record) {
 	if l.origin.IsZero() {
 		l.origin = r.TS
 	}
-	if l.rec.Era == decode.EraUnknown {
-		l.rec.Era = r.Era
+	if l.rec.Era == decode.VersionUnknown {
+		l.rec.Era = r.Version
 	}
 	if c.Player >= 0 {
 		l.rec.Player = c.Player

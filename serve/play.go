@@ -218,7 +218,7 @@ func (sp *stateSender) state(slsn int, frame int32, data []byte, round int) int 
 		return 0
 	}
 	sent := 0
-	statedif.EachPiece(sp.p, statedif.Dif{SLSN: uint8(slsn), Src: src, Dst: frame}, z, func(_ int, p *decode.Packet) error {
+	statedif.EachPiece(sp.p, statedif.Dif{SLSN: int32(slsn), Src: src, Dst: frame}, z, func(_ int, p *decode.Packet) error {
 		sp.pkt = decode.Encode(sp.pkt[:0], p)
 		sent += c.sendOwed(sp.pkt)
 		return nil

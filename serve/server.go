@@ -153,7 +153,7 @@ func New(rec *Recording, ln *net.UDPConn, opt Options) (*Server, error) {
 	if opt.Start < 0 || opt.Start >= opt.Stop || opt.Stop > len(rec.States) {
 		return nil, fmt.Errorf("states %d to %d are outside the recording's %d states", opt.Start, opt.Stop, len(rec.States))
 	}
-	if rec.Era == decode.EraUnknown {
+	if rec.Era == decode.VersionUnknown {
 		return nil, errors.New("the recording's era is not known")
 	}
 	s := &Server{

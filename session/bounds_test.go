@@ -21,7 +21,7 @@ func endpoint(i int) netip.AddrPort {
 // conversation, are counted, and each record still names its own client.
 func TestManyClients(t *testing.T) {
 	const n = session.MaxConversations + 500
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	for i := 0; i < n; i++ {
 		cli := endpoint(i)
 		d := &source.Datagram{N: i + 1, TS: t0, Src: cli, Dst: eph1, Payload: lCdat(1, 300), Length: 10}
@@ -78,7 +78,7 @@ func TestManyServers(t *testing.T) {
 // TestManyUnknownNames: unknown names past MaxNames are counted together.
 func TestManyUnknownNames(t *testing.T) {
 	const n = session.MaxNames + 700
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	legacySession(f)
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("z%03d", i)
@@ -129,7 +129,7 @@ func rejoin(f *feeder) {
 // MaxSessions; further ones go on with the last and are counted.
 func TestRejoins(t *testing.T) {
 	const n = 6000
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	for i := 0; i < n; i++ {
 		rejoin(f)
 	}
@@ -161,7 +161,7 @@ func TestHostileMemory(t *testing.T) {
 		t.Skip("skipped in -short mode: feeds 300k datagrams")
 	}
 	const n = 100_000
-	tr := session.NewTracker(decode.EraUnknown)
+	tr := session.NewTracker(decode.VersionUnknown)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

@@ -52,16 +52,16 @@ func trackerSeeds() map[string][]byte {
 		d(BReply, mSjon(99, 0)),
 	}
 	seeds := map[string][]byte{
-		"legacy-session":        frameFuzz(decode.EraUnknown, legacy...),
-		"modern-session":        frameFuzz(decode.EraUnknown, modern...),
-		"mixed-sessions":        frameFuzz(decode.EraUnknown, mixed...),
-		"hostile":               frameFuzz(decode.EraUnknown, hostile...),
+		"legacy-session":        frameFuzz(decode.VersionUnknown, legacy...),
+		"modern-session":        frameFuzz(decode.VersionUnknown, modern...),
+		"mixed-sessions":        frameFuzz(decode.VersionUnknown, mixed...),
+		"hostile":               frameFuzz(decode.VersionUnknown, hostile...),
 		"forced-legacy-modern":  frameFuzz(decode.Legacy, modern...),
 		"forced-modern-legacy":  frameFuzz(decode.Modern, legacy...),
 		"forced-legacy-mixed":   frameFuzz(decode.Legacy, mixed...),
-		"midgame-legacy":        frameFuzz(decode.EraUnknown, legacy[4:]...),
-		"midgame-modern":        frameFuzz(decode.EraUnknown, modern[4:]...),
-		"hostile-after-session": frameFuzz(decode.EraUnknown, append(append([]fuzzDatagram(nil), modern...), hostile...)...),
+		"midgame-legacy":        frameFuzz(decode.VersionUnknown, legacy[4:]...),
+		"midgame-modern":        frameFuzz(decode.VersionUnknown, modern[4:]...),
+		"hostile-after-session": frameFuzz(decode.VersionUnknown, append(append([]fuzzDatagram(nil), modern...), hostile...)...),
 	}
 	return seeds
 }

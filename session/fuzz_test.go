@@ -36,7 +36,7 @@ type fuzzDatagram struct {
 }
 
 // frameFuzz packs a fuzz input (the inverse of parseFuzz).
-func frameFuzz(force decode.Era, ds ...fuzzDatagram) []byte {
+func frameFuzz(force decode.Version, ds ...fuzzDatagram) []byte {
 	b := []byte{byte(force)}
 	for _, d := range ds {
 		ctl := byte(d.pair & 7)
@@ -49,11 +49,11 @@ func frameFuzz(force decode.Era, ds ...fuzzDatagram) []byte {
 	return b
 }
 
-func parseFuzz(data []byte) (decode.Era, []fuzzDatagram) {
+func parseFuzz(data []byte) (decode.Version, []fuzzDatagram) {
 	if len(data) == 0 {
-		return decode.EraUnknown, nil
+		return decode.VersionUnknown, nil
 	}
-	force := decode.Era(data[0] % 3)
+	force := decode.Version(data[0] % 3)
 	var out []fuzzDatagram
 	for rest := data[1:]; len(rest) >= 3; {
 		ctl, n := rest[0], int(rest[1])<<8|int(rest[2])
@@ -98,8 +98,8 @@ func FuzzTracker(f *testing.F) {
 				if r.Conv == nil || r.Err() != nil || r.Packet.Layout == nil || r.Dir != r.Packet.Layout.Dir || fd.cut {
 					t.Fatalf("datagram %d: game record %+v", i+1, r)
 				}
-				if force != decode.EraUnknown && (r.Era != force || r.Conv.Era != force) {
-					t.Fatalf("datagram %d: era %s / conversation %s, forced %s", i+1, r.Era, r.Conv.Era, force)
+				if force != decode.VersionUnknown && (r.Version != force || r.Conv.Version != force) {
+					t.Fatalf("datagram %d: era %s / conversation %s, forced %s", i+1, r.Version, r.Conv.Version, force)
 				}
 			case session.Malformed:
 				if r.Conv == nil || r.Err() == nil {

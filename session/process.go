@@ -13,7 +13,7 @@ import (
 func (t *Tracker) Process(d *source.Datagram) *Record {
 	r := &t.rec
 	r.N, r.TS, r.Src, r.Dst = d.N, d.TS, d.Src, d.Dst
-	r.Kind, r.Era, r.Dir, r.Conv, r.Client, r.Player = NonGame, decode.EraUnknown, decode.DirUnknown, nil, netip.AddrPort{}, -1
+	r.Kind, r.Version, r.Dir, r.Conv, r.Client, r.Player = NonGame, decode.VersionUnknown, decode.DirUnknown, nil, netip.AddrPort{}, -1
 	p := d.Payload
 	if len(p) < 4 {
 		return t.nonGame(r, p)
@@ -32,7 +32,7 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		}
 		r.Conv = c
 		if c != nil {
-			r.Era, r.Player, r.Client = c.Era, c.Player, c.Client
+			r.Version, r.Player, r.Client = c.Version, c.Player, c.Client
 			if c.Client == d.Src {
 				r.Dir = decode.C2S
 			} else {
@@ -63,11 +63,14 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		}
 	}
 	session := 1
-	if existing != nil && existing.joined && string(p[:4]) == "1234" && dir == decode.C2S {
-		// A new handshake from a client that had joined: a new session
-		// (it rejoined, or the next input file is another game). Its era,
-		// player and frames start afresh, in a new conversation while the
-		// bounds allow; past them the last conversation goes on.
+	kind := decode.KindOf(p)
+	if existing != nil && existing.joined && dir == decode.C2S && t.restarts(existing, kind) {
+		// A new handshake (or, in the versions without one, a new join
+		// request after a join reply) from a client that had joined: a
+		// new session (it rejoined, or the next input file is another
+		// game). Its version, player and frames start afresh, in a new
+		// conversation while the bounds allow; past them the last
+		// conversation goes on.
 		existing.joined = false
 		if existing.Session < MaxSessions && len(t.order) < MaxConversations {
 			t.forget(client, existing)
@@ -77,7 +80,14 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 			t.Stats.Untracked.Rejoins++
 		}
 	}
-	era, strong := t.decode(&r.Packet, existing, p)
+	c := existing
+	if c == nil {
+		// Evidence for a conversation that starts with this packet, if it
+		// turns out to be a game packet.
+		t.fresh = Conversation{Player: -1}
+		c = &t.fresh
+	}
+	era, told := t.decode(&r.Packet, c, p)
 	if r.Packet.Err != nil && generic(p) && existing == nil && !t.servers[server] && server.Port() != decode.ListenPort {
 		// A common word or number that does not fit, outside any game
 		// conversation and off the game's port: other traffic ("1234…",
@@ -85,8 +95,13 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		// are the game's wherever they are.
 		return t.nonGame(r, p)
 	}
-	c := t.conv(client, d.TS, session)
-	r.Conv, r.Dir, r.Era, r.Client = c, dir, era, client
+	if c == &t.fresh {
+		c = t.conv(client, d.TS, session)
+		if c != t.overflow {
+			c.takeEvidence(&t.fresh)
+		}
+	}
+	r.Conv, r.Dir, r.Version, r.Client = c, dir, era, client
 	r.Kind = Game
 	if d.Truncated() {
 		r.Packet.Err = fmt.Errorf("truncated by the capture's snap length: %d of %d payload bytes captured", len(p), d.Length)
@@ -97,18 +112,13 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 	if r.Packet.Err != nil {
 		r.Kind = Malformed
 	}
-	if strong && r.Kind == Game && t.force == decode.EraUnknown {
-		c.evidence[era]++
-		if c.Era != era && c.evidence[era] >= c.evidence[c.Era] {
-			c.Era = era
-		}
-		t.global = era
+	if t.force != decode.VersionUnknown {
+		c.Version, c.Versions = t.force, decode.Of(t.force)
+	} else if told && r.Kind == Game && c.Version != decode.VersionUnknown {
+		t.global = c.Version
 	}
-	if t.force != decode.EraUnknown {
-		c.Era = t.force
-	}
-	if !strong && c.Era == decode.EraUnknown && t.global == decode.EraUnknown && t.force == decode.EraUnknown {
-		r.Era = decode.EraUnknown // nothing in the packet or before it tells
+	if !told && c.Version == decode.VersionUnknown && t.global == decode.VersionUnknown && t.force == decode.VersionUnknown && r.Packet.Err == nil {
+		r.Version = decode.VersionUnknown // nothing in the packet or before it tells
 	}
 	t.learn(c, r, server)
 	t.touch(c, d)
@@ -118,6 +128,19 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 	}
 	t.Stats.add(r, len(p))
 	return r
+}
+
+// restarts reports whether a packet of kind k from the client of c starts a
+// new session: a handshake, or a join request after a join reply in a
+// version without a handshake.
+func (t *Tracker) restarts(c *Conversation, k decode.Kind) bool {
+	switch k {
+	case decode.KindHandshake:
+		return true
+	case decode.KindJoinRequest:
+		return c.JoinReplies > 0 && c.Version != decode.VersionUnknown && !c.Version.Has(decode.KindHandshake)
+	}
+	return false
 }
 
 // nonGame finishes the record of a datagram that is not game traffic: its
@@ -166,129 +189,188 @@ func generic(name []byte) bool {
 	return allDigits(name)
 }
 
-// decode decodes a payload with a known name into pk, choosing the era: a
-// forced era, else the conversation's, else whichever era's layout fits.
-// It reports the era used and whether the packet itself proves it (the
-// other era's layout does not fit it).
-func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte) (decode.Era, bool) {
-	if t.force != decode.EraUnknown {
+// looks is how many packets of each name of a conversation are checked
+// against every version even when they decode in the conversation's own:
+// enough to see the packets that tell versions apart early (a join
+// request, the first pieces), few enough to cost nothing later.
+const looks = 4
+
+// decode decodes a payload with a known name into pk, choosing the
+// version: a forced one; else the conversation's (or, for a conversation
+// without one, the version last told), when the packet decodes and agrees
+// with it; else the version the packet's own bytes point to, as evidence
+// for the conversation. It reports the version used and whether the packet
+// told versions apart (some version that has its name does not fit it).
+func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte) (decode.Version, bool) {
+	if t.force != decode.VersionUnknown {
 		decode.Decode(pk, p, t.force)
 		return t.force, false
 	}
-	other := func(e decode.Era) decode.Era {
-		if e == decode.Legacy {
-			return decode.Modern
-		}
-		return decode.Legacy
+	v := t.global
+	if c != nil && (c.Version != decode.VersionUnknown || c.Unrecognised != "") {
+		v = c.Version
 	}
-	if c != nil && c.Era != decode.EraUnknown {
-		if decode.Decode(pk, p, c.Era) == nil {
-			return c.Era, false
-		}
-		o := other(c.Era)
-		if decode.Lookup(o, p) != nil && decode.Decode(&t.scratch, p, o) == nil {
-			decode.Decode(pk, p, o)
-			return o, true
-		}
-		if decode.Lookup(c.Era, p) == nil {
-			decode.Decode(pk, p, o)
-			return o, false
-		}
-		decode.Decode(pk, p, c.Era)
-		return c.Era, false
-	}
-	var fits []decode.Era
-	var frames [3]int64 // the game frame each fitting era reads, if any
-	var hasFrame [3]bool
-	for _, e := range decode.Eras {
-		if decode.Lookup(e, p) != nil && decode.Decode(&t.scratch, p, e) == nil {
-			fits = append(fits, e)
-			frames[e], hasFrame[e] = t.scratch.Frame()
+	id := decode.NameID(p)
+	if v != decode.VersionUnknown && (c == nil || id < 0 || c.looked[id] >= looks) {
+		if decode.Decode(pk, p, v) == nil && decode.Agrees(pk, v) {
+			return v, false
 		}
 	}
-	var era decode.Era
+	if c != nil && id >= 0 && c.looked[id] < looks {
+		c.looked[id]++
+	}
+	fit := decode.Fits(p, &t.scratch)
+	best := fit.Best()
+	if best.Len() > 1 {
+		best = decode.Plausible(p, best, &t.scratch)
+	}
+	told := best != 0 && best != fit.Named
+	if c != nil {
+		c.learnFit(best, told, p, &t.scratch)
+	}
 	switch {
-	case len(fits) == 1:
-		decode.Decode(pk, p, fits[0])
-		return fits[0], true
-	case len(fits) == 0:
-		// Malformed in every era: decode in the most likely one to say why.
-		era = decode.Modern
-		for _, e := range []decode.Era{t.global, decode.Modern, decode.Legacy} {
-			if e != decode.EraUnknown && decode.Lookup(e, p) != nil {
-				era = e
-				break
-			}
-		}
-	case t.global != decode.EraUnknown:
-		// Both eras fit (1234, cdat): the capture decides, then the values.
-		era = t.global
+	case best == 0:
+		return t.misfit(pk, c, p, v, fit)
+	case c != nil && best.Has(c.Version):
+		v = c.Version
+	case c != nil && best&c.Versions != 0:
+		v = (best & c.Versions).Best()
+	case best.Has(v):
 	default:
-		era = plausibleEra(frames, hasFrame)
+		v = best.Best()
 	}
-	decode.Decode(pk, p, era)
-	return era, false
+	decode.Decode(pk, p, v)
+	return v, told
 }
 
-// plausibleEra guesses the era of a packet that fits both eras (a cdat)
-// from the game frame each era reads in it: game frames are small positive
-// numbers, so the byte order that reads a smaller one is the right one.
-func plausibleEra(frames [3]int64, has [3]bool) decode.Era {
-	if has[decode.Legacy] && has[decode.Modern] && uint32(frames[decode.Legacy]) < uint32(frames[decode.Modern]) {
-		return decode.Legacy
+// misfit decodes a packet that fits no version: in the conversation's
+// version (or the one last told), to say what is wrong with it; or, for a
+// conversation of no known version, not at all, with the reason.
+func (t *Tracker) misfit(pk *decode.Packet, c *Conversation, p []byte, v decode.Version, fit decode.Fit) (decode.Version, bool) {
+	if c != nil && c.Unrecognised != "" {
+		decode.DecodeUnrecognised(pk, p)
+		return decode.VersionUnknown, false
 	}
-	return decode.Modern
+	if v == decode.VersionUnknown || !fit.Named.Has(v) {
+		v = fit.Named.Best()
+	}
+	decode.Decode(pk, p, v)
+	return v, false
+}
+
+// learnFit takes what a packet's bytes say: best, the versions it fits
+// (none for a misfit), and whether that told versions apart.
+func (c *Conversation) learnFit(best decode.VersionSet, told bool, p []byte, scratch *decode.Packet) {
+	if best == 0 {
+		c.misfits++
+		if c.Unrecognised == "" && c.misfits >= 2 && c.misfits > c.fitted {
+			reason, _ := decode.Explain(p, scratch)
+			c.Unrecognised = reason
+			c.Version, c.Versions = decode.VersionUnknown, 0
+		}
+		return
+	}
+	c.fitted++
+	if c.Unrecognised != "" && c.fitted >= c.misfits {
+		c.Unrecognised = "" // the packets that fit caught up
+	}
+	if told {
+		for _, v := range best.Versions() {
+			c.score[v]++
+		}
+	}
+	c.choose(best)
+}
+
+// takeEvidence takes the evidence gathered in f, a conversation's first
+// packet seen before the conversation was made.
+func (c *Conversation) takeEvidence(f *Conversation) {
+	c.Version, c.Versions, c.Unrecognised = f.Version, f.Versions, f.Unrecognised
+	c.score, c.fitted, c.misfits, c.looked = f.score, f.fitted, f.misfits, f.looked
+}
+
+// choose sets Versions to the versions of the best score (of those with
+// the conversation's state size, once known) and Version to the likeliest
+// of them; seen are the versions the last packet fits, taken when nothing
+// has told versions apart yet.
+func (c *Conversation) choose(seen decode.VersionSet) {
+	if c.Unrecognised != "" {
+		return
+	}
+	var top int32 = -1
+	var set decode.VersionSet
+	for _, v := range decode.Versions() {
+		if c.StateSize > 0 && !v.StateSize(c.StateSize) {
+			continue
+		}
+		switch s := c.score[v]; {
+		case s > top:
+			top, set = s, decode.Of(v)
+		case s == top:
+			set = set.With(v)
+		}
+	}
+	if top <= 0 {
+		// Nothing told versions apart: the versions the packets fit.
+		if c.Versions != 0 {
+			set = c.Versions & seen
+			if set == 0 {
+				set = seen
+			}
+		} else {
+			set = seen
+		}
+		if c.StateSize > 0 {
+			if s := set.WithStateSize(c.StateSize); s != 0 {
+				set = s
+			}
+		}
+	}
+	if set == 0 {
+		return
+	}
+	c.Versions, c.Version = set, set.Best()
 }
 
 // learn updates the conversation from what the packet says about it.
 func (t *Tracker) learn(c *Conversation, r *Record, server netip.AddrPort) {
 	pk := &r.Packet
-	name := ""
-	if pk.Layout != nil { // nil for a name of the other era when the era is forced
-		name = pk.Layout.Name
-	}
-	if name == "1234" {
+	kind := pk.Kind() // unknown for a name the (forced) version lacks
+	if kind == decode.KindHandshake {
 		c.Listen = server
 		t.addServer(server)
 		return
 	}
-	if name != "5678" {
+	if kind != decode.KindHandshakeReply {
 		c.joined = true
 	}
 	if c.Server != server {
 		c.Server = server
 		t.addServer(server)
 	}
+	switch kind {
+	case decode.KindJoinRequest:
+		c.Joins++
+	case decode.KindJoinReply:
+		c.JoinReplies++
+	}
 	if r.Kind != Game {
 		return
 	}
-	switch name {
-	case "CJON", "cjon", "SJON", "sjon": // the join packets
-		if learnJoin(c, pk) {
-			return
+	switch kind {
+	case decode.KindJoinRequest:
+		if host, ok := joinHostname.Text(pk); ok {
+			c.Hostname = host
 		}
-	}
-	if r.Dir == decode.C2S {
-		if pl, ok := pk.Player(); ok && decode.ClientPlayer(pl) {
-			c.Player = pl
+		if name, ok := joinName.Text(pk); ok {
+			c.Name = name
 		}
-	}
-}
-
-// learnJoin learns from a join request (hostname, color) or reply (player,
-// color, level); it reports whether pk is one.
-func learnJoin(c *Conversation, pk *decode.Packet) bool {
-	if host, ok := joinHostname.Text(pk); ok {
-		// A join request.
-		c.Hostname = host
 		if col, _ := joinColor.Int(pk); c.Color == 0 {
 			c.Color = int(col)
 		}
-		return true
-	}
-	if pl, ok := joinPlayer.Int(pk); ok {
-		// A join reply.
-		if pl != decode.PlayerServerFull {
+		return
+	case decode.KindJoinReply:
+		if pl, _ := joinPlayer.Int(pk); pl != decode.PlayerServerFull {
 			c.Player = int(pl)
 			col, _ := joinColor.Int(pk)
 			c.Color = int(col)
@@ -298,17 +380,35 @@ func learnJoin(c *Conversation, pk *decode.Packet) bool {
 		if slsn, ok := joinSLSN.Int(pk); ok {
 			c.SLSN = int(slsn)
 		}
-		return true
+		return
 	}
-	return false
+	if r.Dir == decode.C2S {
+		if pl, ok := pk.Player(); ok && decode.ClientPlayer(pl) {
+			c.Player = pl
+		}
+	}
+}
+
+// LearnStateSize tells the tracker the size of the states of conversation
+// id (the engine learns it from a dif it inflated): the versions of the
+// conversation are narrowed to those whose states have that size, the
+// only thing that tells some of them apart.
+func (t *Tracker) LearnStateSize(id, size int) {
+	c := t.Conversation(id)
+	if c == nil || c.StateSize == size || size <= 0 || t.force != decode.VersionUnknown {
+		return
+	}
+	c.StateSize = size
+	c.choose(c.Versions)
 }
 
 // The join packets' fields, resolved once: a name the layouts lack stops
 // the program (and every test) at start-up.
 var (
-	joinHostname = decode.MustRef(decode.EraUnknown, "hostname", "CJON", "cjon")
-	joinColor    = decode.MustRef(decode.EraUnknown, "color", "CJON", "cjon", "SJON", "sjon")
-	joinPlayer   = decode.MustRef(decode.EraUnknown, "player", "SJON", "sjon")
-	joinLevel    = decode.MustRef(decode.EraUnknown, "level", "SJON", "sjon")
-	joinSLSN     = decode.MustRef(decode.Modern, "slsn", "sjon")
+	joinHostname = decode.MustKindRef(decode.KindJoinRequest, "hostname")
+	joinName     = decode.MustKindRef(decode.KindJoinRequest, "name")
+	joinColor    = decode.MustRef("color", "CJON", "cjon", "SJON", "sjon")
+	joinPlayer   = decode.MustKindRoleRef(decode.KindJoinReply, decode.RolePlayer)
+	joinLevel    = decode.MustKindRoleRef(decode.KindJoinReply, decode.RoleLevel)
+	joinSLSN     = decode.MustKindRoleRef(decode.KindJoinReply, decode.RoleLevelSeq)
 )

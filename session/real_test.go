@@ -12,7 +12,7 @@ import (
 
 // trackCapture runs a real capture (../shared/captures, read-only) through
 // a tracker; it skips the test when the capture is not there.
-func trackCapture(t *testing.T, rel string, force decode.Era) *session.Tracker {
+func trackCapture(t *testing.T, rel string, force decode.Version) *session.Tracker {
 	t.Helper()
 	path := realcap.Path(t, rel)
 	r, err := source.Open(path)
@@ -44,7 +44,7 @@ func TestRealConversations(t *testing.T) {
 	}
 	tests := []struct {
 		file    string
-		era     decode.Era
+		era     decode.Version
 		packets int
 		convs   []conv
 	}{
@@ -56,13 +56,13 @@ func TestRealConversations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			for _, force := range []decode.Era{decode.EraUnknown, tt.era} {
+			for _, force := range []decode.Version{decode.VersionUnknown, tt.era} {
 				tr := trackCapture(t, tt.file, force)
 				st := tr.Stats
 				if st.Game.Packets != tt.packets || st.Eras[tt.era] != tt.packets && force == tt.era {
 					t.Errorf("era %s: %d game packets (%v by era), want %d", force, st.Game.Packets, st.Eras, tt.packets)
 				}
-				if force == decode.EraUnknown && st.Eras[tt.era] < tt.packets-len(tt.convs) {
+				if force == decode.VersionUnknown && st.Eras[tt.era] < tt.packets-len(tt.convs) {
 					// Only a conversation's first 1234 may precede the evidence.
 					t.Errorf("auto: %d of %d packets in the %s era", st.Eras[tt.era], tt.packets, tt.era)
 				}
@@ -74,7 +74,7 @@ func TestRealConversations(t *testing.T) {
 				for i, w := range tt.convs {
 					c := convs[i]
 					if c.Client.Port() != w.client || c.Server.Port() != w.server || c.Listen.Port() != 24785 ||
-						c.Era != tt.era || c.Hostname != "vm" || w.level != 0 && c.Level != w.level || w.color != 0 && c.Color != w.color {
+						c.Version != tt.era || c.Hostname != "vm" || w.level != 0 && c.Level != w.level || w.color != 0 && c.Color != w.color {
 						t.Errorf("conversation %d: %+v, want %+v", i+1, *c, w)
 					}
 					if w.player != 0 && c.Player != w.player || c.Player < 1 || c.Player > 3 || players[c.Player] {
@@ -89,7 +89,7 @@ func TestRealConversations(t *testing.T) {
 
 // TestRealLossy: the lossy legacy capture has two clients.
 func TestRealLossy(t *testing.T) {
-	tr := trackCapture(t, "legacy/lossy/capture.pcap", decode.EraUnknown)
+	tr := trackCapture(t, "legacy/lossy/capture.pcap", decode.VersionUnknown)
 	if tr.Stats.Game.Packets != 15786 {
 		t.Errorf("%d game packets, manifest says 15786", tr.Stats.Game.Packets)
 	}
@@ -98,7 +98,7 @@ func TestRealLossy(t *testing.T) {
 		t.Fatalf("%d conversations", len(convs))
 	}
 	for _, c := range convs {
-		if c.Era != decode.Legacy || c.Player < 1 || c.Player > 2 || c.Server.Port() == decode.ListenPort || c.Level != 4 {
+		if c.Version != decode.Legacy || c.Player < 1 || c.Player > 2 || c.Server.Port() == decode.ListenPort || c.Level != 4 {
 			t.Errorf("conversation %+v", *c)
 		}
 	}

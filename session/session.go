@@ -41,7 +41,7 @@ type Record struct {
 	Src, Dst netip.AddrPort
 	Kind     Kind
 	Packet   decode.Packet
-	Era      decode.Era
+	Version      decode.Version
 	Dir      decode.Dir
 	Conv     *Conversation // nil for NonGame
 	// Client is the client endpoint of the datagram (Src or Dst, by its
@@ -57,23 +57,41 @@ func (r *Record) Err() error { return r.Packet.Err }
 // Conversation is one client's conversation with the server. It is keyed by
 // the client's endpoint.
 type Conversation struct {
-	ID       int            // 1-based, in order of first appearance; 0 for the overflow conversation
-	Client   netip.AddrPort // the client's endpoint (invalid for the overflow conversation)
-	Session  int            // 1 for the endpoint's first conversation, 2 after it rejoined once, …
-	Server   netip.AddrPort // the server endpoint that talks to this client (its per-client port)
-	Listen   netip.AddrPort // where the client's 1234 went (the server's listening port), if seen
-	Era      decode.Era     // the conversation's era, once evidence was seen
-	Player   int            // player number, -1 until known
-	Hostname string         // from the join request
-	Color    int            // from the join reply (or request), 0 until known
-	Level    int            // from the join reply
-	SLSN     int            // level-sequence number from the modern join reply
-	joined   bool           // a join reply or game traffic was seen
-	First    time.Time      // earliest packet
-	Last     time.Time      // latest packet
-	Packets  int
-	Bytes    int
-	evidence [3]int // strong evidence per era
+	ID      int            // 1-based, in order of first appearance; 0 for the overflow conversation
+	Client  netip.AddrPort // the client's endpoint (invalid for the overflow conversation)
+	Session int            // 1 for the endpoint's first conversation, 2 after it rejoined once, …
+	Server  netip.AddrPort // the server endpoint that talks to this client (its per-client port, or the one server socket)
+	Listen  netip.AddrPort // where the client's 1234 went (the server's listening port), if seen
+	// Version is the conversation's wire version: the likeliest of
+	// Versions, VersionUnknown until evidence was seen or when its packets
+	// fit no known version (then Unrecognised says why).
+	Version decode.Version
+	// Versions are the versions that fit the evidence best: the packets
+	// that tell versions apart, and the state size once known.
+	Versions decode.VersionSet
+	// StateSize is the size of the conversation's states, once the engine
+	// saw one (LearnStateSize); 0 before.
+	StateSize int
+	// Unrecognised says why the conversation is of no known version (most
+	// of its game packets fit none), "" when it is not.
+	Unrecognised string
+	Player       int    // player number, -1 until known
+	Hostname     string // from the join request
+	Name         string // the player's name, from the join request of the versions that send it
+	Color        int    // from the join reply (or request), 0 until known
+	Level        int    // from the join reply
+	SLSN         int    // level-sequence number from the join reply
+	// Joins counts the conversation's join requests; JoinReplies its join
+	// replies (a join request retried without a reply is a failed join).
+	Joins, JoinReplies int
+	joined             bool      // a join reply or game traffic was seen
+	First              time.Time // earliest packet
+	Last               time.Time // latest packet
+	Packets            int
+	Bytes              int
+	score              [decode.MaxVersions]int32 // packets that told versions apart, per version they fit
+	fitted, misfits    int32                     // packets of known names that fit some version, none
+	looked             [decode.MaxNames]uint8    // packets of each name checked against every version
 }
 
 // Tracker recognises game packets and follows conversations.
@@ -83,14 +101,15 @@ type Conversation struct {
 // MaxServers server endpoints and MaxNames per-name counts. What goes past
 // a bound is counted in Stats.Untracked.
 type Tracker struct {
-	force decode.Era
+	force decode.Version
 	convs map[netip.AddrPort]*Conversation
 	order []*Conversation
 	// servers are endpoints known to be game servers.
 	servers  map[netip.AddrPort]bool
-	global   decode.Era // the era last proven by any conversation
+	global   decode.Version // the era last proven by any conversation
 	rec      Record
 	scratch  decode.Packet
+	fresh    Conversation // the evidence of a packet that may start a conversation
 	recent   [recentConvs]*Conversation // conversations found lately, by recentSlot of their client
 	overflow *Conversation              // shared by clients beyond MaxConversations
 	// Distinct values past the bounds, counted exactly up to MaxUntracked.
@@ -101,7 +120,7 @@ type Tracker struct {
 
 // NewTracker returns a tracker. A forced era (not EraUnknown) overrides
 // inference for every conversation.
-func NewTracker(force decode.Era) *Tracker {
+func NewTracker(force decode.Version) *Tracker {
 	return &Tracker{
 		force:   force,
 		convs:   map[netip.AddrPort]*Conversation{},

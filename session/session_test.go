@@ -28,7 +28,7 @@ type feeder struct {
 	tr *session.Tracker
 }
 
-func newFeeder(t *testing.T, force decode.Era) *feeder {
+func newFeeder(t *testing.T, force decode.Version) *feeder {
 	return &feeder{t: t, tr: session.NewTracker(force)}
 }
 
@@ -51,7 +51,7 @@ func (f *feeder) sendCut(src, dst netip.AddrPort, payload []byte, n int) rec {
 type rec struct {
 	n      int
 	kind   session.Kind
-	era    decode.Era
+	era    decode.Version
 	dir    decode.Dir
 	conv   *session.Conversation
 	player int
@@ -63,10 +63,10 @@ type rec struct {
 
 func snapshot(r *session.Record) rec {
 	fr, _ := r.Packet.Frame()
-	return rec{r.N, r.Kind, r.Era, r.Dir, r.Conv, r.Player, r.Packet.NameString(), r.Err(), fr, r.Packet.Layout}
+	return rec{r.N, r.Kind, r.Version, r.Dir, r.Conv, r.Player, r.Packet.NameString(), r.Err(), fr, r.Packet.Layout}
 }
 
-func enc(era decode.Era, name string, set func(p *decode.Packet)) []byte {
+func enc(era decode.Version, name string, set func(p *decode.Packet)) []byte {
 	p := decode.MustNew(era, name)
 	if set != nil {
 		set(p)
@@ -154,7 +154,7 @@ func TestRecognitionByContent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFeeder(t, decode.EraUnknown)
+			f := newFeeder(t, decode.VersionUnknown)
 			r := f.send(tt.src, tt.dst, tt.payload)
 			if r.kind != tt.kind || r.dir != tt.dir {
 				t.Errorf("kind %s dir %s, want %s %s (err %v)", r.kind, r.dir, tt.kind, tt.dir, r.err)
@@ -191,7 +191,7 @@ func TestRecognitionByContent(t *testing.T) {
 // TestUnknownOnConversation: a name no era knows, on a known game
 // conversation, is Unknown and belongs to that conversation.
 func TestUnknownOnConversation(t *testing.T) {
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	f.send(cliB, listen, []byte("1234"))
 	f.send(eph2, cliB, []byte("5678"))
 	f.send(cliB, eph2, mCjon(8, "vm"))
@@ -221,7 +221,7 @@ func TestUnknownOnConversation(t *testing.T) {
 // TestNonGameRecord: a non-game record does not carry the previous
 // packet.
 func TestNonGameRecord(t *testing.T) {
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	f.send(cliB, eph2, mStdf(10)[:20]) // malformed
 	for _, p := range [][]byte{dnsQuery, []byte("ab")} {
 		r := f.send(netip.MustParseAddrPort("10.9.9.9:53"), netip.MustParseAddrPort("10.9.9.8:53"), p)
@@ -232,7 +232,7 @@ func TestNonGameRecord(t *testing.T) {
 }
 
 func TestTruncatedBySnaplen(t *testing.T) {
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	f.send(cliA, listen, []byte("1234"))
 	f.send(eph1, cliA, []byte("5678"))
 	full := mStdf(900)
@@ -247,13 +247,13 @@ func TestTruncatedBySnaplen(t *testing.T) {
 	}
 	// A cut that still fits a layout (a 25-byte legacy sdak cut to 21
 	// bytes) is malformed too, and is no evidence of its era.
-	g := newFeeder(t, decode.EraUnknown)
+	g := newFeeder(t, decode.VersionUnknown)
 	sdak := enc(L, "sdak", func(p *decode.Packet) {
 		p.Set("player", 1).Set("frame", 205).Set("entry_pos", 2).Set("stdf_late", 0).Set("frames_skipped", 0).Set("fps_chase", 40)
 	})
 	r := g.sendCut(cliA, eph1, sdak, 21)
-	if r.kind != session.Malformed || r.conv.Era != decode.EraUnknown {
-		t.Errorf("cut sdak: kind %s, conversation era %s", r.kind, r.conv.Era)
+	if r.kind != session.Malformed || r.conv.Version != decode.VersionUnknown {
+		t.Errorf("cut sdak: kind %s, conversation era %s", r.kind, r.conv.Version)
 	}
 	if g.tr.Stats.Malformed.Packets != 1 || g.tr.Stats.Game.Packets != 0 {
 		t.Errorf("stats %+v", g.tr.Stats)
@@ -284,7 +284,7 @@ func modernSession(f *feeder) {
 }
 
 func TestConversations(t *testing.T) {
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	legacySession(f)
 	modernSession(f)
 	convs := f.tr.Conversations()
@@ -292,11 +292,11 @@ func TestConversations(t *testing.T) {
 		t.Fatalf("%d conversations, want 2", len(convs))
 	}
 	a, b := convs[0], convs[1]
-	if a.ID != 1 || a.Client != cliA || a.Server != eph1 || a.Listen != listen || a.Era != decode.Legacy ||
+	if a.ID != 1 || a.Client != cliA || a.Server != eph1 || a.Listen != listen || a.Version != decode.Legacy ||
 		a.Player != 1 || a.Hostname != "alpha" || a.Color != 11 || a.Level != 4 || a.Packets != 7 {
 		t.Errorf("legacy conversation %+v", *a)
 	}
-	if b.ID != 2 || b.Client != cliB || b.Server != eph2 || b.Listen != listen || b.Era != decode.Modern ||
+	if b.ID != 2 || b.Client != cliB || b.Server != eph2 || b.Listen != listen || b.Version != decode.Modern ||
 		b.Player != 2 || b.Hostname != "bravo.example.o" || b.Color != 6 || b.Level != 1 || b.SLSN != 3 || b.Packets != 8 {
 		t.Errorf("modern conversation %+v", *b)
 	}
@@ -316,19 +316,19 @@ func TestConversations(t *testing.T) {
 // TestDirections: direction, player and era of every packet of the two
 // sessions, interleaved.
 func TestDirections(t *testing.T) {
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	type step struct {
 		src, dst netip.AddrPort
 		payload  []byte
 		dir      decode.Dir
-		era      decode.Era // EraUnknown: not checked
+		era      decode.Version // EraUnknown: not checked
 		player   int
 		frame    int64 // -1: not checked
 	}
 	steps := []step{
-		{cliA, listen, []byte("1234"), decode.C2S, decode.EraUnknown, -1, -1},
+		{cliA, listen, []byte("1234"), decode.C2S, decode.VersionUnknown, -1, -1},
 		{eph1, cliA, []byte("5678\x00"), decode.S2C, decode.Legacy, -1, -1},
-		{cliB, listen, []byte("1234"), decode.C2S, decode.EraUnknown, -1, -1},
+		{cliB, listen, []byte("1234"), decode.C2S, decode.VersionUnknown, -1, -1},
 		{cliA, eph1, lCJON(8, "alpha"), decode.C2S, decode.Legacy, -1, -1},
 		{eph2, cliB, []byte("5678"), decode.S2C, decode.Modern, -1, -1},
 		{eph1, cliA, lSJON(1, 11), decode.S2C, decode.Legacy, 1, 200},
@@ -344,7 +344,7 @@ func TestDirections(t *testing.T) {
 	}
 	for i, s := range steps {
 		r := f.send(s.src, s.dst, s.payload)
-		if r.kind != session.Game || r.dir != s.dir || s.era != decode.EraUnknown && r.era != s.era ||
+		if r.kind != session.Game || r.dir != s.dir || s.era != decode.VersionUnknown && r.era != s.era ||
 			r.player != s.player || s.frame >= 0 && r.frame != s.frame {
 			t.Errorf("step %d %s %v -> %v: kind %s dir %s era %s player %d frame %d (err %v); want dir %s era %s player %d frame %d",
 				i, r.name, s.src, s.dst, r.kind, r.dir, r.era, r.player, r.frame, r.err, s.dir, s.era, s.player, s.frame)
@@ -358,7 +358,7 @@ func TestDirections(t *testing.T) {
 // TestDirectionFromAddresses: on a known conversation the addresses give
 // the direction, not the name: a malformed stak the server sent is s2c.
 func TestDirectionFromAddresses(t *testing.T) {
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	modernSession(f)
 	for _, tt := range []struct {
 		name     string
@@ -392,7 +392,7 @@ func TestEraInference(t *testing.T) {
 	tests := []struct {
 		name    string
 		packets [][]byte // client -> server first, then alternate
-		era     decode.Era
+		era     decode.Version
 	}{
 		{"legacy stdf", [][]byte{lCdat(1, 1000), lStdf(300)}, decode.Legacy},
 		{"modern stdf", [][]byte{mCdat(1, 1000), mStdf(300)}, decode.Modern},
@@ -402,7 +402,7 @@ func TestEraInference(t *testing.T) {
 		{"modern 5678", [][]byte{[]byte("1234"), []byte("5678")}, decode.Modern},
 	}
 	for _, tt := range tests {
-		f := newFeeder(t, decode.EraUnknown)
+		f := newFeeder(t, decode.VersionUnknown)
 		for i, p := range tt.packets {
 			src, dst := cliA, eph1
 			if i%2 == 1 {
@@ -411,7 +411,7 @@ func TestEraInference(t *testing.T) {
 			f.send(src, dst, p)
 		}
 		convs := f.tr.Conversations()
-		if len(convs) != 1 || convs[0].Era != tt.era {
+		if len(convs) != 1 || convs[0].Version != tt.era {
 			t.Errorf("%s: conversations %v, want one of era %s", tt.name, convs, tt.era)
 			continue
 		}
@@ -428,10 +428,10 @@ func TestEraInference(t *testing.T) {
 	// whose frame number is plausible.
 	for _, tt := range []struct {
 		p   []byte
-		era decode.Era
+		era decode.Version
 	}{{lCdat(1, 1234), decode.Legacy}, {mCdat(1, 1234), decode.Modern}} {
-		f := newFeeder(t, decode.EraUnknown)
-		if r := f.send(cliA, eph1, tt.p); r.kind != session.Game || r.era != decode.EraUnknown || r.frame != 1234 {
+		f := newFeeder(t, decode.VersionUnknown)
+		if r := f.send(cliA, eph1, tt.p); r.kind != session.Game || r.era != decode.VersionUnknown || r.frame != 1234 {
 			t.Errorf("lone cdat: kind %s era %s frame %d (want era unknown, frame 1234)", r.kind, r.era, r.frame)
 		}
 	}
@@ -442,8 +442,8 @@ func TestForcedEra(t *testing.T) {
 	f := newFeeder(t, decode.Legacy)
 	legacySession(f)
 	for _, c := range f.tr.Conversations() {
-		if c.Era != decode.Legacy {
-			t.Errorf("forced legacy: conversation era %s", c.Era)
+		if c.Version != decode.Legacy {
+			t.Errorf("forced legacy: conversation era %s", c.Version)
 		}
 	}
 	if f.tr.Stats.Game.Packets != 7 || f.tr.Stats.Eras[decode.Legacy] != 7 {
@@ -462,18 +462,18 @@ func TestForcedEra(t *testing.T) {
 	if r := f.send(cliB, eph2, mCdat(2, 1)); r.kind != session.Game || r.era != decode.Legacy || r.frame != 1<<24 {
 		t.Errorf("modern cdat forced legacy: %s %s frame %d", r.kind, r.era, r.frame)
 	}
-	if c := f.tr.Conversations()[0]; c.Era != decode.Legacy {
-		t.Errorf("conversation era %s", c.Era)
+	if c := f.tr.Conversations()[0]; c.Version != decode.Legacy {
+		t.Errorf("conversation era %s", c.Version)
 	}
 	f = newFeeder(t, decode.Modern)
 	modernSession(f)
-	if f.tr.Stats.Game.Packets != 8 || f.tr.Stats.Eras[decode.Modern] != 8 || f.tr.Conversations()[0].Era != decode.Modern {
+	if f.tr.Stats.Game.Packets != 8 || f.tr.Stats.Eras[decode.Modern] != 8 || f.tr.Conversations()[0].Version != decode.Modern {
 		t.Errorf("forced modern on a modern session: %+v", f.tr.Stats)
 	}
 }
 
 func TestServerFull(t *testing.T) {
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	f.send(cliA, listen, []byte("1234"))
 	f.send(eph1, cliA, []byte("5678"))
 	f.send(cliA, eph1, mCjon(3, "late"))
@@ -485,7 +485,7 @@ func TestServerFull(t *testing.T) {
 }
 
 func TestNameDirStats(t *testing.T) {
-	f := newFeeder(t, decode.EraUnknown)
+	f := newFeeder(t, decode.VersionUnknown)
 	modernSession(f)
 	names := f.tr.Stats.Names()
 	for i := 1; i < len(names); i++ {

@@ -34,7 +34,7 @@ type Stats struct {
 	// era knows; the packets of further unknown names are in
 	// Untracked.Names.
 	ByName map[NameDir]*Count
-	Eras   [3]int // game packets per era, indexed by decode.Era
+	Eras   [decode.MaxVersions]int // game packets per version, indexed by decode.Version
 	// Untracked counts what went past the Tracker's bounds.
 	Untracked Untracked
 
@@ -99,7 +99,7 @@ func (s *Stats) add(r *Record, n int) {
 	switch r.Kind {
 	case Game:
 		s.Game.add(n)
-		s.Eras[r.Era]++
+		s.Eras[r.Version]++
 	case Malformed:
 		s.Malformed.add(n)
 	case Unknown:

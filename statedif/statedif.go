@@ -175,28 +175,37 @@ func (c *Compressor) Deflate(b []byte) ([]byte, error) {
 	return c.out.Bytes(), nil
 }
 
-// Dif names one dif: the level sequence it belongs to (modern era), its
-// base frame (0: zeros) and its frame.
+// Dif names one dif: the level sequence it belongs to (in the versions
+// whose pieces carry it), its base frame (0: zeros), its frame, and the
+// level the server has loaded (in the versions whose pieces carry it).
 type Dif struct {
-	SLSN     uint8
+	SLSN     int32
 	Src, Dst int32
+	Level    int32
 }
 
-// EachPiece cuts the compressed dif z into stdf pieces and calls send with
-// each in order, p (an stdf packet of the era) holding its fields: src,
-// dst, count, slsn in the modern era, seq, start and data. send may encode
-// p; it must not keep it.
+// EachPiece cuts the compressed dif z into stdf pieces as p's version cuts
+// them and calls send with each in order, p (a dif piece of that version)
+// holding its fields: src, dst, count, and the level sequence and level
+// where the version has them, seq, start and data. send may encode p; it
+// must not keep it.
 func EachPiece(p *decode.Packet, d Dif, z []byte, send func(seq int, p *decode.Packet) error) error {
-	count := decode.Pieces(len(z))
+	v := p.Version
+	count := v.Pieces(len(z))
 	if count > decode.MaxPieces {
-		return fmt.Errorf("dif of %d bytes needs %d pieces, more than a byte can count", len(z), count)
+		return fmt.Errorf("dif of %d bytes needs %d pieces, more than a dif can have (%d)", len(z), count, decode.MaxPieces)
 	}
-	p.Set("src", int64(d.Src)).Set("dst", int64(d.Dst)).Set("count", int64(count))
-	if p.Era() == decode.Modern {
-		p.Set("slsn", int64(d.SLSN))
+	p.SetRole(decode.RoleDifBase, int64(d.Src)).SetRole(decode.RoleFrame, int64(d.Dst)).SetRole(decode.RolePieceCount, int64(count)).
+		SetRole(decode.RoleLevelSeq, int64(d.SLSN)).SetRole(decode.RoleLevel, int64(d.Level))
+	seqF, _, startF, _ := p.Layout.PieceFields()
+	var data string // the field the size field sizes
+	for _, f := range p.Layout.Fields {
+		if f.Type == decode.Data {
+			data = f.Name
+		}
 	}
 	for seq := range count {
-		p.Set("seq", int64(seq)).Set("start", int64(seq*decode.PieceSize)).SetBytes("data", decode.Piece(z, seq))
+		p.Set(p.Layout.Fields[seqF].Name, int64(seq)).Set(p.Layout.Fields[startF].Name, int64(seq*v.PieceSize())).SetBytes(data, v.Piece(z, seq))
 		if err := send(seq, p); err != nil {
 			return err
 		}

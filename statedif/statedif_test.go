@@ -153,7 +153,7 @@ func TestEachPiece(t *testing.T) {
 		{0, 1, 0}, {1, 1, 1}, {999, 1, 999}, {1000, 2, 0}, {1001, 2, 1}, {3606, 4, 606}, {254*1000 + 999, 255, 999},
 	}
 	d := statedif.Dif{SLSN: 3, Src: 1200, Dst: 1207}
-	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+	for _, era := range []decode.Version{decode.Legacy, decode.Modern} {
 		for _, tt := range tests {
 			z := make([]byte, tt.n)
 			for i := range z {

@@ -22,7 +22,7 @@ import (
 // size, players with plausible positions where the layout puts them, and
 // little change from one frame to the next.
 func TestWorldState(t *testing.T) {
-	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+	for _, era := range []decode.Version{decode.Legacy, decode.Modern} {
 		t.Run(era.String(), func(t *testing.T) {
 			lay := layoutFor(era)
 			w := newWorld(lay, rand.New(rand.NewPCG(3, 4)), 1)
@@ -74,7 +74,7 @@ func TestWorldState(t *testing.T) {
 // at most statedif.History states per client and that the per-client and
 // game-move buffers stay small.
 func TestBoundedMemory(t *testing.T) {
-	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+	for _, era := range []decode.Version{decode.Legacy, decode.Modern} {
 		t.Run(era.String(), func(t *testing.T) {
 			cfg := Config{Era: era, Players: 4, Duration: 40 * time.Second, Loss: 0.1, Seed: 1}
 			var maxSnaps, maxMoves, maxPend, maxInbox int

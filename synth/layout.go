@@ -16,7 +16,7 @@ const (
 
 // StateSize returns the size of the game state the generator makes for an
 // era, or 0 for an era it does not know.
-func StateSize(era decode.Era) int {
+func StateSize(era decode.Version) int {
 	switch era {
 	case decode.Legacy:
 		return LegacyStateSize
@@ -156,7 +156,7 @@ func newStateLayout(size int, rn regionNames) (stateLayout, func(name string) in
 	return l, field
 }
 
-func layoutFor(era decode.Era) *stateLayout {
+func layoutFor(era decode.Version) *stateLayout {
 	if era == decode.Legacy {
 		return &legacyLayout
 	}

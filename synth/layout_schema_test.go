@@ -13,7 +13,7 @@ import (
 // every player field it writes is the schema's field of that name.
 func TestLayoutAgreesWithSchema(t *testing.T) {
 	for _, tt := range []struct {
-		era     decode.Era
+		era     decode.Version
 		regions map[string]int
 		fields  map[string]int
 	}{
@@ -66,7 +66,7 @@ func TestLayoutAgreesWithSchema(t *testing.T) {
 // the offsets of the regions and records documented for each era.
 func TestLayoutOffsets(t *testing.T) {
 	for _, tt := range []struct {
-		era  decode.Era
+		era  decode.Version
 		want stateLayout
 	}{
 		{decode.Legacy, stateLayout{size: 106144, fixed: true, players: 0, playerSize: 208, ei: 1664, ef: 14464, item: 20864, itemf: 52864,
@@ -81,7 +81,7 @@ func TestLayoutOffsets(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct {
-		era                          decode.Era
+		era                          decode.Version
 		x, health, up, coins, lateIn int
 	}{
 		{decode.Legacy, 6, 12, 31, 51, -1},

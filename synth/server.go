@@ -472,7 +472,7 @@ func (s *server) sendDif(c *sclient) error {
 		snap.refs++
 		*h = snap
 	}
-	count := decode.Pieces(len(z))
+	count := g.era.Pieces(len(z))
 	if count > decode.MaxPieces {
 		return fmt.Errorf("dif of %d bytes needs %d pieces, more than a byte can count", len(z), count)
 	}
@@ -491,7 +491,7 @@ func (s *server) sendDif(c *sclient) error {
 			return err
 		}
 	}
-	return statedif.EachPiece(g.packet("stdf"), statedif.Dif{SLSN: s.slsn, Src: src, Dst: dst}, z, func(seq int, p *decode.Packet) error {
+	return statedif.EachPiece(g.packet("stdf"), statedif.Dif{SLSN: int32(s.slsn), Src: src, Dst: dst, Level: int32(s.world.level)}, z, func(seq int, p *decode.Packet) error {
 		return g.send(c.local, c.addr, p, msg{kind: mStdf, dif: info, seq: uint8(seq)}, false)
 	})
 }

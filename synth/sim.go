@@ -22,7 +22,7 @@ type Sim struct {
 // first level (the modern overworld, level 1) at frame 0, with the
 // server's own player 0 at its spawn point: for a seed, the world of
 // Generate's server with the same seed.
-func NewSim(era decode.Era, seed int64) *Sim {
+func NewSim(era decode.Version, seed int64) *Sim {
 	stream := uint64(4) // the world's stream, as in Generate
 	pcg := rand.NewPCG(uint64(seed), stream*0x9e3779b97f4a7c15+1)
 	level := int32(legacyLevel)

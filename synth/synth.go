@@ -50,7 +50,7 @@ import (
 
 // Config describes the game to generate.
 type Config struct {
-	Era      decode.Era    // Legacy or Modern
+	Era      decode.Version    // Legacy or Modern
 	Players  int           // number of clients, 1..7 (the server is player 0)
 	Duration time.Duration // game time to generate, from the server's start
 	Loss     float64       // fraction of datagrams dropped, in [0, 1)
@@ -240,7 +240,7 @@ type node interface {
 // gen is one run of the generator.
 type gen struct {
 	cfg     Config
-	era     decode.Era
+	era     decode.Version
 	w       PacketWriter
 	sink    TruthSink
 	epoch   time.Time

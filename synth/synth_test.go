@@ -51,7 +51,7 @@ type packet struct {
 	client   netip.AddrPort
 	player   int
 	name     string
-	era      decode.Era
+	era      decode.Version
 	raw      []byte
 	ints     map[string]int64
 	data     []byte
@@ -66,7 +66,7 @@ func readCapture(t testing.TB, data []byte) ([]packet, *session.Tracker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := session.NewTracker(decode.EraUnknown)
+	tr := session.NewTracker(decode.VersionUnknown)
 	var out []packet
 	for {
 		d, err := rd.Next()
@@ -81,7 +81,7 @@ func readCapture(t testing.TB, data []byte) ([]packet, *session.Tracker) {
 			t.Fatalf("frame %d (%s → %s, %q): kind %v, error %v", d.N, d.Src, d.Dst, d.Payload[:min(4, len(d.Payload))], r.Kind, r.Err())
 		}
 		p := packet{n: d.N, ts: d.TS, src: d.Src, dst: d.Dst, client: r.Conv.Client, player: r.Player,
-			name: r.Packet.NameString(), era: r.Era, raw: slices.Clone(d.Payload), ints: map[string]int64{}}
+			name: r.Packet.NameString(), era: r.Version, raw: slices.Clone(d.Payload), ints: map[string]int64{}}
 		for i, f := range r.Packet.Layout.Fields {
 			if i >= len(r.Packet.Values) {
 				break
@@ -104,7 +104,7 @@ func readCapture(t testing.TB, data []byte) ([]packet, *session.Tracker) {
 
 func TestDeterministic(t *testing.T) {
 	tests := []struct {
-		era    decode.Era
+		era    decode.Version
 		format synth.Format
 		loss   float64
 	}{
@@ -135,7 +135,7 @@ func TestDeterministic(t *testing.T) {
 
 func TestDecodesCleanly(t *testing.T) {
 	tests := []struct {
-		era     decode.Era
+		era     decode.Version
 		players int
 		format  synth.Format
 		loss    float64
@@ -159,7 +159,7 @@ func TestDecodesCleanly(t *testing.T) {
 			for i, p := range pkts {
 				// Only a conversation's very first 1234 fits both eras and
 				// cannot tell which it is.
-				if p.era != tt.era && !(p.name == "1234" && p.era == decode.EraUnknown) {
+				if p.era != tt.era && !(p.name == "1234" && p.era == decode.VersionUnknown) {
 					t.Fatalf("packet %d (%s): era %v, want %v", p.n, p.name, p.era, tt.era)
 				}
 				if i > 0 && p.ts.Before(pkts[i-1].ts) {
@@ -175,8 +175,8 @@ func TestDecodesCleanly(t *testing.T) {
 			}
 			ports := map[uint16]bool{}
 			for i, c := range convs {
-				if c.Era != tt.era {
-					t.Errorf("conversation %d: era %v, want %v", c.ID, c.Era, tt.era)
+				if c.Version != tt.era {
+					t.Errorf("conversation %d: era %v, want %v", c.ID, c.Version, tt.era)
 				}
 				if c.Player != i+1 {
 					t.Errorf("conversation %d: player %d, want %d", c.ID, c.Player, i+1)
@@ -194,7 +194,7 @@ func TestDecodesCleanly(t *testing.T) {
 			}
 			// The handshake: 1234 to the listening port, 5678 from the
 			// client's server port, then the era's join packets.
-			want := map[decode.Era][]string{decode.Legacy: {"1234", "5678", "CJON", "SJON"}, decode.Modern: {"1234", "5678", "cjon", "sjon"}}[tt.era]
+			want := map[decode.Version][]string{decode.Legacy: {"1234", "5678", "CJON", "SJON"}, decode.Modern: {"1234", "5678", "cjon", "sjon"}}[tt.era]
 			for _, c := range convs {
 				var got []string
 				for _, p := range pkts {
@@ -306,7 +306,7 @@ func rebuild(t *testing.T, pkts []packet, stateSize int) []rebuilt {
 
 func TestDifsRebuildFromCapture(t *testing.T) {
 	tests := []struct {
-		era     decode.Era
+		era     decode.Version
 		players int
 		loss    float64
 	}{
@@ -385,7 +385,7 @@ func TestDifsRebuildFromCapture(t *testing.T) {
 
 func TestLossRate(t *testing.T) {
 	tests := []struct {
-		era  decode.Era
+		era  decode.Version
 		loss float64
 	}{
 		{decode.Modern, 0},
@@ -644,7 +644,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"ok", func(*synth.Config) {}, false},
 		{"legacy 7 players", func(c *synth.Config) { c.Era, c.Players = decode.Legacy, 7 }, false},
-		{"unknown era", func(c *synth.Config) { c.Era = decode.EraUnknown }, true},
+		{"unknown era", func(c *synth.Config) { c.Era = decode.VersionUnknown }, true},
 		{"no players", func(c *synth.Config) { c.Players = 0 }, true},
 		{"8 players", func(c *synth.Config) { c.Players = 8 }, true},
 		{"zero duration", func(c *synth.Config) { c.Duration = 0 }, true},
@@ -694,7 +694,7 @@ func TestWriterErrorStops(t *testing.T) {
 }
 
 func TestCSV(t *testing.T) {
-	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+	for _, era := range []decode.Version{decode.Legacy, decode.Modern} {
 		t.Run(era.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := synth.Config{Era: era, Players: 2, Duration: 2 * time.Second, Seed: 6}
@@ -707,7 +707,7 @@ func TestCSV(t *testing.T) {
 			if server != filepath.Join(dir, "game_server_gt.csv") || clients[1] != filepath.Join(dir, "game_c2_client_gt.csv") {
 				t.Fatalf("paths %s %v", server, clients)
 			}
-			header := map[decode.Era][2]string{
+			header := map[decode.Version][2]string{
 				decode.Legacy: {"player,src,dst,compressed_size,num_pieces,dst_state_sha256", "dst_frame,src_frame,sha256"},
 				decode.Modern: {"player,src,dst,compressed_size,num_pieces,sha256_of_dst_state,slsn,level", "dst_frame,src_frame,sha256,slsn,level"},
 			}[era]

@@ -46,7 +46,7 @@ type TruthSink interface {
 // Truth collects the ground truth in memory. It is meant for tests and
 // short captures; use a CSVWriter to stream long ones to disk.
 type Truth struct {
-	Era     decode.Era
+	Era     decode.Version
 	Players int                 // number of clients (players 1..Players)
 	Server  []ServerRow         // in the order the difs were sent
 	Clients map[int][]ClientRow // by player number, in the order applied
@@ -118,7 +118,7 @@ const (
 // captures' ground truth. It creates every file up front (a client that
 // applies nothing gets a header-only file) and must be closed.
 type CSVWriter struct {
-	era     decode.Era
+	era     decode.Version
 	files   []*os.File
 	server  *bufio.Writer
 	clients []*bufio.Writer // index player-1
@@ -127,7 +127,7 @@ type CSVWriter struct {
 
 // NewCSVWriter creates the ground-truth files for a capture at capturePath
 // (see TruthPaths) for a game of the given era with players clients.
-func NewCSVWriter(capturePath string, era decode.Era, players int) (*CSVWriter, error) {
+func NewCSVWriter(capturePath string, era decode.Version, players int) (*CSVWriter, error) {
 	w := &CSVWriter{era: era}
 	sp, cps := TruthPaths(capturePath, players)
 	sh, ch := legacyServerHeader, legacyClientHeader

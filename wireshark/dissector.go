@@ -154,8 +154,8 @@ func Fields() ([]Field, error) {
 			return nil, err
 		}
 	}
-	for _, era := range decode.Eras {
-		for _, l := range decode.Layouts(era) {
+	for _, era := range decode.Versions() {
+		for _, l := range era.Layouts() {
 			prefix := PacketPrefix(l.Name)
 			for i := range l.Fields {
 				if err := s.addField(prefix, &l.Fields[i]); err != nil {
@@ -184,7 +184,7 @@ local PMDUMP_VERSION = %s
 local pmnet = Proto("pmnet", "Purple Martians netgame")
 local LISTEN_PORT = %d
 local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
-	for i, e := range decode.Eras {
+	for i, e := range decode.Versions() {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -215,9 +215,9 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 		}
 	}
 	b.WriteString("\n-- Layouts, era by era: fields in wire order.\nlocal LAYOUTS = {}\nlocal DIR_OF = {}\n")
-	for _, era := range decode.Eras {
+	for _, era := range decode.Versions() {
 		fmt.Fprintf(&b, "LAYOUTS[%s] = {}\n", luaString(era.String()))
-		for _, l := range decode.Layouts(era) {
+		for _, l := range era.Layouts() {
 			if err := writeLayout(&b, l); err != nil {
 				return err
 			}
@@ -273,19 +273,19 @@ func protoField(f Field) string {
 func writeLayout(b *strings.Builder, l *decode.Layout) error {
 	prefix := PacketPrefix(l.Name)
 	fmt.Fprintf(b, "LAYOUTS[%s][%s] = {name = %s, era = %s, dir = %s, doc = %s, min = %d, max = %d",
-		luaString(l.Era.String()), luaString(l.Name), luaString(l.Name), luaString(l.Era.String()),
+		luaString(l.First().String()), luaString(l.Name), luaString(l.Name), luaString(l.First().String()),
 		luaString(l.Dir.String()), luaString(l.Doc), l.MinLen(), l.MaxLen())
 	if seq, count, start, ok := l.PieceFields(); ok {
 		size, data := pieceData(l)
 		if data < 0 {
-			return fmt.Errorf("%s %s: pieces without a size field and the data it measures", l.Era, l.Name)
+			return fmt.Errorf("%s %s: pieces without a size field and the data it measures", l.First(), l.Name)
 		}
 		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d, size = %d, data = %d, at = %d}", seq+1, count+1, start+1, size+1, data+1, constOffset(l, data))
 	}
 	if src := roleField(l, decode.RoleDifBase); src >= 0 {
 		dst := roleField(l, decode.RoleFrame)
 		if dst < 0 {
-			return fmt.Errorf("%s %s: a dif base without the frame it produces", l.Era, l.Name)
+			return fmt.Errorf("%s %s: a dif base without the frame it produces", l.First(), l.Name)
 		}
 		fmt.Fprintf(b, ", dif = {src = %d, dst = %d, slsn = %d}", src+1, dst+1, roleField(l, decode.RoleLevelSeq)+1)
 	}
@@ -355,7 +355,7 @@ func writeField(b *strings.Builder, l *decode.Layout, prefix string, f *decode.F
 	case decode.Minus1000:
 		fmt.Fprintf(b, ", recover = \"minus1000\", pf_raw = PF[%s]", luaString(abbrev+"_raw"))
 	default:
-		return fmt.Errorf("%s %s.%s: a recovery the dissector does not know", l.Era, l.Name, f.Name)
+		return fmt.Errorf("%s %s.%s: a recovery the dissector does not know", l.First(), l.Name, f.Name)
 	}
 	if f.Bits != nil {
 		b.WriteString(", bits = {")
@@ -370,7 +370,7 @@ func writeField(b *strings.Builder, l *decode.Layout, prefix string, f *decode.F
 	if ref := f.SizeOf + f.CountOf; ref != "" {
 		j := l.Field(ref)
 		if j < 0 {
-			return fmt.Errorf("%s %s.%s refers to unknown field %s", l.Era, l.Name, f.Name, ref)
+			return fmt.Errorf("%s %s.%s refers to unknown field %s", l.First(), l.Name, f.Name, ref)
 		}
 		fmt.Fprintf(b, ", ref = %d", j+1)
 	}
@@ -382,7 +382,7 @@ func writeField(b *strings.Builder, l *decode.Layout, prefix string, f *decode.F
 		for i := range f.Sub {
 			s := &f.Sub[i]
 			if s.Type.Size() == 0 || s.Recover != decode.AsIs || s.Sub != nil {
-				return fmt.Errorf("%s %s.%s.%s: only fixed-size plain fields are supported in a group", l.Era, l.Name, f.Name, s.Name)
+				return fmt.Errorf("%s %s.%s.%s: only fixed-size plain fields are supported in a group", l.First(), l.Name, f.Name, s.Name)
 			}
 			if err := writeField(b, l, abbrev+".", s, indent+"  "); err != nil {
 				return err

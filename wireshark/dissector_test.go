@@ -78,8 +78,8 @@ func TestFieldKinds(t *testing.T) {
 		}
 	}
 	// Every field of every layout has its Wireshark field.
-	for _, era := range decode.Eras {
-		for _, l := range decode.Layouts(era) {
+	for _, era := range decode.Versions() {
+		for _, l := range era.Layouts() {
 			for _, f := range l.Fields {
 				name := "pmnet." + strings.ToLower(l.Name) + "." + f.Name
 				if kinds[name] == "" {

@@ -61,8 +61,8 @@ func canFast(l *decode.Layout) bool {
 // writeFast writes the fast decoder and the fast summary of every layout.
 func writeFast(b *strings.Builder) error {
 	b.WriteString("\n-- Fast paths (generated): straight-line decoders and summaries per layout.\n")
-	for _, era := range decode.Eras {
-		for _, l := range decode.Layouts(era) {
+	for _, era := range decode.Versions() {
+		for _, l := range era.Layouts() {
 			fmt.Fprintf(b, "do\nlocal l = LAYOUTS[%s][%s]\n", luaString(era.String()), luaString(l.Name))
 			if canFast(l) {
 				if err := writeFastDecode(b, l, false); err != nil {
@@ -133,7 +133,7 @@ type fastDecoder struct {
 }
 
 func writeFastDecode(b *strings.Builder, l *decode.Layout, quick bool) error {
-	d := &fastDecoder{b: b, l: l, be: l.Era == decode.Legacy, quick: quick, at: offset{k: 4}, pieceVars: [3]int{-1, -1, -1}}
+	d := &fastDecoder{b: b, l: l, be: l.First() == decode.Legacy, quick: quick, at: offset{k: 4}, pieceVars: [3]int{-1, -1, -1}}
 	if seq, count, start, ok := l.PieceFields(); ok {
 		d.pieceVars = [3]int{seq, count, start}
 	}
@@ -242,7 +242,7 @@ func (d *fastDecoder) field(i int) error {
 	case decode.Data:
 		j := d.l.Field(f.SizeOf)
 		if j < 0 || j >= i {
-			return fmt.Errorf("%s %s.%s: size field %s does not precede it", d.l.Era, d.l.Name, f.Name, f.SizeOf)
+			return fmt.Errorf("%s %s.%s: size field %s does not precede it", d.l.First(), d.l.Name, f.Name, f.SizeOf)
 		}
 		fmt.Fprintf(d.b, "\tlocal %s = v%d\n\tif %s < 0 or %s > len - %s then\n\t\treturn nil\n\tend\n", v, j+1, v, v, parens(at))
 		d.setPos(fmt.Sprintf("%s + %s", at, v))
@@ -252,7 +252,7 @@ func (d *fastDecoder) field(i int) error {
 		d.setPos("len")
 		n = v
 	default:
-		return fmt.Errorf("%s %s.%s: no fast decoding for %s", d.l.Era, d.l.Name, f.Name, f.Type)
+		return fmt.Errorf("%s %s.%s: no fast decoding for %s", d.l.First(), d.l.Name, f.Name, f.Type)
 	}
 	if f.Type.Size() > 0 {
 		d.at = d.at.plus(f.Type.Size())

@@ -27,7 +27,7 @@ func decodeAll(b *testing.B, data []byte) int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr := session.NewTracker(decode.EraUnknown)
+	tr := session.NewTracker(decode.VersionUnknown)
 	n := 0
 	for {
 		d, err := rd.Next()

@@ -59,7 +59,7 @@ chars), path, and note when the change means something in the game.`,
 }
 
 func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
-	era, err := decode.ParseEra(o.era)
+	era, err := decode.ParseVersion(o.era)
 	if err != nil {
 		return usageError{err}
 	}

@@ -54,7 +54,7 @@ cannot be read 2.`,
 			if err != nil {
 				return err
 			}
-			era, err := decode.ParseEra(eraFlag)
+			era, err := decode.ParseVersion(eraFlag)
 			if err != nil {
 				return usageError{err}
 			}

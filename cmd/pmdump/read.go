@@ -104,8 +104,8 @@ func (o *readOpts) addDisplayFlags(f *pflag.FlagSet, filterHelp string) {
 
 // parse checks the display flags read and live share and returns the era
 // and the compiled filter (nil without -Y).
-func (o *readOpts) parse() (decode.Era, *filter.Filter, error) {
-	era, err := decode.ParseEra(o.era)
+func (o *readOpts) parse() (decode.Version, *filter.Filter, error) {
+	era, err := decode.ParseVersion(o.era)
 	if err != nil {
 		return era, nil, usageError{err}
 	}
@@ -229,7 +229,7 @@ func (pp *packetPrinter) handle(pe engine.PacketEvent) {
 // capture file (or standard output for "-") as they were captured: their
 // link layer, addresses, time stamps and interfaces (a pcapng keeps each
 // interface; a pcap holds one link type, that of the first packet).
-func writeMatching(cmd *cobra.Command, args []string, era decode.Era, flt *filter.Filter, o *readOpts) error {
+func writeMatching(cmd *cobra.Command, args []string, era decode.Version, flt *filter.Filter, o *readOpts) error {
 	var dst io.Writer = cmd.OutOrStdout() // -w -: standard output, as tcpdump
 	var f *os.File
 	if o.write != "-" {
@@ -358,7 +358,7 @@ func appendJSON(b []byte, r *session.Record, withRaw bool) []byte {
 	o.addr("dst", r.Dst)
 	o.name("dir", r.Dir.String())
 	o.str("type", string(r.Packet.Name[:]))
-	o.name("era", r.Era.String())
+	o.name("era", r.Version.String())
 	if r.Client.IsValid() {
 		o.addr("client", r.Client)
 	}

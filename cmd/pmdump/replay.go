@@ -93,7 +93,7 @@ func runReplay(cmd *cobra.Command, args []string, o *replayOpts) error {
 	if o.to == "" {
 		return usagef("--to HOST:PORT is required")
 	}
-	era, err := decode.ParseEra(o.era)
+	era, err := decode.ParseVersion(o.era)
 	if err != nil {
 		return usageError{err}
 	}

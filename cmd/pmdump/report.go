@@ -37,7 +37,7 @@ Captures longer than 10 minutes are thinned (the README says how).`,
 			if out == "" {
 				return usagef("-o FILE is required (- for standard output)")
 			}
-			era, err := decode.ParseEra(eraFlag)
+			era, err := decode.ParseVersion(eraFlag)
 			if err != nil {
 				return usageError{err}
 			}

@@ -75,7 +75,7 @@ after 100 frames), and a handshake not followed by a join is closed after 5 s
 }
 
 func runServe(cmd *cobra.Command, args []string, o *serveOpts) error {
-	era, err := decode.ParseEra(o.era)
+	era, err := decode.ParseVersion(o.era)
 	if err != nil {
 		return usageError{err}
 	}

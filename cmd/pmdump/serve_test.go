@@ -57,7 +57,7 @@ func sentTruth(t *testing.T, file string, player int) map[[2]int]string {
 }
 
 // joinServe joins a pmdump serve that may still be starting.
-func joinServe(t *testing.T, ctx context.Context, addr string, era decode.Era) *gameclient.Client {
+func joinServe(t *testing.T, ctx context.Context, addr string, era decode.Version) *gameclient.Client {
 	t.Helper()
 	for {
 		c, err := gameclient.Join(ctx, addr, gameclient.Options{Era: era, Color: 5, Hostname: "test"})
@@ -74,7 +74,7 @@ func TestServeCommand(t *testing.T) {
 	tests := []struct {
 		name   string
 		args   []string
-		era    decode.Era
+		era    decode.Version
 		truth  string
 		player int
 		from   [2]int // first state expected (level sequence, frame), 0 0 for the first

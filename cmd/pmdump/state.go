@@ -94,7 +94,7 @@ exists in more than one level sequence is an error that lists them.`,
 }
 
 func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
-	era, err := decode.ParseEra(o.era)
+	era, err := decode.ParseVersion(o.era)
 	if err != nil {
 		return usageError{err}
 	}
@@ -261,7 +261,7 @@ func describePick(p engine.PickedState, state []byte) string {
 // timeline. When the selector names one conversation and slsn one level
 // sequence, it stops once that level has moved past frame (engine.PastPick):
 // nothing later changes which state the client held then.
-func indexStates(cmd *cobra.Command, args []string, era decode.Era, sel engine.Selector, slsn, frame int) (*engine.Engine, error) {
+func indexStates(cmd *cobra.Command, args []string, era decode.Version, sel engine.Selector, slsn, frame int) (*engine.Engine, error) {
 	// The index of a long capture is large: ask the garbage collector to
 	// keep the heap near what is live rather than let it double.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(timelineMemory))

@@ -116,7 +116,7 @@ func loadSchema(path string) (*schema.Schema, error) {
 }
 
 func runStates(cmd *cobra.Command, args []string, o *statesOpts) error {
-	era, err := decode.ParseEra(o.era)
+	era, err := decode.ParseVersion(o.era)
 	if err != nil {
 		return usageError{err}
 	}

@@ -73,7 +73,7 @@ was seen and the kernel's received and dropped counts.`,
 			if err != nil {
 				return err
 			}
-			era, err := decode.ParseEra(eraFlag)
+			era, err := decode.ParseVersion(eraFlag)
 			if err != nil {
 				return usageError{err}
 			}

@@ -87,8 +87,8 @@ func (o *synthOpts) config() (synth.Config, error) {
 	if o.output == "" {
 		return cfg, usagef("-o FILE is required")
 	}
-	era, err := decode.ParseEra(o.era)
-	if err != nil || era == decode.EraUnknown {
+	era, err := decode.ParseVersion(o.era)
+	if err != nil || era == decode.VersionUnknown {
 		return cfg, usagef("--era must be legacy or modern, not %q", o.era)
 	}
 	switch {

@@ -36,7 +36,7 @@ func (c *collect) WriteDatagram(ts time.Time, src, dst netip.AddrPort, p []byte)
 // is rebuilt.
 func TestSyntheticLossReorderDuplicate(t *testing.T) {
 	t.Parallel()
-	for _, era := range []decode.Era{decode.Legacy, decode.Modern} {
+	for _, era := range []decode.Version{decode.Legacy, decode.Modern} {
 		t.Run(era.String(), func(t *testing.T) {
 			cfg := synth.Config{Era: era, Players: 3, Duration: 8 * time.Second, Loss: 0.05, Seed: 42}
 			if era == decode.Legacy {

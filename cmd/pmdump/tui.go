@@ -78,7 +78,7 @@ a change leads to, players leaving or dropped) come when it ends.`,
 }
 
 func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
-	era, err := decode.ParseEra(o.era)
+	era, err := decode.ParseVersion(o.era)
 	if err != nil {
 		return usageError{err}
 	}

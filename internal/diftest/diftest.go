@@ -67,9 +67,9 @@ func Realistic(seed uint64) []byte {
 
 // Stdf returns the stdf datagrams of the compressed dif z, in order, with
 // the era's header.
-func Stdf(era decode.Era, slsn uint8, src, dst int32, z []byte) [][]byte {
+func Stdf(era decode.Version, slsn uint8, src, dst int32, z []byte) [][]byte {
 	var out [][]byte
-	err := statedif.EachPiece(decode.MustNew(era, "stdf"), statedif.Dif{SLSN: slsn, Src: src, Dst: dst}, z, func(_ int, p *decode.Packet) error {
+	err := statedif.EachPiece(decode.MustNewKind(era, decode.KindDifPiece), statedif.Dif{SLSN: int32(slsn), Src: src, Dst: dst}, z, func(_ int, p *decode.Packet) error {
 		out = append(out, decode.Encode(nil, p))
 		return nil
 	})

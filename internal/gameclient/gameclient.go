@@ -34,7 +34,7 @@ const maxState = 4 << 20
 
 // Options configure a client.
 type Options struct {
-	Era      decode.Era // the protocol era to speak (Legacy or Modern)
+	Era      decode.Version // the protocol era to speak (Legacy or Modern)
 	Color    int        // requested color
 	Hostname string
 	// Local, when valid, is the endpoint the client binds (a real client
@@ -78,7 +78,7 @@ type partial struct {
 // Client is one connected game client.
 type Client struct {
 	conn   *net.UDPConn
-	era    decode.Era
+	era    decode.Version
 	server netip.AddrPort // the server's socket for this client
 
 	Player    int   // player number given by the server

@@ -358,7 +358,7 @@ func (g *Game) sendState(c *client) error {
 	}
 	h := c.bases.Add(dst)
 	*h = append((*h)[:0], st...)
-	return statedif.EachPiece(packet("stdf"), statedif.Dif{SLSN: g.slsn, Src: src, Dst: dst}, z, func(_ int, p *decode.Packet) error {
+	return statedif.EachPiece(packet("stdf"), statedif.Dif{SLSN: int32(g.slsn), Src: src, Dst: dst}, z, func(_ int, p *decode.Packet) error {
 		g.send(c.addr, encode(p))
 		return nil
 	})
@@ -371,10 +371,10 @@ func (g *Game) sendInfo(c *client, frame int32) error {
 	if err != nil {
 		return err
 	}
-	n := decode.Pieces(len(z))
+	n := decode.Modern.Pieces(len(z))
 	p := packet("snfo").Set("frame", int64(frame)).Set("count", int64(n))
 	for seq := range n {
-		p.Set("seq", int64(seq)).Set("start", int64(seq*decode.PieceSize)).SetBytes("data", decode.Piece(z, seq))
+		p.Set("seq", int64(seq)).Set("start", int64(seq*decode.Modern.PieceSize())).SetBytes("data", decode.Modern.Piece(z, seq))
 		g.send(c.addr, encode(p))
 	}
 	return nil
@@ -400,10 +400,10 @@ func (g *Game) sendFile() {
 		}
 		g.nextID++
 		t := &transfer{id: g.nextID}
-		n := decode.Pieces(len(z))
+		n := decode.Modern.Pieces(len(z))
 		p := packet("sfil").Set("id", int64(t.id)).Set("count", int64(n)).Set("file_size", int64(body.Len()))
 		for seq := range n {
-			p.Set("seq", int64(seq)).Set("start", int64(seq*decode.PieceSize)).SetBytes("data", decode.Piece(z, seq))
+			p.Set("seq", int64(seq)).Set("start", int64(seq*decode.Modern.PieceSize())).SetBytes("data", decode.Modern.Piece(z, seq))
 			t.pieces = append(t.pieces, encode(p))
 		}
 		c.files = append(c.files, t)

@@ -27,7 +27,7 @@ func Messages(path string) ([]*reassemble.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	tr := session.NewTracker(decode.EraUnknown)
+	tr := session.NewTracker(decode.VersionUnknown)
 	var msgs []*reassemble.Message
 	a := reassemble.New(reassemble.DefaultLimits, func(m *reassemble.Message) { msgs = append(msgs, m) })
 	for {

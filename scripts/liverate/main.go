@@ -138,7 +138,7 @@ func sniff(d time.Duration, decodeToo bool) error {
 	}
 	time.AfterFunc(d, func() { live.Close() })
 	r := source.NewFrameReader(live, "lo")
-	tr := session.NewTracker(decode.EraUnknown)
+	tr := session.NewTracker(decode.VersionUnknown)
 	start, cpu0 := time.Now(), cpu()
 	var n, game int
 	var heap1, heapMax uint64

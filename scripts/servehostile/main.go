@@ -27,7 +27,7 @@ import (
 )
 
 var (
-	era    decode.Era
+	era    decode.Version
 	listen netip.AddrPort
 	pid    int
 )
@@ -42,7 +42,7 @@ func main() {
 	cycles := flag.Int("cycles", 100, "join/leave cycles")
 	flag.Parse()
 	var err error
-	if era, err = decode.ParseEra(*eraName); err != nil || flag.NArg() != 1 {
+	if era, err = decode.ParseVersion(*eraName); err != nil || flag.NArg() != 1 {
 		fail("usage: servehostile [-test T] [-era E] [-pid PID] HOST:PORT")
 	}
 	if listen, err = netip.ParseAddrPort(flag.Arg(0)); err != nil {

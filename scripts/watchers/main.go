@@ -23,7 +23,7 @@ func main() {
 	d := flag.Duration("for", 20*time.Second, "how long to watch")
 	eraName := flag.String("era", "modern", "protocol era of the server")
 	flag.Parse()
-	era, err := decode.ParseEra(*eraName)
+	era, err := decode.ParseVersion(*eraName)
 	if err != nil || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: watchers [-n N] [-for D] [-era E] HOST:PORT")
 		os.Exit(1)
