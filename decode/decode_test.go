@@ -21,9 +21,9 @@ import (
 // with a fraction, a hostname, a data piece and three group entries.
 func fill(t testing.TB, l *decode.Layout) *decode.Packet {
 	t.Helper()
-	p, err := decode.New(l.Era, l.Name)
+	p, err := decode.New(l.First(), l.Name)
 	if err != nil {
-		t.Fatalf("New(%s, %q): %v", l.Era, l.Name, err)
+		t.Fatalf("New(%s, %q): %v", l.First(), l.Name, err)
 	}
 	for i, f := range l.Fields {
 		switch f.Type {
@@ -41,6 +41,8 @@ func fill(t testing.TB, l *decode.Layout) *decode.Packet {
 			p.SetFloat(f.Name, -1234.5678+float64(i))
 		case decode.Str16:
 			p.SetBytes(f.Name, []byte(fmt.Sprintf("host-%d", i)))
+		case decode.StrN:
+			p.SetBytes(f.Name, []byte(fmt.Sprintf("text \"%d\" with\x00a NUL", i)))
 		case decode.Data:
 			data := make([]byte, 37)
 			for k := range data {
@@ -95,6 +97,8 @@ func wantLen(p *decode.Packet) int {
 		switch f.Type {
 		case decode.Data, decode.Rest:
 			n += len(p.Values[i].Bytes)
+		case decode.StrN:
+			n += 5 + len(p.Values[i].Bytes)
 		case decode.Group:
 			per, _ := groupEntrySize(p.Layout)
 			n += per * len(p.Entries) / len(f.Sub)
@@ -116,7 +120,7 @@ func samePacket(t *testing.T, want, got *decode.Packet) {
 	t.Helper()
 	l := want.Layout
 	if got.Layout != l {
-		t.Fatalf("layout: got %v, want %s %s", got.Layout, l.Era, l.Name)
+		t.Fatalf("layout: got %v, want %s %s", got.Layout, l.First(), l.Name)
 	}
 	if len(got.Values) != len(want.Values) {
 		t.Fatalf("%d values decoded, want %d", len(got.Values), len(want.Values))
@@ -135,7 +139,7 @@ func samePacket(t *testing.T, want, got *decode.Packet) {
 			if !bytes.Equal(str16(w.Bytes), g.Bytes) {
 				t.Errorf("%s: got %q, want %q", f.Name, g.Bytes, str16(w.Bytes))
 			}
-		case decode.Data, decode.Rest:
+		case decode.Data, decode.Rest, decode.StrN:
 			if !bytes.Equal(w.Bytes, g.Bytes) {
 				t.Errorf("%s: got % x, want % x", f.Name, g.Bytes, w.Bytes)
 			}
@@ -156,8 +160,8 @@ func samePacket(t *testing.T, want, got *decode.Packet) {
 }
 
 func TestEveryEraHasLayouts(t *testing.T) {
-	for _, era := range decode.Eras {
-		if n := len(decode.Layouts(era)); n < 10 {
+	for _, era := range decode.Versions() {
+		if n := len(era.Layouts()); n < 10 {
 			t.Errorf("%s era has only %d layouts", era, n)
 		}
 	}
@@ -166,8 +170,8 @@ func TestEveryEraHasLayouts(t *testing.T) {
 // TestRoundTrip encodes every layout of both eras with every field set and
 // decodes it again.
 func TestRoundTrip(t *testing.T) {
-	for _, era := range decode.Eras {
-		for _, l := range decode.Layouts(era) {
+	for _, era := range decode.Versions() {
+		for _, l := range era.Layouts() {
 			t.Run(era.String()+"/"+l.Name, func(t *testing.T) {
 				want := fill(t, l)
 				b := decode.Encode(nil, want)
@@ -187,8 +191,8 @@ func TestRoundTrip(t *testing.T) {
 				if err := decode.Decode(&got, b, era); err != nil {
 					t.Fatalf("Decode: %v", err)
 				}
-				if got.Err != nil || got.Era() != era || got.NameString() != l.Name || got.Dir() != l.Dir {
-					t.Fatalf("decoded Err %v era %s name %q dir %s", got.Err, got.Era(), got.NameString(), got.Dir())
+				if got.Err != nil || got.Version != era || got.NameString() != l.Name || got.Dir() != l.Dir {
+					t.Fatalf("decoded Err %v era %s name %q dir %s", got.Err, got.Version, got.NameString(), got.Dir())
 				}
 				if !bytes.Equal(got.Raw, b) {
 					t.Errorf("Raw is not the payload")
@@ -240,8 +244,8 @@ func TestRoundTrip(t *testing.T) {
 // TestRoundTripOptional drops the optional trailing fields.
 func TestRoundTripOptional(t *testing.T) {
 	n := 0
-	for _, era := range decode.Eras {
-		for _, l := range decode.Layouts(era) {
+	for _, era := range decode.Versions() {
+		for _, l := range era.Layouts() {
 			for i, f := range l.Fields {
 				if !f.Optional {
 					continue
@@ -272,7 +276,7 @@ func TestRoundTripOptional(t *testing.T) {
 // the captures' manifests give (name included).
 func TestLayoutLengths(t *testing.T) {
 	tests := []struct {
-		era      decode.Era
+		era      decode.Version
 		name     string
 		min, max int // max -1: variable
 		dir      decode.Dir
@@ -319,7 +323,7 @@ func TestLayoutLengths(t *testing.T) {
 	}
 	// Names of one era are not in the other.
 	for _, tt := range []struct {
-		era  decode.Era
+		era  decode.Version
 		name string
 	}{
 		{decode.Modern, "CJON"}, {decode.Modern, "SJON"}, {decode.Modern, "sdat"}, {decode.Modern, "sdak"},
@@ -336,7 +340,7 @@ func TestLayoutLengths(t *testing.T) {
 // against the offsets in the manifests.
 func TestFieldOffsets(t *testing.T) {
 	tests := []struct {
-		era    decode.Era
+		era    decode.Version
 		name   string
 		field  string
 		offset int
@@ -610,8 +614,8 @@ func TestModernQuirks(t *testing.T) {
 
 // TestMalformed: every layout cut by one byte, or one byte too long.
 func TestMalformed(t *testing.T) {
-	for _, era := range decode.Eras {
-		for _, l := range decode.Layouts(era) {
+	for _, era := range decode.Versions() {
+		for _, l := range era.Layouts() {
 			good := decode.Encode(nil, fill(t, l))
 			hasRest := false
 			for _, f := range l.Fields {
@@ -657,12 +661,12 @@ func TestMalformed(t *testing.T) {
 	if err := decode.Decode(&p, []byte("zzzz1234"), decode.Modern); !errors.Is(err, decode.ErrUnknown) || p.Layout != nil || p.NameString() != "zzzz" {
 		t.Errorf("unknown name: %v, layout %v, name %q", err, p.Layout, p.NameString())
 	}
-	if err := decode.Decode(&p, []byte("cdat\x01\x00\x00\x00\x01\x00"), decode.EraUnknown); !errors.Is(err, decode.ErrUnknown) {
+	if err := decode.Decode(&p, []byte("cdat\x01\x00\x00\x00\x01\x00"), decode.VersionUnknown); !errors.Is(err, decode.ErrUnknown) {
 		t.Errorf("cdat in no era: %v", err)
 	}
 }
 
-func stdf(era decode.Era, seq, count, size int64, data []byte) []byte {
+func stdf(era decode.Version, seq, count, size int64, data []byte) []byte {
 	p := decode.MustNew(era, "stdf").Set("src", 0).Set("dst", 200).Set("seq", seq).Set("count", count)
 	if era == decode.Modern {
 		p.Set("slsn", 1)
@@ -683,7 +687,7 @@ func TestMalformedValues(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		era  decode.Era
+		era  decode.Version
 		b    []byte
 		want error
 	}{
@@ -745,12 +749,12 @@ func TestDecodeReuse(t *testing.T) {
 }
 
 func TestParseEra(t *testing.T) {
-	for in, want := range map[string]decode.Era{"legacy": decode.Legacy, "Modern": decode.Modern, "auto": decode.EraUnknown, "": decode.EraUnknown} {
-		if got, err := decode.ParseEra(in); err != nil || got != want {
+	for in, want := range map[string]decode.Version{"legacy": decode.Legacy, "Modern": decode.Modern, "auto": decode.VersionUnknown, "": decode.VersionUnknown} {
+		if got, err := decode.ParseVersion(in); err != nil || got != want {
 			t.Errorf("ParseEra(%q) = %v, %v", in, got, err)
 		}
 	}
-	if _, err := decode.ParseEra("2019"); err == nil {
+	if _, err := decode.ParseVersion("2019"); err == nil {
 		t.Error("ParseEra(2019) succeeded")
 	}
 }
@@ -759,8 +763,8 @@ func TestParseEra(t *testing.T) {
 // any other four bytes (checked against a map of the names).
 func TestNameTable(t *testing.T) {
 	known := map[string]bool{}
-	for _, era := range decode.Eras {
-		for _, l := range decode.Layouts(era) {
+	for _, era := range decode.Versions() {
+		for _, l := range era.Layouts() {
 			known[l.Name] = true
 			if got := decode.Lookup(era, []byte(l.Name)); got != l {
 				t.Errorf("Lookup(%s, %q) = %v", era, l.Name, got)

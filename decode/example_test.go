@@ -22,7 +22,7 @@ func ExampleDecode() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(p.NameString(), p.Dir(), p.Era())
+	fmt.Println(p.NameString(), p.Dir(), p.Version)
 	fmt.Println("level", p.Int("level"), "frame", p.Int("frame"), "player", p.Int("player"))
 	f := p.Layout.Fields[p.Layout.Field("dm_damage")]
 	meant, _ := f.Meant(p.Int("dm_damage"))
@@ -63,7 +63,7 @@ func ExamplePacket_AppendSummary() {
 	var p decode.Packet
 	for _, q := range []struct {
 		pk  *decode.Packet
-		era decode.Era
+		era decode.Version
 	}{{serr, decode.Legacy}, {cdat, decode.Modern}} {
 		decode.Decode(&p, decode.Encode(nil, q.pk), q.era)
 		fmt.Printf("%s %s\n", p.NameString(), p.AppendSummary(nil))
@@ -75,7 +75,7 @@ func ExamplePacket_AppendSummary() {
 
 // A Ref resolves a field once by name; reading it is an index lookup.
 func ExampleMustRef() {
-	frame := decode.MustRef(decode.EraUnknown, "frame", "cdat") // in both eras
+	frame := decode.MustRef("frame", "cdat") // in both eras
 	payload := decode.Encode(nil, decode.MustNew(decode.Legacy, "cdat").Set("player", 2).Set("frame", 1319))
 	var p decode.Packet
 	decode.Decode(&p, payload, decode.Legacy)

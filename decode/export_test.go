@@ -4,7 +4,7 @@ import "testing"
 
 func TestPieceFields(t *testing.T) {
 	tests := []struct {
-		era               Era
+		era               Version
 		name              string
 		seq, count, start int
 		ok                bool

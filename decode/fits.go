@@ -97,7 +97,10 @@ func Plausible(payload []byte, s VersionSet, scratch *Packet) VersionSet {
 	}
 	fb, okb := frame(be)
 	fl, okl := frame(le)
-	if okb && okl && fb < fl {
+	switch {
+	case !okb || !okl:
+		return s
+	case fb < fl:
 		return be
 	}
 	return le

@@ -18,7 +18,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("stdf\x00\x00\x00\x00\x00\x00\x00\xc8\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var p decode.Packet
-		for _, era := range decode.Eras {
+		for _, era := range decode.Versions() {
 			err := decode.Decode(&p, data, era)
 			if err != p.Err {
 				t.Fatalf("%s: returned %v, p.Err %v", era, err, p.Err)
@@ -34,7 +34,7 @@ func FuzzDecode(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			if p.Layout == nil || p.Era() != era || !bytes.Equal(p.Raw, data) {
+			if p.Layout == nil || p.Version != era || !bytes.Equal(p.Raw, data) {
 				t.Fatalf("%s: clean decode with layout %v, raw % x", era, p.Layout, p.Raw)
 			}
 			if got := decode.Encode(nil, &p); !bytes.Equal(got, data) {

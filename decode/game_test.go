@@ -21,22 +21,22 @@ func TestPieces(t *testing.T) {
 		for i := range z {
 			z[i] = byte(i * 7)
 		}
-		if got := decode.Pieces(tt.n); got != tt.pieces {
+		if got := decode.Modern.Pieces(tt.n); got != tt.pieces {
 			t.Errorf("Pieces(%d) = %d, want %d", tt.n, got, tt.pieces)
 			continue
 		}
 		var all []byte
 		for i := range tt.pieces {
-			p := decode.Piece(z, i)
-			if len(p) > decode.PieceSize {
+			p := decode.Modern.Piece(z, i)
+			if len(p) > decode.Modern.PieceSize() {
 				t.Errorf("%d bytes: piece %d of %d bytes", tt.n, i, len(p))
 			}
 			all = append(all, p...)
 		}
-		if !bytes.Equal(all, z) || len(decode.Piece(z, tt.pieces-1)) != tt.last {
+		if !bytes.Equal(all, z) || len(decode.Modern.Piece(z, tt.pieces-1)) != tt.last {
 			t.Errorf("%d bytes: pieces do not add up or last piece is not %d bytes", tt.n, tt.last)
 		}
-		if p := decode.Piece(z, tt.pieces+3); len(p) != 0 {
+		if p := decode.Modern.Piece(z, tt.pieces+3); len(p) != 0 {
 			t.Errorf("%d bytes: a piece past the end holds %d bytes", tt.n, len(p))
 		}
 	}

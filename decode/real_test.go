@@ -46,7 +46,7 @@ func readCapture(t *testing.T, rel string) []realDatagram {
 
 // decodeAll decodes every datagram in the era, failing on any error, and
 // counts them by name.
-func decodeAll(t *testing.T, ds []realDatagram, era decode.Era) map[string]int {
+func decodeAll(t *testing.T, ds []realDatagram, era decode.Version) map[string]int {
 	t.Helper()
 	counts := map[string]int{}
 	var p decode.Packet
@@ -333,4 +333,78 @@ func TestRealModernMultiStak(t *testing.T) {
 		return
 	}
 	t.Error("no stak")
+}
+
+// TestRealNewerVersions decodes every datagram of the real captures of the
+// versions after Feb 2024 in their version, with the per-name counts of
+// their MANIFESTs, and checks that the bytes alone point to that version's
+// family: what every datagram fits (the state size tells the siblings
+// apart, in session and the engine).
+func TestRealNewerVersions(t *testing.T) {
+	for _, tt := range []struct {
+		file    string
+		version string
+		family  string // what all the datagrams together fit
+		counts  map[string]int
+	}{
+		{"aug-2024/basic/capture.pcap", "2024-06", "2024-06", map[string]int{"cdat": 355, "cjon": 1, "clog": 5136, "pang": 41,
+			"ping": 41, "pong": 41, "sjon": 1, "stak": 379, "stdf": 2477}},
+		{"aug-2024/multi/capture.pcap", "2024-06", "2024-06", map[string]int{"cdat": 634, "cjon": 3, "clog": 13076, "crfl": 3,
+			"pang": 206, "ping": 207, "pong": 207, "sfak": 3, "sfil": 4, "sjon": 3, "srrf": 3, "stak": 663, "stdf": 7438}},
+		{"jan-2026/basic/capture.pcap", "2026-01", "2026-01, 2026-01b, 2026-07", map[string]int{"cdat": 639, "cjon": 1,
+			"pang": 56, "ping": 56, "pong": 56, "sjon": 1, "stak": 674, "stdf": 2516}},
+		{"head-2026-08/basic/capture.pcap", "2026-07", "2026-01, 2026-01b, 2026-07", map[string]int{"cdat": 607, "cjon": 1,
+			"pang": 67, "ping": 67, "pong": 67, "sjon": 1, "stak": 521, "stdf": 4356}},
+		{"head-2026-08/multi/capture.pcap", "2026-07", "2026-01, 2026-01b, 2026-07", map[string]int{"cdat": 1173, "cjon": 3,
+			"crfl": 2, "pang": 236, "ping": 236, "pong": 236, "sfak": 2, "sfil": 35, "sjon": 3, "srrf": 2, "stak": 1791, "stdf": 11273}},
+		{"head-2026-08/lossy_joinfail/capture.pcap", "2026-07", "2026-01, 2026-01b, 2026-07", map[string]int{"cdat": 752,
+			"cjon": 3, "pang": 64, "ping": 74, "pong": 69, "sjon": 1, "stak": 791, "stdf": 5763}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			ds := readCapture(t, tt.file)
+			v := decode.MustParseVersion(tt.version)
+			sameCounts(t, decodeAll(t, ds, v), tt.counts)
+			all := decode.All()
+			var scratch decode.Packet
+			for _, d := range ds {
+				f := decode.Fits(d.payload, &scratch)
+				if !f.Clean.Has(v) {
+					t.Fatalf("frame %d: fits %s, not %s", d.n, f.Clean, v)
+				}
+				all &= f.Clean
+			}
+			if all.String() != tt.family {
+				t.Errorf("the datagrams together fit %s, want %s", all, tt.family)
+			}
+			// Every server datagram comes from the one server socket.
+			for _, d := range ds {
+				if decode.DirOf(d.payload) == decode.S2C && d.src != decode.ListenPort {
+					t.Fatalf("frame %d: server datagram from port %d", d.n, d.src)
+				}
+			}
+		})
+	}
+}
+
+// TestRealOlderFitTheirVersions: the legacy and modern captures fit their
+// own versions, and the modern ones what shares modern's packets.
+func TestRealOlderFitTheirVersions(t *testing.T) {
+	for _, tt := range []struct{ file, family string }{
+		{"legacy/basic/capture.pcap", "legacy"},
+		{"legacy/lossy/capture.pcap", "legacy"},
+		{"modern/basic/basic.pcap", "modern, 2024-02b"},
+		{"modern/multi/multi.pcap", "modern, 2024-02b"},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			all := decode.All()
+			var scratch decode.Packet
+			for _, d := range readCapture(t, tt.file) {
+				f := decode.Fits(d.payload, &scratch)
+				all &= decode.Plausible(d.payload, f.Clean, &scratch)
+			}
+			if all.String() != tt.family {
+				t.Errorf("the datagrams together fit %s, want %s", all, tt.family)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package decode_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -9,36 +10,35 @@ import (
 
 func TestRefResolves(t *testing.T) {
 	cases := []struct {
-		era     decode.Era
 		field   string
 		packets []string
 		layouts int    // layouts resolved
 		err     string // substring of the error, "" for none
 	}{
-		{decode.EraUnknown, "frame", []string{"cdat"}, 2, ""},
-		{decode.EraUnknown, "player", []string{"SJON", "sjon"}, 2, ""},
-		{decode.EraUnknown, "src", []string{"stdf"}, 2, ""},
-		{decode.Modern, "slsn", []string{"stdf", "sjon"}, 2, ""},
-		{decode.EraUnknown, "slsn", []string{"stdf"}, 0, `legacy stdf has no field "slsn"`},
-		{decode.Legacy, "ack_frame", []string{"stak"}, 0, `legacy stak has no field "ack_frame"`},
-		{decode.Legacy, "level", []string{"sjon"}, 0, `no packet "sjon" in the legacy era`},
-		{decode.EraUnknown, "frame", []string{"cdta"}, 0, `no packet "cdta" in any era`},
-		{decode.EraUnknown, "frame", nil, 0, "names no packet"},
+		{"frame", []string{"cdat"}, 3, ""},            // legacy, u8 (modern…2024-05b), int32 (2024-06 on)
+		{"player", []string{"SJON", "sjon"}, 3, ""},   // SJON, sjon u8, sjon int32
+		{"src", []string{"stdf"}, 4, ""},              // legacy, modern, 2024-05b, 2024-06
+		{"slsn", []string{"stdf", "sjon"}, 5, ""},     // the legacy stdf has none
+		{"ack_frame", []string{"stak"}, 2, ""},        // the legacy stak names it frame
+		{"hostname", []string{"CJON", "cjon"}, 4, ""}, // Str16 three times, text of a length from 2026
+		{"nosuch", []string{"stdf"}, 0, `no layout of packet "stdf" has field "nosuch"`},
+		{"frame", []string{"cdta"}, 0, `no version has packet "cdta"`},
+		{"frame", nil, 0, "names no packet"},
 	}
 	for _, c := range cases {
-		r, err := decode.NewRef(c.era, c.field, c.packets...)
+		r, err := decode.NewRef(c.field, c.packets...)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("NewRef(%s, %q, %q): error %v, want one with %q", c.era, c.field, c.packets, err, c.err)
+				t.Errorf("NewRef(%q, %q): error %v, want one with %q", c.field, c.packets, err, c.err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Errorf("NewRef(%s, %q, %q): %v", c.era, c.field, c.packets, err)
+			t.Errorf("NewRef(%q, %q): %v", c.field, c.packets, err)
 			continue
 		}
 		if len(r.Layouts()) != c.layouts || r.Name() != c.field {
-			t.Errorf("NewRef(%s, %q, %q): %d layouts, name %q", c.era, c.field, c.packets, len(r.Layouts()), r.Name())
+			t.Errorf("NewRef(%q, %q): %d layouts, name %q", c.field, c.packets, len(r.Layouts()), r.Name())
 		}
 	}
 	defer func() {
@@ -46,7 +46,26 @@ func TestRefResolves(t *testing.T) {
 			t.Error("MustRef of a missing field did not panic")
 		}
 	}()
-	decode.MustRef(decode.Legacy, "slsn", "stdf")
+	decode.MustRef("nosuch", "stdf")
+}
+
+// TestKindRefs checks the refs by kind: every layout of the kind that has
+// the field, and an error when none has.
+func TestKindRefs(t *testing.T) {
+	r := decode.MustKindRoleRef(decode.KindDifPiece, decode.RoleLevel)
+	if n := len(r.Layouts()); n != 1 || r.Name() != "level" {
+		t.Errorf("the level of a dif piece: %d layouts, name %q", n, r.Name())
+	}
+	r = decode.MustKindRoleRef(decode.KindDifAck, decode.RoleLevelSeq)
+	if n := len(r.Layouts()); n != 1 || r.Layouts()[0].Versions().Has(decode.Modern) {
+		t.Errorf("the level sequence of an ack: %d layouts, the first of %s", n, r.Layouts()[0].Versions())
+	}
+	if _, err := decode.NewKindRef(decode.KindProbe, "nosuch"); err == nil || !strings.Contains(err.Error(), "a probe packet") {
+		t.Errorf("a probe's missing field: error %v", err)
+	}
+	if _, err := decode.NewKindRoleRef(decode.KindFileAck, decode.RoleLevel); err == nil {
+		t.Error("a file ack has no level, but the ref resolved")
+	}
 }
 
 // TestRefReadsDecodedAndRaw checks, for every integer field of every
@@ -54,8 +73,8 @@ func TestRefResolves(t *testing.T) {
 // decoded packet and straight from the payload (Peek, at the offset the
 // layout implies).
 func TestRefReadsDecodedAndRaw(t *testing.T) {
-	for _, era := range decode.Eras {
-		for _, l := range decode.Layouts(era) {
+	for _, era := range decode.Versions() {
+		for _, l := range era.Layouts() {
 			p := fill(t, l)
 			payload := decode.Encode(nil, p)
 			var pk decode.Packet
@@ -64,7 +83,7 @@ func TestRefReadsDecodedAndRaw(t *testing.T) {
 			}
 			fixed := true
 			for i, f := range l.Fields {
-				r := decode.MustRef(era, f.Name, l.Name)
+				r := decode.MustRef(f.Name, l.Name)
 				v, ok := r.Value(&pk)
 				if !ok {
 					t.Errorf("%s %s.%s: not read", era, l.Name, f.Name)
@@ -100,7 +119,7 @@ func TestRefReadsDecodedAndRaw(t *testing.T) {
 }
 
 func TestRefOtherLayout(t *testing.T) {
-	r := decode.MustRef(decode.EraUnknown, "frame", "cdat")
+	r := decode.MustRef("frame", "cdat")
 	p := decode.MustNew(decode.Legacy, "stak").Set("frame", 77)
 	if v, ok := r.Int(p); ok {
 		t.Errorf("cdat frame read from a stak: %d", v)
@@ -119,7 +138,7 @@ func TestRefOtherLayout(t *testing.T) {
 	if _, ok := r.Int(&short); ok {
 		t.Error("frame read from a cut cdat")
 	}
-	if n, ok := decode.MustRef(decode.EraUnknown, "player", "cdat").Int(&short); !ok || n != 1 {
+	if n, ok := decode.MustRef("player", "cdat").Int(&short); !ok || n != 1 {
 		t.Errorf("player of a cut cdat: %d %v", n, ok)
 	}
 }
@@ -133,7 +152,7 @@ func TestIntOfMissingFieldPanicsInTests(t *testing.T) {
 		t.Fatalf("absent optional field: %d", got)
 	}
 	defer func() {
-		if r := recover(); r == nil || !strings.Contains(r.(string), `legacy stak has no field "ack_frame"`) {
+		if r := recover(); r == nil || !strings.Contains(r.(string), `stak has no field "ack_frame"`) {
 			t.Errorf("recovered %v", r)
 		}
 	}()
@@ -143,16 +162,25 @@ func TestIntOfMissingFieldPanicsInTests(t *testing.T) {
 // TestProtocolConstants ties the constants to the layout table and to the
 // wire facts they stand for.
 func TestProtocolConstants(t *testing.T) {
-	for _, era := range decode.Eras {
+	for _, era := range decode.Versions() {
 		l := decode.Lookup(era, []byte("stdf"))
 		if l == nil {
 			t.Fatalf("%s: no stdf", era)
 		}
-		if typ := l.Fields[l.Field("count")].Type; typ != decode.U8 || decode.MaxPieces != 255 {
+		// A count of a byte holds MaxPieces; an int32 count is held to it
+		// by Decode.
+		switch typ := l.Fields[l.Field("count")].Type; {
+		case typ == decode.U8 && decode.MaxPieces != 255:
 			t.Errorf("%s stdf count is %s; MaxPieces %d", era, typ, decode.MaxPieces)
+		case typ == decode.I32:
+			p := decode.MustNew(era, "stdf").Set("count", decode.MaxPieces+1).Set("seq", 0)
+			var got decode.Packet
+			if err := decode.Decode(&got, decode.Encode(nil, p), era); !errors.Is(err, decode.ErrInvalid) {
+				t.Errorf("%s stdf of %d pieces: %v", era, decode.MaxPieces+1, err)
+			}
 		}
 	}
-	if decode.ListenPort != 24785 || decode.PieceSize != 1000 || decode.MaxPlayer != 7 || decode.PlayerServerFull != 99 {
+	if decode.ListenPort != 24785 || decode.Modern.PieceSize() != 1000 || decode.Newest.PieceSize() != 1400 || decode.MaxPlayer != 7 || decode.PlayerServerFull != 99 {
 		t.Error("protocol constants differ from the protocol description")
 	}
 	for n, want := range map[int][2]bool{-1: {false, false}, 0: {true, false}, 1: {true, true}, 7: {true, true}, 8: {false, false}, 99: {false, false}} {
@@ -165,7 +193,7 @@ func TestProtocolConstants(t *testing.T) {
 // Has follows the optional field: present in the 25-byte sdak, absent in
 // the 21-byte one, and never in a packet of another layout.
 func TestRefHas(t *testing.T) {
-	r := decode.MustRef(decode.Legacy, "fps_chase", "sdak")
+	r := decode.MustRef("fps_chase", "sdak")
 	for _, tt := range []struct {
 		name string
 		p    *decode.Packet
@@ -203,7 +231,7 @@ func TestRoleRef(t *testing.T) {
 		{decode.RolePieceSeq, []string{"stdf", "cdat"}, ""},
 		{decode.RoleNone, []string{"cdat"}, ""},
 	} {
-		r, err := decode.NewRoleRef(decode.EraUnknown, tt.role, tt.packets...)
+		r, err := decode.NewRoleRef(tt.role, tt.packets...)
 		if tt.name == "" {
 			if err == nil {
 				t.Errorf("role %d in %v resolved to %s", tt.role, tt.packets, r.Name())
@@ -219,7 +247,7 @@ func TestRoleRef(t *testing.T) {
 		}
 		for _, l := range r.Layouts() {
 			if l.Fields[l.Field(tt.name)].Role != tt.role {
-				t.Errorf("%s %s: %s is not the field of role %d", l.Era, l.Name, tt.name, tt.role)
+				t.Errorf("%s %s: %s is not the field of role %d", l.First(), l.Name, tt.name, tt.role)
 			}
 		}
 	}
@@ -228,7 +256,7 @@ func TestRoleRef(t *testing.T) {
 	if err := decode.Decode(&got, decode.Encode(nil, p), decode.Modern); err != nil {
 		t.Fatal(err)
 	}
-	if n, ok := decode.MustRoleRef(decode.Modern, decode.RolePieceStart, "stdf").Int(&got); !ok || n != 2000 {
+	if n, ok := decode.MustRoleRef(decode.RolePieceStart, "stdf").Int(&got); !ok || n != 2000 {
 		t.Errorf("start of a decoded stdf: %d %v", n, ok)
 	}
 }

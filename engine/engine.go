@@ -167,6 +167,7 @@ type Engine struct {
 	convCopies []*session.Conversation // front's copies of the conversations, by id
 
 	tracker  *session.Tracker
+	probes   map[int]*stateProbe // by conversation id: learning its state size
 	asm      *reassemble.Assembler
 	builder  *replay.Builder
 	timeline *replay.Timeline

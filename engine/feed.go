@@ -10,14 +10,15 @@ import (
 // The fields of the packets feed reads, resolved once by their roles (the
 // piece's data has none: it is found by name).
 var (
-	stdfSrc   = decode.MustRoleRef(decode.RoleDifBase, "stdf")
-	stdfDst   = decode.MustRoleRef(decode.RoleFrame, "stdf")
-	stdfSeq   = decode.MustRoleRef(decode.RolePieceSeq, "stdf")
-	stdfCount = decode.MustRoleRef(decode.RolePieceCount, "stdf")
-	stdfStart = decode.MustRoleRef(decode.RolePieceStart, "stdf")
-	stdfData  = decode.MustRef("data", "stdf")
-	stdfSLSN  = decode.MustRoleRef(decode.RoleLevelSeq, "stdf") // the legacy stdf has none
-	sjonSLSN  = decode.MustRoleRef(decode.RoleLevelSeq, "sjon")
+	stdfSrc   = decode.MustKindRoleRef(decode.KindDifPiece, decode.RoleDifBase)
+	stdfDst   = decode.MustKindRoleRef(decode.KindDifPiece, decode.RoleFrame)
+	stdfSeq   = decode.MustKindRoleRef(decode.KindDifPiece, decode.RolePieceSeq)
+	stdfCount = decode.MustKindRoleRef(decode.KindDifPiece, decode.RolePieceCount)
+	stdfStart = decode.MustKindRoleRef(decode.KindDifPiece, decode.RolePieceStart)
+	stdfData  = decode.MustKindRef(decode.KindDifPiece, "data")
+	stdfSLSN  = decode.MustKindRoleRef(decode.KindDifPiece, decode.RoleLevelSeq) // the legacy stdf has none
+	sjonSLSN  = decode.MustKindRoleRef(decode.KindJoinReply, decode.RoleLevelSeq)
+	stakSLSN  = decode.MustKindRoleRef(decode.KindDifAck, decode.RoleLevelSeq) // the versions of 2024-06 on
 )
 
 // lockRun is the most datagrams runSource analyses under one lock.
@@ -85,7 +86,7 @@ func (e *Engine) analyse(r *session.Record, d *source.Datagram, idx int) {
 	}
 	c := r.Conv
 	if r.Kind == session.Malformed {
-		if r.Packet.Layout != nil && r.Packet.Layout.Name == "stdf" {
+		if r.Packet.Kind() == decode.KindDifPiece {
 			e.badStdf++
 			if d.Truncated() {
 				e.truncatedPiece(r)
@@ -98,8 +99,8 @@ func (e *Engine) analyse(r *session.Record, d *source.Datagram, idx int) {
 	}
 	l := e.line(c)
 	pk := &r.Packet
-	switch pk.Layout.Name {
-	case "stdf":
+	switch pk.Layout.Kind {
+	case decode.KindDifPiece:
 		slsn := -1 // legacy: inferred when the dif ends
 		if v, ok := stdfSLSN.Int(pk); ok {
 			slsn = int(v)
@@ -120,13 +121,18 @@ func (e *Engine) analyse(r *session.Record, d *source.Datagram, idx int) {
 			Seq: int(seq), Count: int(count), Start: int(start),
 			Data: data.Bytes, Ref: ref, N: r.N, TS: r.TS,
 		})
-	case "sjon":
+		if c.StateSize == 0 {
+			e.probePiece(c, src, dst, seq, count, data.Bytes)
+		}
+	case decode.KindJoinReply:
 		v, _ := sjonSLSN.Int(pk)
 		e.setSLSN(c, l, int(v))
-	case "stak":
+	case decode.KindDifAck:
 		fr, _ := pk.Frame()
 		a := Ack{Line: l, SLSN: e.getSLSN(c, l), Frame: int32(fr), N: r.N, TS: r.TS}
-		if lv := e.levels[l]; lv != nil {
+		if v, ok := stakSLSN.Int(pk); ok {
+			a.SLSN = int(v) // the client's own level sequence
+		} else if lv := e.levels[l]; lv != nil {
 			a.SLSN = lv.Current()
 		}
 		e.onAck(a)

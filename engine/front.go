@@ -124,5 +124,7 @@ func (e *Engine) convCopy(c *session.Conversation) *session.Conversation {
 func sameConv(a, b *session.Conversation) bool {
 	return a.ID == b.ID && a.Client == b.Client && a.Session == b.Session && a.Server == b.Server &&
 		a.Listen == b.Listen && a.Version == b.Version && a.Player == b.Player && a.Hostname == b.Hostname &&
-		a.Color == b.Color && a.Level == b.Level && a.SLSN == b.SLSN
+		a.Color == b.Color && a.Level == b.Level && a.SLSN == b.SLSN && a.Versions == b.Versions &&
+		a.StateSize == b.StateSize && a.Unrecognised == b.Unrecognised && a.Name == b.Name &&
+		a.Joins == b.Joins && a.JoinReplies == b.JoinReplies
 }

@@ -76,12 +76,12 @@ func (g *game) dif(server, client netip.AddrPort, slsn int, src, dst int32, base
 	w.Write(d)
 	w.Close()
 	zb := z.Bytes()
-	count := len(zb)/decode.PieceSize + 1
+	count := len(zb)/decode.Modern.PieceSize() + 1
 	for seq := range count {
 		if keep != nil && !keep(seq) {
 			continue
 		}
-		lo, hi := min(seq*decode.PieceSize, len(zb)), min((seq+1)*decode.PieceSize, len(zb))
+		lo, hi := min(seq*decode.Modern.PieceSize(), len(zb)), min((seq+1)*decode.Modern.PieceSize(), len(zb))
 		p := g.packet("stdf").Set("src", int64(src)).Set("dst", int64(dst)).Set("seq", int64(seq)).Set("count", int64(count)).
 			Set("start", int64(lo)).SetBytes("data", zb[lo:hi])
 		if g.era == decode.Modern {

@@ -45,7 +45,7 @@ func records(b *testing.B, rel string) []session.Record {
 		c.Packet = decode.Packet{}
 		era := r.Version
 		if r.Packet.Layout != nil {
-			era = r.Packet.Layout.Era
+			era = r.Packet.Version
 		}
 		decode.Decode(&c.Packet, bytes.Clone(r.Packet.Raw), era)
 		out = append(out, c)

@@ -245,7 +245,7 @@ func (p *peer) stak(frame int32) {
 
 // maxDif bounds the stdf bytes of one state (the samples' keyframes are
 // under 8 KB).
-const maxDif = 8 * (decode.PieceSize + 23)
+var maxDif = int64(8 * (decode.Modern.PieceSize() + 23))
 
 // quickLimits are the default limits with timeouts short enough for tests.
 var quickLimits = Limits{AckTimeout: time.Second, Handshake: 300 * time.Millisecond}

@@ -231,11 +231,9 @@ func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte) (decode.V
 	switch {
 	case best == 0:
 		return t.misfit(pk, c, p, v, fit)
-	case c != nil && best.Has(c.Version):
-		v = c.Version
+	case best.Has(v): // the conversation's version, or the one last told
 	case c != nil && best&c.Versions != 0:
 		v = (best & c.Versions).Best()
-	case best.Has(v):
 	default:
 		v = best.Best()
 	}
@@ -329,7 +327,10 @@ func (c *Conversation) choose(seen decode.VersionSet) {
 	if set == 0 {
 		return
 	}
-	c.Versions, c.Version = set, set.Best()
+	c.Versions = set
+	if top > 0 {
+		c.Version = set.Best()
+	}
 }
 
 // learn updates the conversation from what the packet says about it.

@@ -143,9 +143,9 @@ func TestCompress(t *testing.T) {
 }
 
 // TestEachPiece checks the stdf pieces of difs of every size class: the
-// header of each era, pieces of at most decode.PieceSize that add up to
+// header of each era, pieces of at most decode.Modern.PieceSize() that add up to
 // the compressed dif, an empty last piece when the size is a multiple of
-// decode.PieceSize, and an error past decode.MaxPieces.
+// decode.Modern.PieceSize(), and an error past decode.MaxPieces.
 func TestEachPiece(t *testing.T) {
 	tests := []struct {
 		n, pieces, last int
@@ -166,7 +166,7 @@ func TestEachPiece(t *testing.T) {
 				if err := decode.Decode(&q, decode.Encode(nil, p), era); err != nil {
 					t.Fatalf("%v %d bytes: piece %d does not decode: %v", era, tt.n, seq, err)
 				}
-				if q.Int("seq") != int64(seq) || q.Int("count") != int64(tt.pieces) || q.Int("start") != int64(seq*decode.PieceSize) ||
+				if q.Int("seq") != int64(seq) || q.Int("count") != int64(tt.pieces) || q.Int("start") != int64(seq*decode.Modern.PieceSize()) ||
 					q.Int("src") != 1200 || q.Int("dst") != 1207 {
 					t.Fatalf("%v %d bytes: piece %d header %s", era, tt.n, seq, q.Layout.Name)
 				}

@@ -258,7 +258,7 @@ func rebuild(t *testing.T, pkts []packet, stateSize int) []rebuilt {
 		if int(p.ints["count"]) != s.count {
 			t.Fatalf("dif %+v: piece count changes from %d to %d", k, s.count, p.ints["count"])
 		}
-		if p.ints["start"] != p.ints["seq"]*decode.PieceSize || len(p.data) > decode.PieceSize {
+		if p.ints["start"] != p.ints["seq"]*int64(decode.Modern.PieceSize()) || len(p.data) > decode.Modern.PieceSize() {
 			t.Fatalf("dif %+v: piece %d starts at %d with %d bytes", k, p.ints["seq"], p.ints["start"], len(p.data))
 		}
 		s.pieces[p.ints["start"]] = p.data
@@ -268,9 +268,9 @@ func rebuild(t *testing.T, pkts []packet, stateSize int) []rebuilt {
 		s.done = true
 		var z []byte
 		for i := 0; i < s.count; i++ {
-			z = append(z, s.pieces[int64(i*decode.PieceSize)]...)
+			z = append(z, s.pieces[int64(i*decode.Modern.PieceSize())]...)
 		}
-		if decode.Pieces(len(z)) != s.count {
+		if decode.Modern.Pieces(len(z)) != s.count {
 			t.Fatalf("dif %+v: %d compressed bytes in %d pieces", k, len(z), s.count)
 		}
 		if len(z) < 2 || z[0] != 0x78 || z[1] != 0xda {

@@ -73,7 +73,7 @@ func kindOf(t decode.Type) string {
 		return "int32"
 	case decode.F64:
 		return "double"
-	case decode.Str16:
+	case decode.Str16, decode.StrN:
 		return "string"
 	case decode.Data, decode.Rest:
 		return "bytes"

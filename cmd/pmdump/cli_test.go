@@ -86,7 +86,7 @@ func modernGame() []datagram {
 		{cli, srv, enc(decode.MustNew(decode.Modern, "cdat").Set("player", 3).Set("frame", 7).Set("move", 0x21))},
 		{srv, cli, short},
 		{srv, cli, lying},
-		{cli, srv, []byte("clog\x01\x02\x03")},
+		{cli, srv, []byte("gulp\x01\x02\x03")},
 		{"10.9.9.9:53", "10.9.9.8:5353", []byte("\x12\x34\x01\x00\x00\x01 not a game packet")},
 		{cli, "10.9.9.9:9999", []byte("xxxxxxxxxxxx")},  // the client's host, other traffic
 		{"10.5.5.5:1000", "10.5.5.6:9", []byte("ping")}, // a common word, no game near
@@ -114,7 +114,7 @@ func TestReadDecodesAndReportsBadPackets(t *testing.T) {
 		{5, []string{"cdat", "move=33[left|fire]"}},
 		{6, []string{"    7 ", "stdf", "malformed", "shorter than its layout"}},
 		{7, []string{"stdf", "malformed", "size 900 but 3 bytes follow"}},
-		{8, []string{"clog", "unknown packet", "636c6f67010203"}},
+		{8, []string{"gulp", "unknown packet", "67756c70010203"}},
 	}
 	for _, c := range checks {
 		for _, w := range c.want {
@@ -164,11 +164,11 @@ func TestReadFlags(t *testing.T) {
 		{"filter field", []string{"read", "-Y", "stdf and dst == 5 and not malformed", path}, 1, "dst=5"},
 		{"filter player and dir", []string{"read", "-Y", "player == 3 and c2s", path}, 2, "cdat"},
 		{"filter frame range", []string{"read", "-Y", "frame in 6..7", path}, 2, "move="},
-		{"filter or", []string{"read", "-Y", "unknown or malformed", path}, 3, "clog"},
+		{"filter or", []string{"read", "-Y", "unknown or malformed", path}, 3, "gulp"},
 		{"filter missing field", []string{"read", "-Y", "slsn > 0", path}, 0, ""},
 		{"filter type", []string{"read", "-Y", `type == "cjon"`, path}, 1, "cjon"},
 		{"filter count field", []string{"read", "-Y", "count == 1 and len == 26 and not malformed", path}, 1, "dst=5"},
-		{"filter frame number", []string{"read", "-Y", "num >= 9", path}, 1, "clog"},
+		{"filter frame number", []string{"read", "-Y", "num >= 9", path}, 1, "gulp"},
 		{"verbose", []string{"read", "-V", "-Y", "cdat", path}, 6, "[ 9] move u8: 33[left|fire]"},
 		{"hex", []string{"read", "-x", "-Y", "cdat", path}, 2, "63 64 61 74"},
 	}
@@ -203,7 +203,7 @@ func TestExitStatus(t *testing.T) {
 		{"no args stats", []string{"stats"}, 1, "no capture to read"},
 		{"bad flag", []string{"read", "--bogus", good}, 1, "unknown flag"},
 		{"bad filter", []string{"read", "-Y", "stdf and (", good}, 1, "filter"},
-		{"bad era", []string{"read", "--era", "future", good}, 1, "unknown era"},
+		{"bad era", []string{"read", "--era", "future", good}, 1, "unknown version"},
 		{"unknown command", []string{"frobnicate"}, 1, "unknown command"},
 		{"missing file", []string{"read", "/nonexistent/x.pcap"}, 2, "no such file"},
 		{"not a capture", []string{"stats", notCapture}, 2, "not a pcap or pcapng"},
