@@ -352,7 +352,7 @@ var cjonNamed = &Layout{Name: "cjon", Kind: KindJoinRequest, Dir: C2S, Doc: "cli
 
 // Drop rules.
 var (
-	legacyDrop = DropRule{Frames: 100, After: 0, Grace: 0, Ack: KindGameMovesAck, Reason: 71}
+	legacyDrop = DropRule{Frames: 100, After: 0, Grace: 200, Ack: KindGameMovesAck, Reason: 71}
 	modernDrop = DropRule{Frames: 200, After: 300, Grace: 200, Ack: KindDifAck, Reason: 71}
 )
 
@@ -365,7 +365,7 @@ var versionTable = []*VersionInfo{
 		Changes: "the netgame of 2018 to 2022: big-endian fields written byte by byte (negatives not in two's complement); upper-case CJON/SJON; inputs reach the others as game moves (sdat/sdak/serr); one dif every 5 frames to one client at a time",
 		Tells:   "upper-case CJON or SJON, a sdat, sdak or serr, or a 22-byte stdf header read big-endian",
 		BigEndian: true, PieceSize: 1000, StateSizes: []int{106144}, StateLevelSeq: -1,
-		Sync: GameMoves, DifEvery: 5, Drop: legacyDrop, Prior: 10,
+		Sync: GameMoves, DifEvery: 5, Drop: legacyDrop, MenuValue: MenuMove, Prior: 10,
 		add: legacyLayouts,
 	},
 	{

@@ -129,6 +129,44 @@ func (v Version) StateSize(n int) bool {
 	return i != nil && slices.Contains(i.StateSizes, n)
 }
 
+// Sync is the version's sync model (0 for VersionUnknown).
+func (v Version) Sync() Sync {
+	if i := v.info(); i != nil {
+		return i.Sync
+	}
+	return 0
+}
+
+// Drop is the version's drop rule (the zero rule for VersionUnknown).
+func (v Version) Drop() DropRule {
+	if i := v.info(); i != nil {
+		return i.Drop
+	}
+	return DropRule{}
+}
+
+// InMenu reports whether a player's control value (an input's move) is
+// the game's menu (ESC) in this version.
+func (v Version) InMenu(move int64) bool {
+	i := v.info()
+	if i == nil {
+		return false
+	}
+	if i.MenuValue != 0 {
+		return move == i.MenuValue
+	}
+	if l := v.Kind(KindInput); l != nil {
+		for _, f := range l.Fields {
+			for b, name := range f.Bits {
+				if name == "menu" {
+					return move&(1<<b) != 0
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Siblings returns the versions whose packets are the same as v's (the
 // same layout for every name): only the state size, or nothing on the
 // wire, tells them apart.
@@ -189,6 +227,10 @@ type VersionInfo struct {
 	// name, the file, then whatever the server's buffer held), -1 either
 	// (the version changed it within its builds).
 	FileBlob int
+	// MenuValue is the control value of a player in the game's menu, when
+	// the version sends one value for it (legacy: 127); 0 when the menu is
+	// the "menu" bit of the controls.
+	MenuValue int64
 	// Prior breaks ties between versions the evidence cannot tell apart:
 	// the higher one is chosen (the ones users meet most).
 	Prior int

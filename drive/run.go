@@ -105,7 +105,7 @@ const (
 )
 
 // pingEvery is how many frames apart a client pings the server.
-const pingEvery = 40
+const pingEvery = decode.PingEvery
 
 // Differ is a state that differs from the recorded one.
 type Differ struct {

@@ -418,3 +418,16 @@ func (e *Engine) Conversations() []session.Conversation {
 	}
 	return out
 }
+
+// Schema returns the layout of a state of size bytes of line l: the
+// user's schema (Config.Schema) when it is of that size, else the built-in
+// one of that size for the line's version (two versions have states of
+// 112480 bytes), else one raw region. Every front end names a state's
+// bytes through it.
+func (e *Engine) Schema(l reassemble.Chain, size int) *schema.Schema {
+	name := ""
+	if c := e.conversation(l.Conv); c != nil && c.Version.Known() {
+		name = c.Version.String()
+	}
+	return schema.ForVersion(name, size, e.cfg.Schema)
+}

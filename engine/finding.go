@@ -3,6 +3,8 @@ package engine
 import (
 	"net/netip"
 	"time"
+
+	"github.com/pmdump/pmdump/decode"
 )
 
 // The kinds of Finding (Finding.Kind); the README describes each, its
@@ -38,7 +40,7 @@ const (
 // and answers every sdat.
 const (
 	// GameFPS is the game's frame rate.
-	GameFPS = 40
+	GameFPS = decode.FrameRate
 	// SilentAfter is the silence (40 frames) after which a client (or the
 	// server) that sends nothing while the other side keeps sending is
 	// reported: a playing client sends a stak or an sdak several times a

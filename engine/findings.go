@@ -166,6 +166,7 @@ type convWatch struct {
 	lastDifComplete    bool
 	lastMissing        int
 	lastDifTS          time.Time
+	lastDifDst         int32 // the frame of the last dif
 	leaveWaits         bool // finish left the leave at the capture's end to statesDone
 }
 
@@ -351,13 +352,9 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	w := fc.watch(c)
 	fc.nextSecond(w, r.TS)
 	pk := &r.Packet
-	name := ""
-	if pk.Layout != nil {
-		name = pk.Layout.Name
-	}
 	if w.firstN == 0 {
 		w.first, w.firstN = r.TS, r.N
-		fc.newConversation(w, r, name)
+		fc.newConversation(w, r)
 	}
 	if d := sub(r.TS, w.last); !w.last.IsZero() && d >= SilentAfter && w.lastN != r.N {
 		fc.outage(w, w.last, r.TS, w.lastN, r.N)
@@ -389,9 +386,9 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	if r.Kind != session.Game {
 		return
 	}
-	fc.lossPacket(w, r, name)
-	switch name {
-	case "sjon", "SJON":
+	fc.lossPacket(w, r)
+	switch r.Packet.Kind() {
+	case decode.KindJoinReply:
 		w.joinSeen = true
 		if pl, ok := sjonPlayer.Int(pk); ok && pl != 99 {
 			w.player = int(pl)
@@ -406,23 +403,23 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 			}
 			fc.found(f)
 		}
-	case "stdf":
+	case decode.KindDifPiece:
 		fc.stdf(w, r)
-	case "cdat":
+	case decode.KindInput:
 		w.inputs++
-		if mv, ok := cdatMove.Int(pk); ok && (w.era == decode.Modern && mv&0x40 != 0 || w.era == decode.Legacy && mv == 127) {
+		if mv, ok := cdatMove.Int(pk); ok && pk.Version.InMenu(mv) {
 			w.lastMenu = r.TS
 		}
-	case "serr":
+	case decode.KindLateInput:
 		w.late++
 		w.lateEv.add(r.N, r.TS, 0)
-	case "sdat":
+	case decode.KindGameMoves:
 		fc.sdat(w, r)
-	case "sdak":
+	case decode.KindGameMovesAck:
 		if fps, ok := sdakChase.Int(pk); ok {
 			w.chase(float64(fps))
 		}
-	case "stak":
+	case decode.KindDifAck:
 		w.staks++
 		w.lastStak, w.lastStakN = r.TS, r.N
 		corrected := false
@@ -441,19 +438,19 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 			w.corrections++
 			w.corrEv.add(r.N, r.TS, 0)
 		}
-	case "crfl":
+	case decode.KindFileRequest:
 		if len(w.fileAsked) < 64 {
 			w.fileAsked = append(w.fileAsked, r.N)
 		}
-	case "sfil":
+	case decode.KindFilePiece:
 		fc.filePiece(w, r)
-	case "sfak":
+	case decode.KindFileAck:
 		if t := w.files[refInt(fileID, pk)]; t != nil && t.ackN == 0 {
 			t.ackN, t.ackTS = r.N, r.TS
 		}
-	case "pong":
+	case decode.KindProbeReply:
 		w.pongs.sent(refFloat(pongT1, pk), r.TS)
-	case "pang":
+	case decode.KindProbeEcho:
 		if len(w.rtt) < 1<<16 {
 			if ms, ok := w.pongs.echoed(refFloat(pongT1, pk), r.TS); ok {
 				w.rtt = append(w.rtt, ms)

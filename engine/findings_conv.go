@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/session"
 )
 
@@ -40,15 +41,15 @@ func (fc *findingCollector) filePiece(w *convWatch, r *session.Record) {
 
 // newConversation reports how a conversation began: a rejoin of a known
 // endpoint, two games sharing one, or a capture that starts mid-game.
-func (fc *findingCollector) newConversation(w *convWatch, r *session.Record, name string) {
+func (fc *findingCollector) newConversation(w *convWatch, r *session.Record) {
 	v := evidence{}
 	v.add(r.N, r.TS, 0)
 	if prev := fc.byEnd[w.client]; prev != nil && prev != w {
 		w.prev, w.prevN, w.prevTS = prev, r.N, r.TS // judged once the era is known
 	}
 	fc.byEnd[w.client] = w
-	switch name {
-	case "1234", "5678", "cjon", "CJON", "sjon", "SJON":
+	switch r.Packet.Kind() {
+	case decode.KindHandshake, decode.KindHandshakeReply, decode.KindJoinRequest, decode.KindJoinReply:
 		return
 	}
 	f := fc.finding(w, KindMidGame, SeverityInfo, v, "%s: no handshake in the capture, its first packet is %s (the capture starts mid-game)", w.who(), r.Packet.NameString())

@@ -33,7 +33,7 @@ func (fc *findingCollector) stdf(w *convWatch, r *session.Record) {
 	}
 	w.seenDifs++
 	newLevel := w.haveLevel && slsn != w.lastSLSN
-	if slsn < 0 && w.haveLevel && len(w.pend) > 0 && dst+10*GameFPS < w.pend[len(w.pend)-1].dst {
+	if slsn < 0 && w.haveLevel && len(w.pend) > 0 && dst+decode.LevelRestartGap < w.pend[len(w.pend)-1].dst {
 		newLevel = true // legacy: the frames started again
 	}
 	if newLevel {
@@ -246,7 +246,8 @@ func (fc *findingCollector) dif(d *Dif, baseReset bool) {
 		w.loss.add(d.LastN, d.Last, float64(len(d.Missing))/float64(max(d.Count, 1)))
 	}
 	w.lastN0, w.lastDifComplete, w.lastDifTS, w.lastMissing = d.LastN, d.Status == reassemble.Complete, d.Last, len(d.Missing)
-	if w.era == decode.Legacy {
+	w.lastDifDst = d.Dst
+	if w.era.Sync() == decode.GameMoves {
 		w.lw.lossDif(d, d.Status == reassemble.Complete)
 	}
 }

@@ -8,17 +8,24 @@ import (
 	"github.com/pmdump/pmdump/schema"
 )
 
-// The modern server drops a client it got no stak from for 100 frames
-// (the game's server_proc_player_drop: a game move "player 2 inactive,
-// reason 71" for 4 frames later, logged as "Server dropped player:N (last
-// stak rx > 100)"). Game moves are not sent in this era, but their effect
-// is in the state: the player's record is cleared (active 0, control
-// method 0), and the server sends that client no dif any more. A quit (a
-// cdat with the menu bit) clears the record the same way, 2 frames on.
+// A server of the rewind versions drops a client it got no stak from for
+// the version's drop rule (decode.DropRule: 200 frames, checked after
+// frame 300 of a level; a game move "player 2 inactive, reason 71" for 4
+// frames later, logged as "Server dropped player:N"). Game moves are not
+// sent in these versions, but their effect is in the state: the player's
+// record is cleared (active 0, control method 0), and the server sends
+// that client no dif any more. A quit (a cdat with the menu bit) clears the
+// record the same way, 2 frames on.
 
-// dropGap is the silence of a client's staks after which the modern
-// server drops it: 100 frames, and the 4 frames before the drop is applied.
-const dropGap = (100 + 4) * time.Second / GameFPS
+// dropApply is how many frames after its decision a drop takes effect.
+const dropApply = 4
+
+// dropGap is the silence of a client's staks after which a server of
+// version v drops it: the drop rule's frames, and the frames before the
+// drop is applied.
+func dropGap(v decode.Version) time.Duration {
+	return time.Duration(v.Drop().Frames+dropApply) * time.Second / GameFPS
+}
 
 // findingsExtra carries the players active in a state beside whatever
 // the caller's Inspect put in State.Extra.
@@ -54,8 +61,8 @@ func (fc *findingCollector) inspect(s *replay.State, st []byte) {
 // w: a player active in its state before and not in this one, of the same
 // level sequence, left the game between the two.
 func (fc *findingCollector) playersLeft(w *convWatch, s *replay.State, active uint8) {
-	if w.era != decode.Modern {
-		return // the legacy server says it in sdat
+	if w.era.Sync() != decode.Rewind {
+		return // a game-moves server says it in sdat
 	}
 	if w.haveMask && w.activeSLSN == s.SLSN {
 		for p := 1; p < 8; p++ {
@@ -79,10 +86,10 @@ func (fc *findingCollector) playerLeft(w *convWatch, p int, s *replay.State) {
 	v.add(s.N, s.TS, 0)
 	var f *Finding
 	switch {
-	case !o.lastStak.IsZero() && s.TS.Sub(o.lastStak) >= dropGap:
+	case !o.lastStak.IsZero() && s.TS.Sub(o.lastStak) >= dropGap(o.era):
 		v.first, v.start = o.lastStakN, o.lastStak
-		f = fc.finding(o, KindDropped, SeverityError, v, "the server dropped player %d (%s) at level sequence %d frame %d: no stak from it for %.1f s (the server drops a client after 100 frames without one)",
-			p, o.client, s.SLSN, s.Dst, s.TS.Sub(o.lastStak).Seconds())
+		f = fc.finding(o, KindDropped, SeverityError, v, "the server dropped player %d (%s) at level sequence %d frame %d: no stak from it for %.1f s (the server drops a client after %d frames without one)",
+			p, o.client, s.SLSN, s.Dst, s.TS.Sub(o.lastStak).Seconds(), o.era.Drop().Frames)
 		f.Figures["no_stak_s"] = s.TS.Sub(o.lastStak).Seconds()
 		o.reported["dropped"] = true
 	case !o.lastMenu.IsZero() && s.TS.Sub(o.lastMenu) < 2*time.Second:
@@ -99,20 +106,24 @@ func (fc *findingCollector) playerLeft(w *convWatch, p int, s *replay.State) {
 	fc.found(f)
 }
 
-// droppedByDifs finds, without states, a modern client the server dropped:
-// its staks stopped, and dropGap later so did the server's difs to it,
-// while the capture went on.
+// droppedByDifs finds, without states, a client a rewind server dropped:
+// its staks stopped, and dropGap later so did the server's difs to it
+// (later still when the level was younger than the rule's first frame: the
+// server checks only after it, so the last dif is of that frame), while the
+// capture went on.
 func (fc *findingCollector) droppedByDifs(w *convWatch, end time.Time) {
-	if w.era != decode.Modern || w.reported["dropped"] || w.reported["quit"] || w.lastStak.IsZero() || w.lastDifTS.IsZero() {
+	if w.era.Sync() != decode.Rewind || w.reported["dropped"] || w.reported["quit"] || w.lastStak.IsZero() || w.lastDifTS.IsZero() {
 		return
 	}
 	gap := w.lastDifTS.Sub(w.lastStak)
-	if gap < dropGap-time.Second/GameFPS || gap > dropGap+time.Second/4 || end.Sub(w.lastDifTS) < SilentAfter {
+	drop := dropGap(w.era)
+	waited := gap > drop && w.lastDifDst >= 0 && w.lastDifDst <= int32(w.era.Drop().After+dropApply+2) // the level's first frames
+	if gap < drop-time.Second/GameFPS || gap > drop+time.Second/4 && !waited || end.Sub(w.lastDifTS) < SilentAfter {
 		return
 	}
 	v := evidence{first: w.lastStakN, worst: w.lastN0, last: w.lastN0, start: w.lastStak, end: w.lastDifTS}
-	f := fc.finding(w, KindDropped, SeverityError, v, "the server dropped %s: its last stak, then %.1f s later the server's last dif to it (the server drops a client after 100 frames without a stak); the capture goes on %.1f s",
-		w.who(), gap.Seconds(), end.Sub(w.lastDifTS).Seconds())
+	f := fc.finding(w, KindDropped, SeverityError, v, "the server dropped %s: its last stak, then %.1f s later the server's last dif to it (the server drops a client after %d frames without a stak); the capture goes on %.1f s",
+		w.who(), gap.Seconds(), w.era.Drop().Frames, end.Sub(w.lastDifTS).Seconds())
 	f.Figures["no_stak_s"] = gap.Seconds()
 	w.reported["dropped"] = true
 	fc.found(f)

@@ -15,7 +15,7 @@ import (
 // server drops a client (TestFindingsModernDrop has those).
 func TestFindingsInjectedFaults(t *testing.T) {
 	const players = 3
-	cfg := synth.Config{Era: decode.Modern, Players: players, Duration: 24 * time.Second, Seed: 5, LevelChange: -1,
+	cfg := synth.Config{Era: decode.Modern, Players: players, Duration: 26 * time.Second, Seed: 5, LevelChange: -1,
 		Faults: synth.Faults{
 			Outages: []synth.Outage{{Client: 2, From: 8 * time.Second, To: 10 * time.Second}},
 			Stops:   []synth.Stop{{Client: 3, At: 18 * time.Second}},

@@ -15,7 +15,7 @@ var (
 	serrLateTotal = decode.MustRef("late_total", "serr")
 	cdatFrame     = decode.MustRoleRef(decode.RoleFrame, "cdat")
 	cdatMove      = decode.MustRef("move", "cdat")
-	legacyStakAck = decode.MustRoleRef(decode.RoleFrame, "stak")
+	gameMovesAck  = decode.MustKindRoleRef(decode.KindDifAck, decode.RoleFrame)
 )
 
 // What the loss findings wait for before they judge.
@@ -253,11 +253,11 @@ func (fc *findingCollector) arrived(w *convWatch, r *session.Record) {
 }
 
 // lossPacket follows the sequenced packets that prove loss.
-func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record, name string) {
+func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record) {
 	l := &w.lw
 	pk := &r.Packet
-	switch name {
-	case "ping":
+	switch r.Packet.Kind() {
+	case decode.KindProbe:
 		t0 := refFloat(pingT0, pk)
 		if math.IsNaN(t0) {
 			return
@@ -282,7 +282,7 @@ func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record, name str
 		if len(l.waitPong) < 64 {
 			l.waitPong[t0] = echoAt{r.N, r.TS}
 		}
-	case "pong":
+	case decode.KindProbeReply:
 		if _, ok := l.waitPong[refFloat(pingT0, pk)]; ok {
 			delete(l.waitPong, refFloat(pingT0, pk))
 			l.pongs.seen++
@@ -290,31 +290,31 @@ func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record, name str
 		if t1 := refFloat(pongT1, pk); !math.IsNaN(t1) && len(l.waitPang) < 64 {
 			l.waitPang[t1] = echoAt{r.N, r.TS}
 		}
-	case "pang":
+	case decode.KindProbeEcho:
 		if _, ok := l.waitPang[refFloat(pongT1, pk)]; ok {
 			delete(l.waitPang, refFloat(pongT1, pk))
 			l.pangs.seen++
 		}
-	case "serr":
+	case decode.KindLateInput:
 		if v, ok := serrLateTotal.Int(pk); ok {
 			l.serrs.seen++
 			l.serrSeq.add(seqItem{v: v, n: r.N, ts: r.TS}, l.serrGap)
 		}
-	case "cdat":
+	case decode.KindInput:
 		f, ok1 := cdatFrame.Int(pk)
 		mv, ok2 := cdatMove.Int(pk)
 		if ok1 && ok2 {
 			l.cdats.seen++
 			l.cdatSeq.add(seqItem{v: f, aux: mv, n: r.N, ts: r.TS}, l.cdatGap)
 		}
-	case "sdat":
+	case decode.KindGameMoves:
 		l.balance(r, 1)
-	case "sdak":
+	case decode.KindGameMovesAck:
 		l.sdaks.seen++
 		l.balance(r, -1)
 		l.lastSdak = len(l.bal) - 1
-	case "stak":
-		if ack, ok := legacyStakAck.Int(pk); ok {
+	case decode.KindDifAck:
+		if ack, ok := gameMovesAck.Int(pk); ok && pk.Version.Sync() == decode.GameMoves {
 			l.legacyStak(int32(ack), r)
 		}
 	}
@@ -399,7 +399,7 @@ func (l *lossWatch) legacyStak(ack int32, r *session.Record) {
 
 // lossDif follows the legacy difs a client got, for legacyStak.
 func (l *lossWatch) lossDif(d *Dif, complete bool) {
-	if l.haveFull && d.Dst+10*GameFPS < l.newestFull {
+	if l.haveFull && d.Dst+decode.LevelRestartGap < l.newestFull {
 		l.haveFull = false // the frames started again (a new level)
 		clear(l.acked)
 		l.ackQ = l.ackQ[:0]

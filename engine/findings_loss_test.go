@@ -207,13 +207,15 @@ func TestFindingsRewinds(t *testing.T) {
 	}
 }
 
-// A modern client that stops sending is dropped by the server after 100
-// frames without a stak (the game's rule, which synth follows): found from
-// the rebuilt states (the player's record cleared, at the frame of the
-// drop in the injected truth) and, without states, from the server's difs
-// to it stopping 2.6 s after its last stak.
+// A modern client that stops sending is dropped by the server after 200
+// frames without a stak, checked only after frame 300 of a level (the
+// game's rule, which synth follows): found from the rebuilt states (the
+// player's record cleared, at the frame of the drop in the injected truth)
+// and, without states, from the server's difs to it stopping 5.1 s or more
+// after its last stak. The stop comes early in the second level: the drop
+// waits for its frame 300.
 func TestFindingsModernDrop(t *testing.T) {
-	cfg := synth.Config{Era: decode.Modern, Players: 2, Duration: 12 * time.Second, Seed: 4, LevelChange: 5 * time.Second,
+	cfg := synth.Config{Era: decode.Modern, Players: 2, Duration: 15 * time.Second, Seed: 4, LevelChange: 5 * time.Second,
 		Faults: synth.Faults{Stops: []synth.Stop{{Client: 2, At: 5500 * time.Millisecond}}}}
 	path, _, sum := synthGame(t, cfg)
 	var drop *synth.FaultTruth

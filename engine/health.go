@@ -226,29 +226,29 @@ func (h *healthCollector) record(r *session.Record) {
 	x.player, x.era = r.Conv.Player, r.Conv.Version
 	pk := &r.Packet
 	s := h.at(x, r.TS)
-	switch pk.Layout.Name {
-	case "cdat":
+	switch pk.Layout.Kind {
+	case decode.KindInput:
 		s.Inputs++
-	case "serr":
+	case decode.KindLateInput:
 		s.LateInputs++
-	case "ping":
+	case decode.KindProbe:
 		x.pings.sent(refFloat(pingT0, pk), r.TS)
-	case "pong":
+	case decode.KindProbeReply:
 		if ms, ok := x.pings.echoed(refFloat(pingT0, pk), r.TS); ok {
 			s.add(mPingPong, ms)
 		}
 		x.pongs.sent(refFloat(pongT1, pk), r.TS)
-	case "pang":
+	case decode.KindProbeEcho:
 		if ms, ok := x.pongs.echoed(refFloat(pongT1, pk), r.TS); ok {
 			s.add(mPongPang, ms)
 		}
-	case "sdak":
+	case decode.KindGameMovesAck:
 		if sdakChase.Has(pk) {
 			s.add(mChase, float64(refInt(sdakChase, pk)))
 		}
 		late, skipped := int(refInt(sdakStdfLate, pk)), int(refInt(sdakSkipped, pk))
 		s.StdfLate, s.FramesSkipped = &late, &skipped
-	case "stak":
+	case decode.KindDifAck:
 		s.Acks++
 		if stakCorr.Has(pk) {
 			if s.DifCorrections == nil {

@@ -1,11 +1,14 @@
 package replay
 
-import "github.com/pmdump/pmdump/reassemble"
+import (
+	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/reassemble"
+)
 
-// restartGap is how far back (in frames, 5 s) a keyframe's dst must be from
-// the newest one for the legacy era's frames to count as restarted: delay
-// and reordering move dsts by far less.
-const restartGap = 200
+// restartGap is how far back a keyframe's dst must be from the newest one
+// for the frames of a version without the level sequence on the wire to
+// count as restarted (decode.LevelRestartGap).
+const restartGap = decode.LevelRestartGap
 
 // MaxFrame is the largest game frame taken at its word: 2^24 frames are
 // almost five days of play at 40 frames a second. A dif with a larger
@@ -13,8 +16,8 @@ const restartGap = 200
 // must not make every later keyframe look like a level restart).
 const MaxFrame = 1 << 24
 
-// LevelInference infers the level sequence of one line's legacy difs,
-// which do not carry it: it is 0, then +1 whenever the client's frames
+// LevelInference infers the level sequence of one line's difs in a version
+// whose pieces do not carry it (legacy): it is 0, then +1 whenever the client's frames
 // restart with a keyframe. Only whole difs move it (an abandoned one ends
 // seconds late), in the order the difs ended.
 type LevelInference struct {

@@ -17,8 +17,11 @@ import (
 // client is one peer that shook hands: its socket, and once it has joined,
 // its own bases and what it owes in acknowledgements.
 type client struct {
-	s      *Server
-	conn   *net.UDPConn
+	s    *Server
+	conn *net.UDPConn
+	// shared: conn is the server's one socket (the versions without a
+	// handshake), read by Serve and not closed with the client.
+	shared bool
 	addr   netip.AddrPort
 	seq    int // order of its handshake
 	ctx    context.Context
@@ -113,35 +116,64 @@ func (c *client) read() {
 	}
 }
 
+// The fields handle reads, by their roles where the versions differ.
+var (
+	ackSLSN    = decode.MustKindRoleRef(decode.KindDifAck, decode.RoleLevelSeq)
+	movesEntry = decode.MustKindRef(decode.KindGameMovesAck, "entry_pos")
+	probeT0    = decode.MustKindRef(decode.KindProbe, "t0")
+	saveOff    = func() int64 {
+		v, _ := decode.SaveResults.Value("transfer_off")
+		return v
+	}()
+)
+
 // handle answers one datagram from the client.
 func (c *client) handle(pk *decode.Packet, b []byte, now time.Time) {
-	era := c.s.rec.Era
+	v := c.s.rec.Era
 	c.mu.Lock()
 	c.heard = now
 	c.mu.Unlock()
-	if decode.Decode(pk, b, era) != nil {
+	if decode.Decode(pk, b, v) != nil {
 		return
 	}
-	switch pk.Layout.Name {
-	case "cjon", "CJON":
+	switch pk.Layout.Kind {
+	case decode.KindJoinRequest:
 		c.join(pk)
-	case "stak":
+	case decode.KindDifAck:
 		if fr, ok := pk.Frame(); ok && c.joined.Load() {
+			if seq, ok := ackSLSN.Int(pk); ok && !c.ofLevel(int(seq)) {
+				return // the server drops a stak of another level sequence
+			}
 			c.acked(int32(fr))
 		}
-	case "sdak":
+	case decode.KindGameMovesAck:
 		if fr, ok := pk.Frame(); ok && c.joined.Load() {
-			c.sdak(int32(fr), int(pk.Int("entry_pos")), now)
+			entry, _ := movesEntry.Int(pk)
+			c.sdak(int32(fr), int(entry), now)
 		}
-	case "ping":
-		i := pk.Layout.Field("t0")
-		if i < 0 || i >= len(pk.Values) || !c.joined.Load() {
+	case decode.KindProbe:
+		t0, ok := probeT0.Value(pk)
+		if !ok || !c.joined.Load() {
 			return
 		}
-		p := decode.MustNew(era, "pong")
-		p.SetFloat("t0", pk.Values[i].Float).SetFloat("t1", time.Since(c.s.start).Seconds())
+		p := decode.MustNewKind(v, decode.KindProbeReply)
+		p.SetFloat("t0", t0.Float).SetFloat("t1", time.Since(c.s.start).Seconds())
 		c.send(decode.Encode(nil, p))
+	case decode.KindFileRequest:
+		// The versions that answer a file request say whether a file
+		// follows: none does here, as with the game's shipped settings.
+		if c.joined.Load() && v.Has(decode.KindSaveResult) {
+			c.send(decode.Encode(nil, decode.MustNewKind(v, decode.KindSaveResult).Set("result", saveOff)))
+		}
 	}
+}
+
+// ofLevel reports whether level sequence n (as an acknowledgement carries
+// it) is the one of the states last sent.
+func (c *client) ofLevel(n int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.st.Sent == 0 || n == c.st.SentSLSN
 }
 
 // join answers a join request with the recorded join reply of the player,
@@ -149,23 +181,21 @@ func (c *client) handle(pk *decode.Packet, b []byte, now time.Time) {
 func (c *client) join(req *decode.Packet) {
 	s := c.s
 	rec := s.rec
-	era := rec.Era
-	name := "sjon"
-	if era == decode.Legacy {
-		name = "SJON"
-	}
+	v := rec.Era
 	var p decode.Packet
-	if rec.Join == nil || decode.Decode(&p, rec.Join, era) != nil {
-		p = *decode.MustNew(era, name)
+	if rec.Join == nil || decode.Decode(&p, rec.Join, v) != nil {
+		p = *decode.MustNewKind(v, decode.KindJoinReply)
 		p.Set("color", req.Int("color"))
-		if era == decode.Legacy {
-			p.Set("fps", 40)
-		}
+		p.SetIf("fps", decode.FrameRate)
 	}
 	first := rec.States[s.opt.Start]
-	p.Set("frame", int64(first.Frame)).Set("player", int64(rec.Player))
-	if era == decode.Modern {
-		p.Set("slsn", int64(first.SLSN&0xff))
+	p.SetRole(decode.RoleFrame, int64(first.Frame)).SetRole(decode.RolePlayer, int64(rec.Player))
+	if v.LevelSeqOn(decode.KindJoinReply) {
+		sp := stateSender{p: decode.MustNewKind(v, decode.KindDifPiece)}
+		p.SetRole(decode.RoleLevelSeq, int64(sp.wire(first.SLSN)))
+	}
+	if first.Number != 0 {
+		p.SetRole(decode.RoleLevel, int64(first.Number))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -48,6 +48,9 @@ type LoadOptions struct {
 type State struct {
 	SLSN  int           // level sequence (inferred in the legacy era)
 	Level int           // 0 for the first level sequence of the recording, then 1, 2 …
+	// Number is the number of the level the server had loaded, in the
+	// versions whose pieces carry it (0 in the others).
+	Number int32
 	Frame int32         // game frame
 	At    time.Duration // capture time of its dif's last piece, since the recording's origin
 	Sum   [32]byte      // sha256 of the state
@@ -213,6 +216,13 @@ func Load(inputs []string, opt LoadOptions) (*Recording, error) {
 	if len(rec.States) == 0 {
 		return nil, fmt.Errorf("conversation %d (player %d) has no state that could be rebuilt", rec.Conv, rec.Player)
 	}
+	// The conversation's version as the whole capture settled it (its
+	// state size tells some versions apart), unless one was forced.
+	for _, c := range e.Conversations() {
+		if c.ID == rec.Conv && c.Version.Known() && opt.Era == decode.VersionUnknown {
+			rec.Era = c.Version
+		}
+	}
 	return rec, nil
 }
 
@@ -227,6 +237,7 @@ type loader struct {
 	buf    bytes.Buffer
 	slsn   int // level sequence of the last state kept
 	frame  int32
+	number map[int]int32 // the level number the pieces of each level sequence carry
 }
 
 // seen notes a conversation with states of the player asked for.
@@ -259,15 +270,32 @@ func (l *loader) record(r *session.Record) {
 		l.rec.Player = c.Player
 	}
 	pk := &r.Packet
-	switch pk.Layout.Name {
-	case "sjon", "SJON":
+	switch pk.Layout.Kind {
+	case decode.KindJoinReply:
 		if l.rec.Join == nil {
 			l.rec.Join = bytes.Clone(pk.Raw)
 		}
-	case "sdat":
+	case decode.KindGameMoves:
 		l.rec.Sdat = append(l.rec.Sdat, Timed{At: r.TS.Sub(l.origin), Payload: bytes.Clone(pk.Raw)})
+	case decode.KindDifPiece:
+		if n, ok := pieceLevel.Int(pk); ok {
+			slsn, _ := pieceSLSN.Int(pk)
+			if l.number == nil {
+				l.number = map[int]int32{}
+			}
+			if len(l.number) < 1<<16 {
+				l.number[int(slsn)] = int32(n)
+			}
+		}
 	}
 }
+
+// The level sequence and level number of a dif piece, where the version's
+// pieces carry them.
+var (
+	pieceSLSN  = decode.MustKindRoleRef(decode.KindDifPiece, decode.RoleLevelSeq)
+	pieceLevel = decode.MustKindRoleRef(decode.KindDifPiece, decode.RoleLevel)
+)
 
 // add keeps one rebuilt state.
 func (l *loader) add(s *replay.State) {
@@ -310,7 +338,7 @@ func (l *loader) add(s *replay.State) {
 	l.zw.Write(delta)
 	l.zw.Close()
 	rec.deltas = append(rec.deltas, bytes.Clone(l.buf.Bytes()))
-	rec.States = append(rec.States, State{SLSN: s.SLSN, Level: level, Frame: s.Dst, At: at, Sum: s.Sum})
+	rec.States = append(rec.States, State{SLSN: s.SLSN, Level: level, Number: l.number[s.SLSN], Frame: s.Dst, At: at, Sum: s.Sum})
 	rec.Levels = level + 1
 	l.prev = data
 	l.slsn, l.frame = s.SLSN, s.Dst

@@ -20,7 +20,7 @@ const (
 	// frame reaches the dif's frame, and counts it late once past.
 	aheadFrames = 10
 	// fps is the game's frame rate.
-	fps = 40
+	fps = decode.FrameRate
 )
 
 type eventKind uint8
@@ -106,10 +106,11 @@ func (c *client) play() {
 					return
 				}
 				st := rec.States[e.state]
-				slsn = (st.SLSN + round*levels) & 0xff
-				if rec.Era == decode.Legacy {
-					slsn = st.Level + round*levels
+				slsn = sp.wire(st.SLSN + round*levels)
+				if !rec.Era.LevelSeqOn(decode.KindDifPiece) {
+					slsn = st.Level + round*levels // the level sequences counted, to tell them apart
 				}
+				sp.number = st.Number
 				lastState = due
 				if c.earned() {
 					sp.state(slsn, st.Frame, data, round)
@@ -119,7 +120,7 @@ func (c *client) play() {
 					continue
 				}
 				frame := end.Frame
-				if rec.Era == decode.Legacy {
+				if rec.Era.Sync() == decode.GameMoves {
 					frame = c.ahead(end.Frame, lastState, s.opt.Speed)
 				}
 				sp.state(slsn, frame, data, round)
@@ -176,14 +177,24 @@ func sleepUntil(ctx context.Context, due time.Time) bool {
 // stateSender makes a client's difs with the client's bases, reusing its
 // buffers.
 type stateSender struct {
-	c   *client
-	dc  statedif.Compressor
-	pkt []byte
-	p   *decode.Packet
+	c      *client
+	dc     statedif.Compressor
+	pkt    []byte
+	p      *decode.Packet
+	number int32 // the level number of the states being sent (versions whose pieces carry it)
 }
 
 func newSender(c *client) *stateSender {
-	return &stateSender{c: c, p: decode.MustNew(c.s.rec.Era, "stdf")}
+	return &stateSender{c: c, p: decode.MustNewKind(c.s.rec.Era, decode.KindDifPiece)}
+}
+
+// wire is the level sequence n as a dif piece carries it: its low 8 bits
+// in the versions whose pieces hold a byte of it.
+func (sp *stateSender) wire(n int) int {
+	if i := sp.p.Layout.FieldByRole(decode.RoleLevelSeq); i >= 0 && sp.p.Layout.Fields[i].Type == decode.U8 {
+		return n & 0xff
+	}
+	return n
 }
 
 // state sends one state: it keeps it as a base, makes the dif against the
@@ -218,7 +229,7 @@ func (sp *stateSender) state(slsn int, frame int32, data []byte, round int) int 
 		return 0
 	}
 	sent := 0
-	statedif.EachPiece(sp.p, statedif.Dif{SLSN: int32(slsn), Src: src, Dst: frame}, z, func(_ int, p *decode.Packet) error {
+	statedif.EachPiece(sp.p, statedif.Dif{SLSN: int32(slsn), Src: src, Dst: frame, Level: sp.number}, z, func(_ int, p *decode.Packet) error {
 		sp.pkt = decode.Encode(sp.pkt[:0], p)
 		sent += c.sendOwed(sp.pkt)
 		return nil

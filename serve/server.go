@@ -128,7 +128,8 @@ type Server struct {
 	lim   Limits
 	ln    *net.UDPConn
 	start time.Time
-	plan  []event // what each client is sent, and when
+	swept time.Time // the clients of the one socket were last checked for timeouts
+	plan  []event   // what each client is sent, and when
 
 	mu      sync.Mutex
 	pending map[netip.AddrPort]*client // handshakes not joined yet
@@ -206,6 +207,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.wg.Wait()
 	}()
 	buf := make([]byte, 2048)
+	var pk decode.Packet
 	for {
 		s.ln.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		n, from, err := s.ln.ReadFromUDPAddrPort(buf)
@@ -215,14 +217,65 @@ func (s *Server) Serve(ctx context.Context) error {
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.ECONNREFUSED) {
+				if !s.rec.Era.Has(decode.KindHandshake) {
+					s.expireShared(time.Now())
+				}
 				continue
 			}
 			return fmt.Errorf("listening socket: %w", err)
 		}
-		if n != 4 || string(buf[:4]) != "1234" {
+		if !s.rec.Era.Has(decode.KindHandshake) {
+			s.shared(ctx, from, buf[:n], &pk)
+			continue
+		}
+		if n != 4 || decode.KindOf(buf[:n]) != decode.KindHandshake {
 			continue // only the handshake goes to the listening port
 		}
 		s.handshake(ctx, from)
+	}
+}
+
+// shared answers a datagram on the one socket of a version without a
+// handshake, from which the game's server serves every client: a join
+// request from a new endpoint admits a client (within the limits of open
+// handshakes), anything else goes to the endpoint's client. The clients
+// that have gone quiet are ended here, as each client's own reading ends it
+// in the versions with a socket per client.
+func (s *Server) shared(ctx context.Context, from netip.AddrPort, b []byte, pk *decode.Packet) {
+	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+	now := time.Now()
+	s.expireShared(now)
+	s.mu.Lock()
+	c := s.joined[from]
+	if c == nil {
+		c = s.pending[from]
+	}
+	if c == nil && decode.KindOf(b) == decode.KindJoinRequest {
+		c = s.admit(ctx, s.ln, from, now)
+		if c != nil {
+			c.shared = true
+		}
+	}
+	s.mu.Unlock()
+	if c != nil && !c.closed.Load() {
+		c.handle(pk, b, now)
+	}
+}
+
+// expireShared ends the clients of the one socket that have timed out;
+// at most once every 100 ms.
+func (s *Server) expireShared(now time.Time) {
+	if now.Sub(s.swept) < 100*time.Millisecond {
+		return
+	}
+	s.swept = now
+	s.mu.Lock()
+	cs := slices.Clone(s.live)
+	s.mu.Unlock()
+	for _, c := range cs {
+		if r := c.expired(now); c.shared && r != endNone {
+			s.end(c, r)
+		}
 	}
 }
 
@@ -243,9 +296,27 @@ func (s *Server) handshake(ctx context.Context, from netip.AddrPort) {
 		c.send(s.handshakeReply())
 		return
 	}
-	// The oldest open handshake of the address, or of all when too many
-	// are open, makes way for the new one: under a flood of spoofed
-	// handshakes a real client still has a while to join.
+	la := s.ln.LocalAddr().(*net.UDPAddr)
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: la.IP})
+	if err != nil {
+		s.counts.NoSocket++
+		if !s.noisy(endNoSocket) {
+			s.logf("client %s: cannot open a socket: %v", from, err)
+		}
+		return
+	}
+	c = s.admit(ctx, conn, from, now)
+	s.wg.Add(1)
+	go c.read()
+	c.send(s.handshakeReply())
+}
+
+// admit opens a client of endpoint from, served from conn (its own socket
+// after a handshake, or the server's one socket): the oldest open one of
+// the address, or of all when too many are open, makes way for it, so that
+// under a flood of spoofed handshakes or joins a real client still has a
+// while to join. s.mu is held.
+func (s *Server) admit(ctx context.Context, conn *net.UDPConn, from netip.AddrPort, now time.Time) *client {
 	var oldest, oldestOfAddr *client
 	same := 0
 	for _, p := range s.pending {
@@ -265,33 +336,21 @@ func (s *Server) handshake(ctx context.Context, from netip.AddrPort) {
 	case len(s.pending) >= s.lim.Pending:
 		s.endLocked(oldest, endEvicted)
 	}
-	la := s.ln.LocalAddr().(*net.UDPAddr)
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: la.IP})
-	if err != nil {
-		s.counts.NoSocket++
-		if !s.noisy(endNoSocket) {
-			s.logf("client %s: cannot open a socket: %v", from, err)
-		}
-		return
-	}
-	c = newClient(ctx, s, conn, from, now)
+	c := newClient(ctx, s, conn, from, now)
 	s.counts.Handshakes++
 	c.seq = s.counts.Handshakes
 	s.pending[from] = c
 	s.live = append(s.live, c)
-	s.wg.Add(1)
-	go c.read()
 	if !s.noisy(endNone) {
 		s.logf("client %s: handshake, served from %s", from, conn.LocalAddr())
 	}
-	c.send(s.handshakeReply())
+	return c
 }
 
+// handshakeReply is the version's answer to a handshake (the legacy game
+// sends a NUL after the name).
 func (s *Server) handshakeReply() []byte {
-	if s.rec.Era == decode.Legacy {
-		return []byte("5678\x00") // the legacy game sends the NUL too
-	}
-	return []byte("5678")
+	return decode.Encode(nil, decode.MustNewKind(s.rec.Era, decode.KindHandshakeReply))
 }
 
 // endReason is why a client stopped being served.
@@ -339,7 +398,9 @@ func (s *Server) endLocked(c *client, r endReason) {
 		return
 	}
 	c.cancel()
-	c.conn.Close()
+	if !c.shared {
+		c.conn.Close()
+	}
 	if s.pending[c.addr] == c {
 		delete(s.pending, c.addr)
 	}

@@ -87,7 +87,7 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		t.fresh = Conversation{Player: -1}
 		c = &t.fresh
 	}
-	era, told := t.decode(&r.Packet, c, p)
+	era, told := t.decode(&r.Packet, c, p, d.Truncated())
 	if r.Packet.Err != nil && generic(p) && existing == nil && !t.servers[server] && server.Port() != decode.ListenPort {
 		// A common word or number that does not fit, outside any game
 		// conversation and off the game's port: other traffic ("1234…",
@@ -119,6 +119,9 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 	}
 	if !told && c.Version == decode.VersionUnknown && t.global == decode.VersionUnknown && t.force == decode.VersionUnknown && r.Packet.Err == nil {
 		r.Version = decode.VersionUnknown // nothing in the packet or before it tells
+	}
+	if dir == decode.S2C && server.Port() == decode.ListenPort && kind != decode.KindHandshakeReply && r.Kind == Game && t.force == decode.VersionUnknown {
+		c.learnSharedSocket()
 	}
 	t.learn(c, r, server)
 	t.touch(c, d)
@@ -201,7 +204,7 @@ const looks = 4
 // with it; else the version the packet's own bytes point to, as evidence
 // for the conversation. It reports the version used and whether the packet
 // told versions apart (some version that has its name does not fit it).
-func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte) (decode.Version, bool) {
+func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte, truncated bool) (decode.Version, bool) {
 	if t.force != decode.VersionUnknown {
 		decode.Decode(pk, p, t.force)
 		return t.force, false
@@ -209,6 +212,20 @@ func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte) (decode.V
 	v := t.global
 	if c != nil && (c.Version != decode.VersionUnknown || c.Unrecognised != "") {
 		v = c.Version
+	}
+	if truncated {
+		// Cut by the snap length: what is left says nothing of the
+		// version; it is decoded as far as it goes in the likeliest one.
+		if v == decode.VersionUnknown || decode.Lookup(v, p) == nil {
+			if c != nil && c.Versions != 0 {
+				v = c.Versions.Best()
+			}
+			if decode.Lookup(v, p) == nil {
+				v = decode.Fits(p, &t.scratch).Named.Best()
+			}
+		}
+		decode.Decode(pk, p, v)
+		return v, false
 	}
 	id := decode.NameID(p)
 	if v != decode.VersionUnknown && (c == nil || id < 0 || c.looked[id] >= looks) {
@@ -257,7 +274,10 @@ func (t *Tracker) misfit(pk *decode.Packet, c *Conversation, p []byte, v decode.
 }
 
 // learnFit takes what a packet's bytes say: best, the versions it fits
-// (none for a misfit), and whether that told versions apart.
+// (none for a misfit), and whether that told versions apart (some version
+// that has its name does not fit it). Every packet that fits scores for the
+// versions it fits; the conversation's version is not named until a packet
+// told versions apart.
 func (c *Conversation) learnFit(best decode.VersionSet, told bool, p []byte, scratch *decode.Packet) {
 	if best == 0 {
 		c.misfits++
@@ -273,62 +293,74 @@ func (c *Conversation) learnFit(best decode.VersionSet, told bool, p []byte, scr
 		c.Unrecognised = "" // the packets that fit caught up
 	}
 	if told {
-		for _, v := range best.Versions() {
+		c.told++
+	}
+	for _, v := range best.Versions() {
+		c.score[v]++
+	}
+	c.choose()
+}
+
+// learnSharedSocket takes the evidence that the server sends this
+// conversation's packets from its listening port: only a server with one
+// socket for every client does (the others answer from a port of each
+// client's), so it counts once, for those versions.
+func (c *Conversation) learnSharedSocket() {
+	if c.shared || c.Unrecognised != "" {
+		return
+	}
+	c.shared = true
+	for _, v := range decode.Versions() {
+		if v.Info().SharedServerSocket {
 			c.score[v]++
 		}
 	}
-	c.choose(best)
+	c.told++
+	c.choose()
 }
 
 // takeEvidence takes the evidence gathered in f, a conversation's first
 // packet seen before the conversation was made.
 func (c *Conversation) takeEvidence(f *Conversation) {
 	c.Version, c.Versions, c.Unrecognised = f.Version, f.Versions, f.Unrecognised
-	c.score, c.fitted, c.misfits, c.looked = f.score, f.fitted, f.misfits, f.looked
+	c.score, c.fitted, c.misfits, c.looked, c.told, c.shared = f.score, f.fitted, f.misfits, f.looked, f.told, f.shared
 }
 
 // choose sets Versions to the versions of the best score (of those with
-// the conversation's state size, once known) and Version to the likeliest
-// of them; seen are the versions the last packet fits, taken when nothing
-// has told versions apart yet.
-func (c *Conversation) choose(seen decode.VersionSet) {
+// the conversation's state size, once known, when any has it) and, once a
+// packet told versions apart, Version to the likeliest of them.
+func (c *Conversation) choose() {
 	if c.Unrecognised != "" {
 		return
 	}
-	var top int32 = -1
-	var set decode.VersionSet
-	for _, v := range decode.Versions() {
-		if c.StateSize > 0 && !v.StateSize(c.StateSize) {
-			continue
+	pick := func(sized bool) decode.VersionSet {
+		var top int32
+		var set decode.VersionSet
+		for _, v := range decode.Versions() {
+			if sized && !v.StateSize(c.StateSize) {
+				continue
+			}
+			switch s := c.score[v]; {
+			case s > top:
+				top, set = s, decode.Of(v)
+			case s == top && s > 0:
+				set = set.With(v)
+			}
 		}
-		switch s := c.score[v]; {
-		case s > top:
-			top, set = s, decode.Of(v)
-		case s == top:
-			set = set.With(v)
-		}
+		return set
 	}
-	if top <= 0 {
-		// Nothing told versions apart: the versions the packets fit.
-		if c.Versions != 0 {
-			set = c.Versions & seen
-			if set == 0 {
-				set = seen
-			}
-		} else {
-			set = seen
-		}
-		if c.StateSize > 0 {
-			if s := set.WithStateSize(c.StateSize); s != 0 {
-				set = s
-			}
-		}
+	set := decode.VersionSet(0)
+	if c.StateSize > 0 {
+		set = pick(true)
+	}
+	if set == 0 {
+		set = pick(false)
 	}
 	if set == 0 {
 		return
 	}
 	c.Versions = set
-	if top > 0 {
+	if c.told > 0 {
 		c.Version = set.Best()
 	}
 }
@@ -400,7 +432,7 @@ func (t *Tracker) LearnStateSize(id, size int) {
 		return
 	}
 	c.StateSize = size
-	c.choose(c.Versions)
+	c.choose()
 }
 
 // The join packets' fields, resolved once: a name the layouts lack stops

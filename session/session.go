@@ -41,7 +41,7 @@ type Record struct {
 	Src, Dst netip.AddrPort
 	Kind     Kind
 	Packet   decode.Packet
-	Version      decode.Version
+	Version  decode.Version
 	Dir      decode.Dir
 	Conv     *Conversation // nil for NonGame
 	// Client is the client endpoint of the datagram (Src or Dst, by its
@@ -91,6 +91,8 @@ type Conversation struct {
 	Bytes              int
 	score              [decode.MaxVersions]int32 // packets that told versions apart, per version they fit
 	fitted, misfits    int32                     // packets of known names that fit some version, none
+	told               int32                     // packets (and other evidence) that told versions apart
+	shared             bool                      // the server sent from its listening port (learnSharedSocket)
 	looked             [decode.MaxNames]uint8    // packets of each name checked against every version
 }
 
@@ -109,7 +111,7 @@ type Tracker struct {
 	global   decode.Version // the era last proven by any conversation
 	rec      Record
 	scratch  decode.Packet
-	fresh    Conversation // the evidence of a packet that may start a conversation
+	fresh    Conversation               // the evidence of a packet that may start a conversation
 	recent   [recentConvs]*Conversation // conversations found lately, by recentSlot of their client
 	overflow *Conversation              // shared by clients beyond MaxConversations
 	// Distinct values past the bounds, counted exactly up to MaxUntracked.

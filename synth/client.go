@@ -59,6 +59,7 @@ type client struct {
 	tries    int
 	nextTry  int64
 	hostname string
+	name     string // the player's name (sent in the join request of the versions that send one)
 	player   int
 	color    int32
 	frame    int32
@@ -95,9 +96,10 @@ type client struct {
 
 func newClient(g *gen, n int, offset, joinAt int64, r *rand.Rand) *client {
 	c := &client{
-		g: g, n: n, addr: ClientAddr(n), rng: r, offset: offset, joinAt: joinAt,
+		g: g, n: n, addr: ClientAddrIn(g.era, n), rng: r, offset: offset, joinAt: joinAt,
 		server:   netip.AddrPortFrom(ServerAddr, ListenPort),
 		hostname: fmt.Sprintf("lan-pc%d", n),
+		name:     fmt.Sprintf("p%d", n),
 		color:    int32(1 + r.IntN(15)),
 		busy:     0.05 + r.Float64()*0.25,
 		clock0:   1 + r.Float64()*2,
@@ -114,6 +116,10 @@ func (c *client) tick(now int64) error {
 	switch c.phase {
 	case cIdle:
 		if now >= c.joinAt {
+			if !g.handshake {
+				c.phase = cJoin
+				return c.join()
+			}
 			c.phase = cHello
 			return c.hello(now)
 		}
@@ -131,8 +137,7 @@ func (c *client) tick(now int64) error {
 			case m.kind == mHelloBack && c.phase == cHello:
 				c.server = m.from
 				c.phase = cJoin
-				p := g.packet(c.name("CJON", "cjon")).Set("color", int64(c.color)).SetBytes("hostname", []byte(c.hostname))
-				if err := g.send(c.addr, c.server, p, msg{kind: mJoin, a: c.color}, true); err != nil {
+				if err := c.join(); err != nil {
 					return err
 				}
 			case m.kind == mJoinBack && c.phase == cJoin:
@@ -153,18 +158,49 @@ func (c *client) tick(now int64) error {
 	return c.play(now)
 }
 
-func (c *client) name(legacy, modern string) string {
-	if c.g.era == decode.Legacy {
-		return legacy
+// join sends the join request, to the server's per-client port after a
+// handshake, else straight to its listening port.
+func (c *client) join() error {
+	p := c.g.kind(decode.KindJoinRequest).Set("color", int64(c.color)).SetBytes("hostname", []byte(c.hostname))
+	if p.HasField("name") {
+		p.SetBytes("name", []byte(c.name))
 	}
-	return modern
+	return c.g.send(c.addr, c.server, p, msg{kind: mJoin, a: c.color}, true)
 }
+
+// log sends a clog for one netgame log line, in the version whose clients
+// send one for every line: of type typ (decode.LogTypes) at the client's
+// frame.
+func (c *client) log(typ int64, text string) error {
+	if !c.g.logs {
+		return nil
+	}
+	p := c.g.kind(decode.KindLog).Set("log_type", typ).Set("sub_type", 0).Set("frame", int64(c.frame)).
+		SetFloat("time", widen(c.clock0+seconds(c.g.now))).SetBytes("text", []byte(text))
+	return c.g.send(c.addr, c.server, p, msg{kind: mLog}, false)
+}
+
+// logType is the number of a log type of decode.LogTypes.
+func logType(name string) int64 {
+	v, ok := decode.LogTypes.Value(name)
+	if !ok {
+		panic("synth: no log type " + name)
+	}
+	return v
+}
+
+var (
+	logStdfPiece = logType("stdf_pieces")
+	logDifApply  = logType("dif_apply")
+	logStak      = logType("stak")
+	logCdat      = logType("cdat")
+)
 
 func (c *client) hello(now int64) error {
 	c.tries++
 	c.nextTry = now + int64(helloRetry)
 	listen := netip.AddrPortFrom(ServerAddr, ListenPort)
-	return c.g.send(c.addr, listen, c.g.packet("1234"), msg{kind: mHello}, true)
+	return c.g.send(c.addr, listen, c.g.kind(decode.KindHandshake), msg{kind: mHello}, true)
 }
 
 // play is one frame of a joined client. A client that was stalled first
@@ -204,10 +240,10 @@ func (c *client) play(now int64) error {
 	if err := c.runFrame(); err != nil {
 		return err
 	}
-	if c.g.era == decode.Modern && now >= c.nextPing {
+	if !c.g.moves && now >= c.nextPing {
 		c.nextPing += int64(time.Second)
 		t0 := c.clock0 + seconds(now)
-		if err := c.g.send(c.addr, c.server, c.g.packet("ping").SetFloat("t0", t0), msg{kind: mPing, f0: t0}, false); err != nil {
+		if err := c.g.send(c.addr, c.server, c.g.kind(decode.KindProbe).SetFloat("t0", t0), msg{kind: mPing, f0: t0}, false); err != nil {
 			return err
 		}
 	}
@@ -243,11 +279,16 @@ func (c *client) changeControls() error {
 	}
 	c.move = mv
 	frame := c.frame
-	if g.era == decode.Legacy {
+	if g.moves {
 		frame += legacyLead
 	}
-	p := g.packet("cdat").Set("player", int64(c.player)).Set("frame", int64(frame)).Set("move", int64(mv))
-	return g.send(c.addr, c.server, p, msg{kind: mCdat, a: int32(c.player), b: frame, c: int32(mv)}, false)
+	p := g.kind(decode.KindInput).Set("player", int64(c.player)).Set("frame", int64(frame)).Set("move", int64(mv)).
+		SetRole(decode.RoleLevelSeq, int64(c.slsn))
+	seq := p.Layout.FieldByRole(decode.RoleLevelSeq) >= 0
+	if err := g.send(c.addr, c.server, p, msg{kind: mCdat, a: int32(c.player), b: frame, c: int32(mv), slsn: c.slsn, hasSLSN: seq}, false); err != nil {
+		return err
+	}
+	return c.log(logCdat, fmt.Sprintf("tx cdat frame %d move %d", frame, mv))
 }
 
 // checkLevelChange follows the server to the next level once the level-done
@@ -257,7 +298,7 @@ func (c *client) checkLevelChange() {
 	switch {
 	case c.changeAt >= 0 && c.frame > c.changeAt:
 		c.frame -= c.changeAt + 1
-	case c.nextSeen >= 20:
+	case c.nextSeen >= c.g.follow:
 		c.frame = c.nextDst
 	default:
 		return
@@ -276,7 +317,7 @@ func (c *client) handle(m *msg) error {
 	case mSdat:
 		c.chase(m.b - 1)
 		c.entryPos = max(c.entryPos, m.c+m.d)
-		p := g.packet("sdak").Set("player", int64(c.player)).Set("frame", int64(c.frame)).
+		p := g.kind(decode.KindGameMovesAck).Set("player", int64(c.player)).Set("frame", int64(c.frame)).
 			Set("entry_pos", int64(c.entryPos)).Set("stdf_late", int64(c.stdfLate)).Set("frames_skipped", int64(c.skipped))
 		if c.sdaks == 0 {
 			p.Drop("fps_chase") // the first sdak after the join is the short form
@@ -293,9 +334,10 @@ func (c *client) handle(m *msg) error {
 		c.sdaks++
 		return g.send(c.addr, c.server, p, msg{kind: mSdak, a: int32(c.player), b: c.frame, c: c.entryPos}, false)
 	case mPong:
-		return g.send(c.addr, c.server, g.packet("pang").SetFloat("t1", m.f1), msg{kind: mPang, f1: m.f1}, false)
+		return g.send(c.addr, c.server, g.kind(decode.KindProbeEcho).SetFloat("t1", m.f1), msg{kind: mPang, f1: m.f1}, false)
 	case mStdf:
 		c.piece(m.dif, m.seq)
+		return c.log(logStdfPiece, fmt.Sprintf("rx stdf piece %d of %d, dif %d to %d", m.seq+1, m.dif.count, m.dif.src, m.dif.dst))
 	}
 	return nil
 }
@@ -382,7 +424,7 @@ func (c *client) apply() error {
 		return c.stak(ack, ack, false)
 	}
 	d := best.info
-	if c.g.era == decode.Modern {
+	if !c.g.moves {
 		c.chase(d.dst - 1)
 	}
 	c.held = append(c.held, heldState{d.dst, d.sha})
@@ -400,7 +442,7 @@ func (c *client) apply() error {
 	if d.doneAt >= 0 {
 		c.changeAt, c.nextLevel = d.doneAt, d.doneNext
 	}
-	if c.g.era == decode.Legacy && c.frame > d.dst+1 {
+	if c.g.moves && c.frame > d.dst+1 {
 		c.stdfLate++
 	}
 	c.g.sum.Applied++
@@ -410,6 +452,9 @@ func (c *client) apply() error {
 			return err
 		}
 	}
+	if err := c.log(logDifApply, fmt.Sprintf("dif %d to %d applied", d.src, d.dst)); err != nil {
+		return err
+	}
 	return c.stak(d.dst, d.dst, true)
 }
 
@@ -418,12 +463,12 @@ func (c *client) apply() error {
 func (c *client) stak(ack, dst int32, applied bool) error {
 	g := c.g
 	m := msg{kind: mStak, a: int32(c.player), b: ack}
-	if g.era == decode.Legacy {
+	if g.moves {
 		corr := int64(0)
 		if applied && c.rng.IntN(3) == 0 {
 			corr = 1 // the client's own simulation differed and was overwritten
 		}
-		p := g.packet("stak").Set("player", int64(c.player)).Set("corr", corr).Set("frame", int64(ack))
+		p := g.kind(decode.KindDifAck).Set("player", int64(c.player)).Set("corr", corr).Set("frame", int64(ack))
 		return g.send(c.addr, c.server, p, m, false)
 	}
 	chase := 0.0
@@ -445,9 +490,21 @@ func (c *client) stak(ack, dst int32, applied bool) error {
 	if g.cfg.Players > 1 && c.rng.IntN(10) < 4 {
 		remote = widen(c.rng.Float64() * 4)
 	}
-	p := g.packet("stak").Set("player", int64(c.player)).Set("ack_frame", int64(ack)).
+	p := g.kind(decode.KindDifAck).Set("player", int64(c.player)).Set("ack_frame", int64(ack)).
 		Set("client_frame", int64(c.frame)).SetFloat("chase_fps", chase).SetFloat("dsync", c.dsync).
-		Set("rewind", int64(int8(c.frame-dst))).SetFloat("local_correction", local).
+		SetFloat("local_correction", local).
 		SetFloat("remote_correction", remote).SetFloat("cpu", widen(8+c.rng.Float64()*25))
-	return g.send(c.addr, c.server, p, m, false)
+	rewind := int64(c.frame - dst)
+	if p.Layout.Fields[p.Layout.Field("rewind")].Type == decode.S8 {
+		rewind = int64(int8(rewind)) // the low 8 bits only
+	}
+	p.Set("rewind", rewind)
+	if p.Layout.FieldByRole(decode.RoleLevelSeq) >= 0 {
+		p.SetRole(decode.RoleLevelSeq, int64(c.slsn))
+		m.slsn, m.hasSLSN = c.slsn, true
+	}
+	if err := g.send(c.addr, c.server, p, m, false); err != nil {
+		return err
+	}
+	return c.log(logStak, fmt.Sprintf("tx stak ack %d frame %d", ack, c.frame))
 }

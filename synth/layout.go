@@ -7,21 +7,18 @@ import (
 	"github.com/pmdump/pmdump/schema"
 )
 
-// State sizes the generator uses: the legacy size of December 2022 and the
-// modern size of late 2023 to early 2024.
+// State sizes of the two oldest versions, which tests of those versions
+// name.
 const (
 	LegacyStateSize = 106144
 	ModernStateSize = 112384
 )
 
-// StateSize returns the size of the game state the generator makes for an
-// era, or 0 for an era it does not know.
-func StateSize(era decode.Version) int {
-	switch era {
-	case decode.Legacy:
-		return LegacyStateSize
-	case decode.Modern:
-		return ModernStateSize
+// StateSize returns the size of the game state the generator makes for a
+// version, or 0 for VersionUnknown.
+func StateSize(v decode.Version) int {
+	if i := v.Info(); i != nil && len(i.StateSizes) > 0 {
+		return i.StateSizes[0]
 	}
 	return 0
 }
@@ -60,44 +57,53 @@ type playerFields struct {
 	ldMode, ldTimer, ldFrame, ldNext, slsn                      int
 }
 
-// The legacy state (106144 bytes): players[8] of 52 fields, Ei, Efi (16.16
-// fixed), item, itemf (fixed), lifts of 132 bytes, the tile map. Offsets
-// come from the built-in schema of that size.
-var legacyLayout = func() stateLayout {
-	l, f := newStateLayout(LegacyStateSize, regionNames{
-		players: "players", ei: "Ei", ef: "Efi", item: "item", itemf: "itemf", lifts: "lifts", tiles: "l",
-	})
-	l.pf = playerFields{
-		active: f("active"), control: f("control_method"), x: f("PX"), y: f("PY"), xinc: f("xinc"), yinc: f("yinc"),
-		health: f("LIFE"), oldHealth: f("old_LIFE"), lives: f("LIVES"),
-		shape: f("shape"), color: f("color"), leftRight: f("left_right"), drawRot: f("draw_rot"), drawScale: f("draw_scale"),
-		spawn: f("spawn_point_index"), up: f("up"),
-		shotWait: f("bullet_wait_counter"), shotsFired: f("stat_bullets_fired"), coins: f("stat_purple_coins"), respawns: f("stat_respawns"),
-		lateCdats: -1, ldMode: -1, ldTimer: -1, ldFrame: -1, ldNext: -1, slsn: -1,
+// layouts holds the state layout of every version, made at start-up from
+// the built-in schema of its state (a name a schema lacks stops the
+// program: the generator and the schemas cannot drift apart).
+var layouts = func() map[decode.Version]*stateLayout {
+	m := map[decode.Version]*stateLayout{}
+	for _, v := range decode.Versions() {
+		l := versionLayout(v)
+		m[v] = &l
 	}
-	return l
+	return m
 }()
 
-// The modern state (112384 bytes): psyn[8] of 72 fields, Ei, Ef, item,
-// itemf, lifts of 112 bytes, the tile map, player and enemy shots, events.
-// Offsets come from the built-in schema of that size.
-var modernLayout = func() stateLayout {
-	l, f := newStateLayout(ModernStateSize, regionNames{
-		players: "psyn", ei: "Ei", ef: "Ef", item: "item", itemf: "itemf", lifts: "lifts", tiles: "l",
-		pshot: "pshot", eshot: "eshot", events: "event",
-	})
+// versionLayout makes the state layout of version v from its schema: the
+// regions its view names, and the player fields by their name in that
+// version (the legacy state names some of them otherwise).
+func versionLayout(v decode.Version) stateLayout {
+	sch := schema.ForVersion(v.String(), StateSize(v))
+	if sch.View == nil || sch.View.Players == nil || sch.View.Enemies == nil || sch.View.Items == nil || sch.View.Lifts == nil || sch.View.Level == nil {
+		panic(fmt.Sprintf("synth: the %s schema of version %s has no full view", sch.Name, v))
+	}
+	vw := sch.View
+	rn := regionNames{
+		players: vw.Players.Region, ei: vw.Enemies.Region, ef: vw.Enemies.Pos, item: vw.Items.Region, itemf: vw.Items.Pos,
+		lifts: vw.Lifts.Region, tiles: vw.Level.Region,
+	}
+	if len(vw.Shots) == 2 {
+		rn.pshot, rn.eshot = vw.Shots[0], vw.Shots[1]
+	}
+	if sch.Region("event") != nil {
+		rn.events = "event"
+	}
+	l, f, opt := newStateLayout(sch, rn)
 	l.pf = playerFields{
-		active: f("active"), control: f("control_method"), x: f("x"), y: f("y"), xinc: f("xinc"), yinc: f("yinc"),
-		health: f("health"), oldHealth: f("old_health"),
-		shape: f("shape"), color: f("color"), leftRight: f("left_right"), drawRot: f("draw_rot"), drawScale: f("draw_scale"),
+		active: f(vw.Players.Active), control: f("control_method"), x: f(vw.Players.X), y: f(vw.Players.Y), xinc: f("xinc"), yinc: f("yinc"),
+		health: f(vw.Players.Health), oldHealth: f("old_health", "old_LIFE"), lives: opt("LIVES"),
+		shape: f(vw.Players.Shape), color: f(vw.Players.Color), leftRight: f("left_right"), drawRot: f("draw_rot"), drawScale: f("draw_scale"),
 		spawn: f("spawn_point_index"), up: f("up"),
-		shotWait: f("shot_wait_counter"), shotsFired: f("stat_shots_fired"), coins: f("stat_purple_coins"), respawns: f("stat_respawns"),
-		lateCdats: f("late_cdats"), ldMode: f("level_done_mode"), ldTimer: f("level_done_timer"),
-		ldFrame: f("level_done_frame"), ldNext: f("level_done_next_level"), slsn: f("server_lev_seq_num"),
-		lives: -1,
+		shotWait: f("shot_wait_counter", "bullet_wait_counter"), shotsFired: f("stat_shots_fired", "stat_bullets_fired"),
+		coins: f("stat_purple_coins"), respawns: f("stat_respawns"),
+		lateCdats: opt("late_cdats"), ldMode: opt("level_done_mode"), ldTimer: opt("level_done_timer"),
+		ldFrame: opt("level_done_frame"), ldNext: opt("level_done_next_level"), slsn: opt("server_lev_seq_num"),
+	}
+	if i := v.Info(); (i.StateLevelSeq >= 0) != (l.pf.slsn >= 0) || i.StateLevelSeq >= 0 && i.StateLevelSeq != 4*l.pf.slsn {
+		panic(fmt.Sprintf("synth: version %s has its level sequence at %d, the %s schema at field %d", v, i.StateLevelSeq, sch.Name, l.pf.slsn))
 	}
 	return l
-}()
+}
 
 // regionNames are the schema's names of the regions the generator writes;
 // "" for a region the era does not have.
@@ -105,15 +111,12 @@ type regionNames struct {
 	players, ei, ef, item, itemf, lifts, tiles, pshot, eshot, events string
 }
 
-// newStateLayout takes the regions of a state layout from the built-in
-// schema of that size, and returns with it the lookup of a player field's
-// index (offset / 4). A name the schema does not have stops the program at
-// start-up: the generator and the schema cannot drift apart.
-func newStateLayout(size int, rn regionNames) (stateLayout, func(name string) int) {
-	sch := schema.For(size)
-	if sch.Size != size || sch.View == nil {
-		panic(fmt.Sprintf("synth: no built-in schema of a %d-byte state", size))
-	}
+// newStateLayout takes the regions of a state layout from a schema, and
+// returns with it the lookups of a player field's index (offset / 4): f,
+// the first of the names the schema has (it panics when it has none), and
+// opt, -1 when it has none.
+func newStateLayout(sch *schema.Schema, rn regionNames) (stateLayout, func(names ...string) int, func(names ...string) int) {
+	size := sch.Size
 	region := func(name string) *schema.Region {
 		r := sch.Region(name)
 		if r == nil {
@@ -146,19 +149,22 @@ func newStateLayout(size int, rn regionNames) (stateLayout, func(name string) in
 			l.liftInts++
 		}
 	}
-	field := func(name string) int {
-		f := players.Field(name)
-		if f == nil || f.Offset%4 != 0 {
-			panic(fmt.Sprintf("synth: the %s schema has no 4-byte player field %q", sch.Name, name))
+	opt := func(names ...string) int {
+		for _, name := range names {
+			if f := players.Field(name); f != nil && f.Offset%4 == 0 {
+				return f.Offset / 4
+			}
 		}
-		return f.Offset / 4
+		return -1
 	}
-	return l, field
+	field := func(names ...string) int {
+		i := opt(names...)
+		if i < 0 {
+			panic(fmt.Sprintf("synth: the %s schema has no 4-byte player field %q", sch.Name, names))
+		}
+		return i
+	}
+	return l, field, opt
 }
 
-func layoutFor(era decode.Version) *stateLayout {
-	if era == decode.Legacy {
-		return &legacyLayout
-	}
-	return &modernLayout
-}
+func layoutFor(v decode.Version) *stateLayout { return layouts[v] }

@@ -13,18 +13,16 @@ import (
 
 // Game settings of the simulated server.
 const (
-	legacyLevel     = 4  // the legacy server plays level 4, as in the real captures
-	modernLevel     = 1  // the modern server starts on the overworld
-	modernNextLevel = 64 // and walks into level 64
-	legacyStdfFreq  = 5  // legacy: one dif every 5 frames
+	legacyLevel     = 4  // the game-moves server plays level 4, as in the real captures
+	modernLevel     = 1  // the rewind servers start on the overworld
+	modernNextLevel = 64 // and walk into level 64
 	maxSdatEntries  = 100
 	levelDoneFrames = 20 // frames of the level-done phase before a level change
-	// The server drops a client it got no stak (legacy: sdak) from for
-	// dropFrames frames (a join counts as joinGrace frames ahead), dropLead
-	// frames later, as the game's server_proc_player_drop does.
-	dropFrames = 100
-	joinGrace  = 200
-	dropLead   = 4
+	// The server drops a client it got no acknowledgement from for the
+	// version's drop rule (decode.DropRule: its frames, after its frame of
+	// the level; a join counts as its grace ahead), dropLead frames later,
+	// as the game's server_proc_player_drop does.
+	dropLead = 4
 )
 
 // gameMove is one entry of the legacy game-move list.
@@ -85,9 +83,9 @@ type server struct {
 func newServer(g *gen) (*server, error) {
 	lay := layoutFor(g.era)
 	wrng := rng(g.cfg.Seed, 4)
-	level := int32(legacyLevel)
-	if g.era == decode.Modern {
-		level = modernLevel
+	level := int32(modernLevel)
+	if g.moves {
+		level = legacyLevel
 	}
 	s := &server{
 		g:      g,
@@ -100,7 +98,7 @@ func newServer(g *gen) (*server, error) {
 		clock0: 3 + wrng.Float64()*4,
 	}
 	s.changeTime = -1
-	if g.era == decode.Modern && g.cfg.LevelChange >= 0 {
+	if !g.moves && g.cfg.LevelChange >= 0 {
 		s.changeTime = int64(g.cfg.LevelChange)
 		if s.changeTime == 0 {
 			s.changeTime = int64(g.cfg.Duration) / 2
@@ -108,7 +106,7 @@ func newServer(g *gen) (*server, error) {
 	}
 	// The server's own player 0 stands at its spawn point.
 	s.world.join(0, 8, 3)
-	if g.era == decode.Legacy {
+	if g.moves {
 		s.moves = append(s.moves, gameMove{0, 1, 0, 8})
 	}
 	g.owners[s.addr] = &s.ib
@@ -127,13 +125,13 @@ func (s *server) tick(now int64) error {
 			return err
 		}
 	}
-	if g.era == decode.Modern && s.changeTime >= 0 {
+	if !g.moves && s.changeTime >= 0 {
 		s.levelChange(now)
 	}
 	s.world.step()
 	g.sum.Frames++
 	s.dropSilent()
-	if g.era == decode.Legacy {
+	if g.moves {
 		return s.sendLegacy()
 	}
 	if err := s.prepareDifs(); err != nil {
@@ -149,7 +147,7 @@ func (s *server) tick(now int64) error {
 	return nil
 }
 
-// levelChange runs the modern level change: a level-done phase, then a new
+// levelChange runs the level change of a rewind version: a level-done phase, then a new
 // level with slsn + 1 and frame numbers restarting at 0.
 func (s *server) levelChange(now int64) {
 	if !s.doneStarted && now >= s.changeTime-int64(levelDoneFrames)*int64(FrameTime) {
@@ -198,6 +196,13 @@ func (s *server) handle(m *msg) error {
 		return g.send(c.local, c.addr, g.packet("5678"), msg{kind: mHelloBack}, true)
 	case mJoin:
 		c := s.byAddr[m.from]
+		if c == nil && !g.handshake {
+			// No handshake: the client's cjon comes straight to the
+			// server's one socket, which answers it and sends it all.
+			c = &sclient{addr: m.from, local: s.addr, lastSdat: -100}
+			s.byAddr[m.from] = c
+			s.clients = append(s.clients, c)
+		}
 		if c == nil {
 			return nil
 		}
@@ -209,6 +214,9 @@ func (s *server) handle(m *msg) error {
 	c := s.byAddr[m.from]
 	if c == nil || !c.joined {
 		return nil
+	}
+	if m.hasSLSN && m.slsn != s.slsn {
+		return nil // the server drops a cdat or stak of another level sequence
 	}
 	switch m.kind {
 	case mCdat:
@@ -222,7 +230,7 @@ func (s *server) handle(m *msg) error {
 		c.bases.Ack(m.b)
 		c.lastStak = s.frame()
 	case mPing:
-		p := g.packet("pong").SetFloat("t0", m.f0).SetFloat("t1", s.clock0+seconds(g.now))
+		p := g.kind(decode.KindProbeReply).SetFloat("t0", m.f0).SetFloat("t1", s.clock0+seconds(g.now))
 		return g.send(c.local, c.addr, p, msg{kind: mPong, f0: m.f0, f1: s.clock0 + seconds(g.now)}, false)
 	}
 	return nil
@@ -248,9 +256,9 @@ func (s *server) join(c *sclient, color int32) {
 		color = color%15 + 1
 	}
 	c.joined, c.color = true, color
-	c.lastStak, c.dropAt = s.frame()+joinGrace, -1
+	c.lastStak, c.dropAt = s.frame()+int32(s.g.era.Drop().Grace), -1
 	s.world.join(c.player, color, 2)
-	if s.g.era == decode.Legacy {
+	if s.g.moves {
 		c.entryAck = s.base + len(s.moves)
 		s.moves = append(s.moves, gameMove{s.frame(), 1, int32(c.player), color})
 	}
@@ -259,8 +267,8 @@ func (s *server) join(c *sclient, color int32) {
 func (s *server) sendJoin(c *sclient) error {
 	g := s.g
 	m := msg{kind: mJoinBack, a: int32(c.player), b: s.frame(), c: int32(c.entryAck), d: s.world.level, e: c.color, slsn: s.slsn}
-	if g.era == decode.Modern {
-		p := g.packet("sjon").Set("level", int64(s.world.level)).Set("frame", int64(s.frame())).
+	if !g.moves {
+		p := g.kind(decode.KindJoinReply).Set("level", int64(s.world.level)).Set("frame", int64(s.frame())).
 			Set("player", int64(c.player)).Set("color", int64(c.color)).Set("slsn", int64(s.slsn))
 		return g.send(c.local, c.addr, p, m, true)
 	}
@@ -280,8 +288,8 @@ func (s *server) sendJoin(c *sclient) error {
 func (s *server) cdat(c *sclient, frame int32, move byte) error {
 	g := s.g
 	pl := &s.world.players[c.player]
-	if g.era == decode.Modern {
-		// The modern server rewinds and replays, so late input still counts.
+	if !g.moves {
+		// A rewind server rewinds and replays, so late input still counts.
 		if frame < s.frame()-1 {
 			pl.lateCdats++
 		}
@@ -319,8 +327,8 @@ func (s *server) trimMoves() {
 	}
 }
 
-// sendLegacy sends the legacy era's per-frame packets: sdat where needed
-// and, every legacyStdfFreq frames, one dif to the next client in turn.
+// sendLegacy sends a game-moves server's per-frame packets: sdat where
+// needed and, every DifEvery frames, one dif to the next client in turn.
 func (s *server) sendLegacy() error {
 	var joined []*sclient
 	for _, c := range s.clients {
@@ -339,7 +347,7 @@ func (s *server) sendLegacy() error {
 			}
 		}
 	}
-	if len(joined) > 0 && s.frame()%legacyStdfFreq == 0 {
+	if len(joined) > 0 && s.frame()%int32(s.g.era.Info().DifEvery) == 0 {
 		s.rr = (s.rr + 1) % len(joined)
 		return s.sendDif(joined[s.rr])
 	}
@@ -474,7 +482,7 @@ func (s *server) sendDif(c *sclient) error {
 	}
 	count := g.era.Pieces(len(z))
 	if count > decode.MaxPieces {
-		return fmt.Errorf("dif of %d bytes needs %d pieces, more than a byte can count", len(z), count)
+		return fmt.Errorf("dif of %d bytes needs %d pieces, more than a dif can have", len(z), count)
 	}
 	info := &difInfo{src: src, dst: dst, count: count, slsn: s.slsn, level: s.world.level, sha: snap.sha, doneAt: -1}
 	if s.world.done {
@@ -491,7 +499,7 @@ func (s *server) sendDif(c *sclient) error {
 			return err
 		}
 	}
-	return statedif.EachPiece(g.packet("stdf"), statedif.Dif{SLSN: int32(s.slsn), Src: src, Dst: dst, Level: int32(s.world.level)}, z, func(seq int, p *decode.Packet) error {
+	return statedif.EachPiece(g.kind(decode.KindDifPiece), statedif.Dif{SLSN: int32(s.slsn), Src: src, Dst: dst, Level: int32(s.world.level)}, z, func(seq int, p *decode.Packet) error {
 		return g.send(c.local, c.addr, p, msg{kind: mStdf, dif: info, seq: uint8(seq)}, false)
 	})
 }

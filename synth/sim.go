@@ -25,9 +25,9 @@ type Sim struct {
 func NewSim(era decode.Version, seed int64) *Sim {
 	stream := uint64(4) // the world's stream, as in Generate
 	pcg := rand.NewPCG(uint64(seed), stream*0x9e3779b97f4a7c15+1)
-	level := int32(legacyLevel)
-	if era == decode.Modern {
-		level = modernLevel
+	level := int32(modernLevel)
+	if era.Sync() == decode.GameMoves {
+		level = legacyLevel
 	}
 	s := &Sim{w: newWorld(layoutFor(era), rand.New(pcg), level), pcg: pcg}
 	s.w.rng.Float64() // the generator's server draws its clock's start here

@@ -1,5 +1,6 @@
 // Package synth generates the network traffic of a synthetic Purple
-// Martians LAN game, in either protocol era, together with its ground truth.
+// Martians LAN game, in any wire version of the game, together with its
+// ground truth.
 //
 // Generate runs a small discrete-time simulation of one server and 1..7
 // clients. The server runs a toy game whose state (in the era's state
@@ -15,9 +16,11 @@
 //   - legacy: sdat with the game-move entries a client has not acknowledged,
 //     sdak answers (the first one 21 bytes, later 25), serr for late cdats
 //     (c_sync encoded the game's non-two's-complement way);
-//   - modern: ping, pong and pang once a second;
+//   - the rewind versions: ping, pong and pang once a second; the level
+//     sequence on cdat and stak where the version carries it; a clog for
+//     every netgame log line in the version whose clients always send them;
 //   - stdf state difs, dif = base − new bytewise, compressed with zlib level
-//     7 and cut into 1000-byte pieces (compressed/1000 + 1 of them), built
+//     7 and cut into pieces of the version's size (compressed/size + 1 of them), built
 //     against the client's last acknowledged state among the last 8 the
 //     server sent it, or against zeros (src = 0) when it has none; one dif
 //     every 5 frames round robin (legacy) or one per frame to every client
@@ -43,6 +46,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pmdump/pmdump/decode"
@@ -50,14 +54,14 @@ import (
 
 // Config describes the game to generate.
 type Config struct {
-	Era      decode.Version    // Legacy or Modern
+	Era      decode.Version // the wire version to generate
 	Players  int           // number of clients, 1..7 (the server is player 0)
 	Duration time.Duration // game time to generate, from the server's start
 	Loss     float64       // fraction of datagrams dropped, in [0, 1)
 	Seed     int64         // seeds every random choice and the start time
-	// LevelChange is when the modern-era level change happens, counted from
-	// the start: 0 means half-way through Duration, a negative value means
-	// no level change. The legacy era has none.
+	// LevelChange is when the level change of a rewind version happens,
+	// counted from the start: 0 means half-way through Duration, a
+	// negative value means no level change. The legacy era has none.
 	LevelChange time.Duration
 	// Faults are impairments injected for single clients (see Faults).
 	Faults Faults
@@ -69,14 +73,15 @@ const MaxClients = 7
 // FrameTime is the duration of one game frame (40 frames a second).
 const FrameTime = 25 * time.Millisecond
 
-// ListenPort is the server's listening port, also bound by every client.
+// ListenPort is the server's listening port, also bound by every client of
+// the versions whose clients use the game's port.
 const ListenPort = decode.ListenPort
 
 // Validate reports whether the configuration can be generated.
 func (c Config) Validate() error {
 	switch {
-	case c.Era != decode.Legacy && c.Era != decode.Modern:
-		return fmt.Errorf("era must be legacy or modern, not %s", c.Era)
+	case !c.Era.Known():
+		return fmt.Errorf("the version must be one of %s", strings.Join(decode.VersionNames(), ", "))
 	case c.Players < 1 || c.Players > MaxClients:
 		return fmt.Errorf("players must be 1..%d, not %d", MaxClients, c.Players)
 	case c.Duration <= 0:
@@ -100,9 +105,21 @@ func Epoch(seed int64) time.Time {
 // ServerAddr is the server's address; client n (1-based) is at 10.0.0.(n+1).
 var ServerAddr = netip.AddrFrom4([4]byte{10, 0, 0, 1})
 
-// ClientAddr returns the endpoint of client n (1-based).
+// ClientAddr returns the endpoint of client n (1-based) in the versions
+// whose clients bind the game's port.
 func ClientAddr(n int) netip.AddrPort {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(1 + n)}), ListenPort)
+}
+
+// ClientAddrIn returns the endpoint of client n (1-based) in version v: on
+// the game's port, or on a port of its own in the versions whose clients
+// take one.
+func ClientAddrIn(v decode.Version, n int) netip.AddrPort {
+	a := ClientAddr(n)
+	if i := v.Info(); i != nil && i.EphemeralClientPort {
+		return netip.AddrPortFrom(a.Addr(), uint16(33000+(n*7919)%28000))
+	}
+	return a
 }
 
 // Summary counts what Generate did.
@@ -121,7 +138,7 @@ type Summary struct {
 	Frames       int            // server frames simulated
 	FaultDrops   map[string]int // datagrams dropped by the injected faults, by "kind client"
 	Forgot       map[int]int    // times each client lost its states (Forget), by client
-	Drops        []Drop         // players the modern server dropped for want of staks
+	Drops        []Drop         // players the server dropped for want of acknowledgements
 }
 
 // Drop is a player the server dropped: at server frame Frame of level
@@ -179,6 +196,7 @@ const (
 	mPing                     // f0 t0
 	mPong                     // f0 t0, f1 t1
 	mPang                     // f1 t1
+	mLog                      // a clog: nothing the server acts on
 )
 
 // difInfo describes one dif as its pieces travel.
@@ -198,6 +216,7 @@ type msg struct {
 	from          netip.AddrPort
 	a, b, c, d, e int32
 	slsn          uint8
+	hasSLSN       bool // a cdat or stak that carries the client's level sequence (slsn)
 	seq           uint8
 	f0, f1        float64
 	dif           *difInfo
@@ -239,8 +258,17 @@ type node interface {
 
 // gen is one run of the generator.
 type gen struct {
-	cfg     Config
-	era     decode.Version
+	cfg Config
+	era decode.Version
+	// What the version does, asked once.
+	moves     bool // inputs reach the others as game moves (sdat/sdak/serr)
+	handshake bool // 1234/5678 before the join
+	logs      bool // clients send a clog for every netgame log line
+	// follow is how many pieces of the next level sequence a client sees
+	// before it goes to the next level when it missed the level's end: the
+	// first, in the versions whose pieces name the level (the client
+	// loads it itself); 20 in the others.
+	follow int
 	w       PacketWriter
 	sink    TruthSink
 	epoch   time.Time
@@ -267,6 +295,10 @@ func rng(seed int64, stream uint64) *rand.Rand {
 func newGen(cfg Config, w PacketWriter, truth TruthSink) (*gen, error) {
 	g := &gen{
 		cfg: cfg, era: cfg.Era, w: w, sink: truth,
+		moves:     cfg.Era.Sync() == decode.GameMoves,
+		handshake: cfg.Era.Has(decode.KindHandshake),
+		logs:      cfg.Era.Info().LogAlways,
+		follow:    20,
 		epoch:   Epoch(cfg.Seed),
 		netRNG:  rng(cfg.Seed, 1),
 		lossRNG: rng(cfg.Seed, 2),
@@ -274,6 +306,9 @@ func newGen(cfg Config, w PacketWriter, truth TruthSink) (*gen, error) {
 		packets: map[string]*decode.Packet{},
 		sum:     Summary{ByName: map[string]int{}, LostByName: map[string]int{}, FaultDrops: map[string]int{}, Forgot: map[int]int{}},
 		faults:  !cfg.Faults.empty(),
+	}
+	if l := cfg.Era.Kind(decode.KindDifPiece); l != nil && l.FieldByRole(decode.RoleLevel) >= 0 {
+		g.follow = 1
 	}
 	srv, err := newServer(g)
 	if err != nil {
@@ -327,8 +362,8 @@ func (g *gen) run() error {
 	return nil
 }
 
-// packet returns the reusable packet of a name in the generator's era, with
-// its group entries cleared.
+// packet returns the reusable packet of a name in the generator's version,
+// with its group entries cleared.
 func (g *gen) packet(name string) *decode.Packet {
 	p := g.packets[name]
 	if p == nil {
@@ -338,6 +373,9 @@ func (g *gen) packet(name string) *decode.Packet {
 	p.Entries = p.Entries[:0]
 	return p
 }
+
+// kind returns the reusable packet of kind k in the generator's version.
+func (g *gen) kind(k decode.Kind) *decode.Packet { return g.packet(g.era.Kind(k).Name) }
 
 // send puts one datagram on the wire now: it gets a time stamp after the
 // previous one, may be lost, is written to the capture and is delivered to

@@ -131,7 +131,7 @@ func NewCSVWriter(capturePath string, era decode.Version, players int) (*CSVWrit
 	w := &CSVWriter{era: era}
 	sp, cps := TruthPaths(capturePath, players)
 	sh, ch := legacyServerHeader, legacyClientHeader
-	if era == decode.Modern {
+	if era.LevelSeqOn(decode.KindDifPiece) {
 		sh, ch = modernServerHeader, modernClientHeader
 	}
 	open := func(path, header string) (*bufio.Writer, error) {
@@ -177,11 +177,12 @@ func (w *CSVWriter) ServerDif(r ServerRow) error {
 	return w.finish(w.server, b, r.SHA256, r.SLSN, r.Level)
 }
 
-// finish appends the sha256 and, in the modern era, the slsn and level
+// finish appends the sha256 and, in the versions whose difs carry the
+// level sequence, the slsn and level
 // columns to a row and writes it.
 func (w *CSVWriter) finish(to io.Writer, b []byte, sum [32]byte, slsn, level int) error {
 	b = hex.AppendEncode(b, sum[:])
-	if w.era == decode.Modern {
+	if w.era.LevelSeqOn(decode.KindDifPiece) {
 		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(slsn), 10)
 		b = append(b, ',')

@@ -52,7 +52,7 @@ func load(e *engine.Engine, user *schema.Schema, k stateKey) stateMsg {
 		out.err = err
 		return out
 	}
-	out.sch = schema.For(len(data), user)
+	out.sch = e.Schema(k.line, len(data))
 	var b bytes.Buffer
 	gameview.WriteGame(&b, out.sch, data)
 	out.text = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")

@@ -1,15 +1,18 @@
 // Package wireshark writes a Wireshark dissector for the game's packets: a
 // Lua plugin (protocol pmnet) generated from decode's packet tables, so that
-// Wireshark and tshark decode every packet of both eras exactly as pmdump
-// does.
+// Wireshark and tshark decode every packet of every wire version exactly as
+// pmdump does.
 //
-// The generated file has three parts: the tables (one ProtoField per field
-// of every layout, and every layout with its fields, wire types, key
-// fields, legacy recoveries and length bounds), written here by walking
-// decode's layouts; a bounded inflater (inflate.lua); and a fixed runtime
-// (runtime.lua) that decodes a payload with a layout, follows
-// conversations and their era the way package session does, reassembles
-// stdf pieces and fills the tree and the Info column.
+// The generated file has three parts: the tables, written here by walking
+// decode's registry (every version with its byte order, piece size, state
+// sizes and prior; one ProtoField per field of every layout; every distinct
+// layout once, with the versions that have it, its fields, wire types, key
+// fields, legacy recoveries, enumerations and length bounds); a bounded
+// inflater (inflate.lua); and a fixed runtime (runtime.lua) that decodes a
+// payload with a layout, tells the versions of each conversation apart the
+// way package session does (from these tables alone: it names no version
+// and no offset), reassembles stdf pieces and fills the tree and the Info
+// column.
 package wireshark
 
 import (
@@ -44,16 +47,33 @@ type Field struct {
 	Doc    string // the field's description
 }
 
-// base fields every packet gets.
+// baseFields are the fields every packet gets (pmnet.era's description,
+// which names the versions, is made by Fields).
 var baseFields = []Field{
 	{Abbrev: "pmnet.type", Kind: "string", Doc: "packet name as sent (4 characters)"},
-	{Abbrev: "pmnet.era", Kind: "string", Doc: "protocol era of the conversation: legacy, modern or unknown"},
+	{Abbrev: "pmnet.era", Kind: "string"},
+	{Abbrev: "pmnet.versions", Kind: "string", Doc: "the versions the conversation's evidence so far allows (pmnet.era is the likeliest of them)"},
 	{Abbrev: "pmnet.dir", Kind: "string", Doc: "direction: c2s or s2c"},
 	{Abbrev: "pmnet.player", Kind: "uint8", Doc: "player number of the packet or its conversation, when known"},
 	{Abbrev: "pmnet.dif.compressed", Kind: "uint32", Doc: "reassembled dif: compressed size of all its pieces"},
 	{Abbrev: "pmnet.dif.pieces", Kind: "uint32", Doc: "reassembled dif: number of pieces"},
 	{Abbrev: "pmnet.dif.inflated", Kind: "uint32", Doc: "reassembled dif: inflated size (the state's size)"},
 }
+
+// eraDoc is the description of pmnet.era: every version's name.
+func eraDoc() string {
+	return "wire version of the conversation, as pmdump's era: " + strings.Join(decode.VersionNames(), ", ") + ", or unknown"
+}
+
+// What package session's inference counts with (unexported there): how
+// many packets of each name a conversation checks against every version
+// even when they decode in its own (session's looks), and how many
+// packets that fit no version make a conversation of no known version,
+// once they outnumber those that fit (session's learnFit).
+const (
+	sessionLooks   = 4
+	sessionMisfits = 2
+)
 
 // PacketPrefix is the field name prefix of a packet's fields:
 // pmnet.<name in lower case>.
@@ -89,9 +109,19 @@ func integer(kind string) bool {
 	return false
 }
 
+// int32Holds tells whether every value of an integer kind fits an int32.
+func int32Holds(kind string) bool {
+	switch kind {
+	case "uint8", "int8", "uint16", "int32":
+		return true
+	}
+	return false
+}
+
 // fieldSet collects fields in order of first appearance, merging the
-// fields two eras give one name (cjon/CJON, sjon/SJON): integers of
-// different widths become int64.
+// fields versions give one name (cjon/CJON, sjon/SJON, a byte that became
+// an int32): integers of different widths become int32 when every one
+// fits an int32, else int64.
 type fieldSet struct {
 	list  []Field
 	index map[string]int
@@ -112,10 +142,14 @@ func (s *fieldSet) add(f Field) error {
 		return nil
 	}
 	if integer(old.Kind) && integer(f.Kind) {
-		old.Kind = "int64"
+		if int32Holds(old.Kind) && int32Holds(f.Kind) {
+			old.Kind = "int32"
+		} else {
+			old.Kind = "int64"
+		}
 		return nil
 	}
-	return fmt.Errorf("field %s is %s in one era and %s in another", f.Abbrev, old.Kind, f.Kind)
+	return fmt.Errorf("field %s is %s in one version and %s in another", f.Abbrev, old.Kind, f.Kind)
 }
 
 func (s *fieldSet) addField(prefix string, f *decode.Field) error {
@@ -142,25 +176,40 @@ func (s *fieldSet) addField(prefix string, f *decode.Field) error {
 		}
 		return s.add(Field{Abbrev: abbrev + "_raw", Kind: kindOf(f.Type), Doc: f.Name + " as on the wire"})
 	}
-	return s.add(Field{Abbrev: abbrev, Kind: kindOf(f.Type), Doc: f.Doc})
+	if err := s.add(Field{Abbrev: abbrev, Kind: kindOf(f.Type), Doc: f.Doc}); err != nil {
+		return err
+	}
+	if showEnum(f) {
+		return s.add(Field{Abbrev: abbrev + "_name", Kind: "string", Doc: "the name of " + f.Name + "'s value (" + f.Enum.Name + ")"})
+	}
+	return nil
+}
+
+// showEnum tells whether a field's values are shown with their names
+// (decode.Enum.Show): the summary's result=5(transfer_off), the JSON's
+// result_name.
+func showEnum(f *decode.Field) bool {
+	return f.Enum != nil && f.Enum.Show && f.Type.Size() > 0 && f.Type != decode.F64 && !f.Type.Text()
 }
 
 // Fields returns every field the dissector registers, in the order of the
-// generated file: the base fields, then each layout's fields era by era.
+// generated file: the base fields, then each distinct layout's fields, in
+// decode's order (oldest version first).
 func Fields() ([]Field, error) {
 	var s fieldSet
 	for _, f := range baseFields {
+		if f.Abbrev == "pmnet.era" {
+			f.Doc = eraDoc()
+		}
 		if err := s.add(f); err != nil {
 			return nil, err
 		}
 	}
-	for _, era := range decode.Versions() {
-		for _, l := range era.Layouts() {
-			prefix := PacketPrefix(l.Name)
-			for i := range l.Fields {
-				if err := s.addField(prefix, &l.Fields[i]); err != nil {
-					return nil, fmt.Errorf("%s %s: %w", era, l.Name, err)
-				}
+	for _, l := range decode.AllLayouts() {
+		prefix := PacketPrefix(l.Name)
+		for i := range l.Fields {
+			if err := s.addField(prefix, &l.Fields[i]); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", l.First(), l.Name, err)
 			}
 		}
 	}
@@ -175,7 +224,7 @@ func Write(w io.Writer, version string) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `-- pmnet: Wireshark dissector for the Purple Martians netgame (both eras).
+	fmt.Fprintf(&b, `-- pmnet: Wireshark dissector for the Purple Martians netgame (every wire version).
 -- Generated by pmdump %s from its packet tables ("pmdump dissector");
 -- do not edit: regenerate it. For Wireshark 4.0 (Lua 5.2) and newer (Lua 5.4).
 -- Install: copy to ~/.local/lib/wireshark/plugins/ (personal Lua plugins).
@@ -183,15 +232,12 @@ func Write(w io.Writer, version string) error {
 local PMDUMP_VERSION = %s
 local pmnet = Proto("pmnet", "Purple Martians netgame")
 local LISTEN_PORT = %d
-local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
-	for i, e := range decode.Versions() {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(luaString(e.String()))
+`, oneLine(version), luaString(version), decode.ListenPort)
+	if err := writeVersions(&b); err != nil {
+		return err
 	}
 	lim := reassemble.DefaultLimits
-	fmt.Fprintf(&b, "}\n\n-- Reassembly limits (reassemble.DefaultLimits).\nlocal MAX_COMPRESSED = %d\nlocal PENDING_PER_CLIENT = %d\nlocal PENDING_TOTAL = %d\nlocal ABANDON_AFTER = %s -- seconds\n",
+	fmt.Fprintf(&b, "\n-- Reassembly limits (reassemble.DefaultLimits).\nlocal MAX_COMPRESSED = %d\nlocal PENDING_PER_CLIENT = %d\nlocal PENDING_TOTAL = %d\nlocal ABANDON_AFTER = %s -- seconds\n",
 		lim.MaxCompressed, lim.PendingPerClient, lim.PendingTotal, strconv.FormatFloat(lim.AbandonAfter.Seconds(), 'g', -1, 64))
 	fmt.Fprintf(&b, "-- The largest state pmdump rebuilds (replay.MaxStateSize): no dif is inflated past it.\nlocal MAX_STATE = %d\n", replay.MaxStateSize)
 	fmt.Fprintf(&b, "-- The late pieces of a client's newest FINISHED_KEEP finished difs are ignored (reassemble.FinishedKeep).\nlocal FINISHED_KEEP = %d\n", reassemble.FinishedKeep)
@@ -199,11 +245,15 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 		decode.MaxPieces, decode.ServerPlayer, decode.MaxPlayer, decode.PlayerServerFull, decode.MenuMove)
 	fmt.Fprintf(&b, "-- How pmdump writes each direction (decode.Dir.Arrow).\nlocal ARROW = {[%s] = %s, [%s] = %s}\n",
 		luaString(decode.C2S.String()), luaString(decode.C2S.Arrow()), luaString(decode.S2C.String()), luaString(decode.S2C.Arrow()))
+	fmt.Fprintf(&b, "-- The kinds of packet the runtime follows conversations by (decode.Kind).\nlocal KIND_HANDSHAKE, KIND_HANDSHAKE_REPLY = %s, %s\nlocal KIND_JOIN_REQUEST, KIND_JOIN_REPLY = %s, %s\n",
+		luaString(decode.KindHandshake.String()), luaString(decode.KindHandshakeReply.String()),
+		luaString(decode.KindJoinRequest.String()), luaString(decode.KindJoinReply.String()))
+	fmt.Fprintf(&b, "\n-- Version inference (package session): the packets of each name a conversation\n-- checks against every version even when they decode in its own, and the packets\n-- fitting no version that make it of no known version once they outnumber those that fit.\nlocal LOOKS = %d\nlocal MIN_MISFITS = %d\n", sessionLooks, sessionMisfits)
 	b.WriteString("\n-- What each kind of decode error ends with (decode.ErrShort and the others).\n")
 	for _, e := range []struct {
 		name string
 		err  error
-	}{{"ERR_SHORT", decode.ErrShort}, {"ERR_LONG", decode.ErrLong}, {"ERR_OVERRUN", decode.ErrOverrun}, {"ERR_INVALID", decode.ErrInvalid}, {"ERR_UNKNOWN", decode.ErrUnknown}} {
+	}{{"ERR_SHORT", decode.ErrShort}, {"ERR_LONG", decode.ErrLong}, {"ERR_OVERRUN", decode.ErrOverrun}, {"ERR_INVALID", decode.ErrInvalid}, {"ERR_UNKNOWN", decode.ErrUnknown}, {"ERR_NO_VERSION", decode.ErrNoVersion}} {
 		fmt.Fprintf(&b, "local %s = %s\n", e.name, luaString(e.err.Error()))
 	}
 	b.WriteString("\n-- Fields: pmnet.<packet name in lower case>.<field>, as pmdump's JSON names them.\nlocal PF = {}\nlocal PF_LIST = {}\nlocal INT64 = {} -- fields whose values are given as Int64\n")
@@ -214,13 +264,13 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 			fmt.Fprintf(&b, "INT64[PF[%s]] = true\n", luaString(f.Abbrev))
 		}
 	}
-	b.WriteString("\n-- Layouts, era by era: fields in wire order.\nlocal LAYOUTS = {}\nlocal DIR_OF = {}\n")
-	for _, era := range decode.Versions() {
-		fmt.Fprintf(&b, "LAYOUTS[%s] = {}\n", luaString(era.String()))
-		for _, l := range era.Layouts() {
-			if err := writeLayout(&b, l); err != nil {
-				return err
-			}
+	b.WriteString("\n-- Layouts: each distinct layout once, named by the first version that has it\n-- (LAYOUTS[first][name]), with the versions that have it and its fields in wire\n-- order; LAYOUT_LIST holds them in decode's order (Layout.ID + 1).\nlocal LAYOUTS = {}\nlocal LAYOUT_LIST = {}\n")
+	for _, v := range decode.Versions() {
+		fmt.Fprintf(&b, "LAYOUTS[%s] = {}\n", luaString(v.String()))
+	}
+	for _, l := range decode.AllLayouts() {
+		if err := writeLayout(&b, l); err != nil {
+			return err
 		}
 	}
 	b.WriteString("\n")
@@ -231,6 +281,26 @@ local ERAS = {`, oneLine(version), luaString(version), decode.ListenPort)
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// writeVersions writes the registry's versions: what the runtime's
+// inference needs of each. Which layouts a version has is said by the
+// layouts (their versions).
+func writeVersions(b *strings.Builder) error {
+	b.WriteString("\n-- Wire versions (decode.Versions), oldest first, by their decode.Version number:\n-- name, byte order, piece size, state sizes, prior (the evidence's ties go to the\n-- highest), whether the server sends everything from its listening socket.\nlocal VERSIONS = {}\n")
+	for i, v := range decode.Versions() {
+		if int(v) != i+1 {
+			return fmt.Errorf("version %s is number %d, not %d: the runtime numbers them 1..n", v, v, i+1)
+		}
+		vi := v.Info()
+		sizes := make([]string, len(vi.StateSizes))
+		for j, n := range vi.StateSizes {
+			sizes[j] = strconv.Itoa(n)
+		}
+		fmt.Fprintf(b, "VERSIONS[%d] = {name = %s, be = %t, piece_size = %d, state_sizes = {%s}, prior = %d, shared_socket = %t}\n",
+			v, luaString(v.String()), vi.BigEndian, vi.PieceSize, strings.Join(sizes, ", "), vi.Prior, vi.SharedServerSocket)
+	}
+	return nil
 }
 
 func oneLine(s string) string {
@@ -270,10 +340,19 @@ func protoField(f Field) string {
 	return fmt.Sprintf("ProtoField.%s(%s, %s, base.DEC, nil, nil, %s)", f.Kind, name, luaString(label), doc)
 }
 
+// layoutRef is the Lua expression of a layout's table.
+func layoutRef(l *decode.Layout) string {
+	return fmt.Sprintf("LAYOUTS[%s][%s]", luaString(l.First().String()), luaString(l.Name))
+}
+
 func writeLayout(b *strings.Builder, l *decode.Layout) error {
 	prefix := PacketPrefix(l.Name)
-	fmt.Fprintf(b, "LAYOUTS[%s][%s] = {name = %s, era = %s, dir = %s, doc = %s, min = %d, max = %d",
-		luaString(l.First().String()), luaString(l.Name), luaString(l.Name), luaString(l.First().String()),
+	var vs []string
+	for _, v := range l.Versions().Versions() {
+		vs = append(vs, luaString(v.String()))
+	}
+	fmt.Fprintf(b, "%s = {name = %s, first = %s, dir = %s, doc = %s, min = %d, max = %d",
+		layoutRef(l), luaString(l.Name), luaString(l.First().String()),
 		luaString(l.Dir.String()), luaString(l.Doc), l.MinLen(), l.MaxLen())
 	if seq, count, start, ok := l.PieceFields(); ok {
 		size, data := pieceData(l)
@@ -282,32 +361,24 @@ func writeLayout(b *strings.Builder, l *decode.Layout) error {
 		}
 		fmt.Fprintf(b, ", piece = {seq = %d, count = %d, start = %d, size = %d, data = %d, at = %d}", seq+1, count+1, start+1, size+1, data+1, constOffset(l, data))
 	}
-	if src := roleField(l, decode.RoleDifBase); src >= 0 {
-		dst := roleField(l, decode.RoleFrame)
+	if src := l.FieldByRole(decode.RoleDifBase); src >= 0 {
+		dst := l.FieldByRole(decode.RoleFrame)
 		if dst < 0 {
 			return fmt.Errorf("%s %s: a dif base without the frame it produces", l.First(), l.Name)
 		}
-		fmt.Fprintf(b, ", dif = {src = %d, dst = %d, slsn = %d}", src+1, dst+1, roleField(l, decode.RoleLevelSeq)+1)
+		fmt.Fprintf(b, ", dif = {src = %d, dst = %d, slsn = %d}", src+1, dst+1, l.FieldByRole(decode.RoleLevelSeq)+1)
 	}
-	b.WriteString(", fields = {\n")
+	fmt.Fprintf(b, ",\n\tid = %d, versions = {%s}, be = %t, kind = %s, frame = %d, player = %d, fields = {\n",
+		l.ID+1, strings.Join(vs, ", "), l.BigEndian(), luaString(l.Kind.String()),
+		l.FieldByRole(decode.RoleFrame)+1, l.FieldByRole(decode.RolePlayer)+1)
 	for i := range l.Fields {
 		if err := writeField(b, l, prefix, &l.Fields[i], "  "); err != nil {
 			return err
 		}
 	}
 	b.WriteString("}}\n")
-	fmt.Fprintf(b, "DIR_OF[%s] = %s\n", luaString(l.Name), luaString(l.Dir.String()))
+	fmt.Fprintf(b, "LAYOUT_LIST[%d] = %s\n", l.ID+1, layoutRef(l))
 	return nil
-}
-
-// roleField returns the index of a layout's first field of the role, or -1.
-func roleField(l *decode.Layout, role decode.Role) int {
-	for i, f := range l.Fields {
-		if f.Role == role {
-			return i
-		}
-	}
-	return -1
 }
 
 // pieceData returns the indexes of a layout's RoleSize field and of the
@@ -327,26 +398,15 @@ func pieceData(l *decode.Layout) (size, data int) {
 	return size, data
 }
 
-var typeNames = map[decode.Type]string{}
-
-func init() {
-	for t := decode.U8; t <= decode.Group; t++ {
-		typeNames[t] = t.String()
-	}
-}
-
 func writeField(b *strings.Builder, l *decode.Layout, prefix string, f *decode.Field, indent string) error {
 	abbrev := prefix + f.Name
 	fmt.Fprintf(b, "%s{name = %s, type = %s, size = %d, pf = PF[%s]", indent, luaString(f.Name),
-		luaString(typeNames[f.Type]), f.Type.Size(), luaString(abbrev))
+		luaString(f.Type.String()), f.Type.Size(), luaString(abbrev))
 	if f.Key {
 		b.WriteString(", key = true")
 	}
 	if f.Optional {
 		b.WriteString(", optional = true")
-	}
-	if f.Role == decode.RolePlayer {
-		b.WriteString(", role = \"player\"")
 	}
 	switch f.Recover {
 	case decode.AsIs:
@@ -367,6 +427,19 @@ func writeField(b *strings.Builder, l *decode.Layout, prefix string, f *decode.F
 		}
 		b.WriteString("}")
 	}
+	if showEnum(f) {
+		if f.Recover != decode.AsIs {
+			return fmt.Errorf("%s %s.%s: a shown enumeration of a recovered value", l.First(), l.Name, f.Name)
+		}
+		b.WriteString(", enum = {")
+		for i, ev := range f.Enum.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "[%d] = %s", ev.Value, luaString(ev.Name))
+		}
+		fmt.Fprintf(b, "}, pf_name = PF[%s]", luaString(abbrev+"_name"))
+	}
 	if ref := f.SizeOf + f.CountOf; ref != "" {
 		j := l.Field(ref)
 		if j < 0 {
@@ -381,7 +454,7 @@ func writeField(b *strings.Builder, l *decode.Layout, prefix string, f *decode.F
 		b.WriteString(", sub = {\n")
 		for i := range f.Sub {
 			s := &f.Sub[i]
-			if s.Type.Size() == 0 || s.Recover != decode.AsIs || s.Sub != nil {
+			if s.Type.Size() == 0 || s.Recover != decode.AsIs || s.Sub != nil || showEnum(s) {
 				return fmt.Errorf("%s %s.%s.%s: only fixed-size plain fields are supported in a group", l.First(), l.Name, f.Name, s.Name)
 			}
 			if err := writeField(b, l, abbrev+".", s, indent+"  "); err != nil {
@@ -389,6 +462,9 @@ func writeField(b *strings.Builder, l *decode.Layout, prefix string, f *decode.F
 			}
 		}
 		b.WriteString(indent + "}")
+	case decode.U8, decode.S8, decode.U16, decode.I32, decode.F64, decode.Str16, decode.StrN:
+	default:
+		return fmt.Errorf("%s %s.%s: a field type (%s) the dissector does not know", l.First(), l.Name, f.Name, f.Type)
 	}
 	b.WriteString("},\n")
 	return nil

@@ -61,22 +61,20 @@ func canFast(l *decode.Layout) bool {
 // writeFast writes the fast decoder and the fast summary of every layout.
 func writeFast(b *strings.Builder) error {
 	b.WriteString("\n-- Fast paths (generated): straight-line decoders and summaries per layout.\n")
-	for _, era := range decode.Versions() {
-		for _, l := range era.Layouts() {
-			fmt.Fprintf(b, "do\nlocal l = LAYOUTS[%s][%s]\n", luaString(era.String()), luaString(l.Name))
-			if canFast(l) {
-				if err := writeFastDecode(b, l, false); err != nil {
+	for _, l := range decode.AllLayouts() {
+		fmt.Fprintf(b, "do\nlocal l = %s\n", layoutRef(l))
+		if canFast(l) {
+			if err := writeFastDecode(b, l, false); err != nil {
+				return err
+			}
+			if constData(l) {
+				if err := writeFastDecode(b, l, true); err != nil {
 					return err
 				}
-				if constData(l) {
-					if err := writeFastDecode(b, l, true); err != nil {
-						return err
-					}
-				}
 			}
-			writeFastSummary(b, l)
-			b.WriteString("end\n")
 		}
+		writeFastSummary(b, l)
+		b.WriteString("end\n")
 	}
 	return nil
 }
@@ -109,7 +107,7 @@ func constOffset(l *decode.Layout, i int) int {
 // field, a field with a role, or one that gives another's size or count.
 func needed(l *decode.Layout, i int) bool {
 	f := &l.Fields[i]
-	if f.Key || f.Role != decode.RoleNone || f.Type == decode.Data || f.Type == decode.Rest {
+	if f.Key || f.Role != decode.RoleNone || f.Type.Size() == 0 {
 		return true
 	}
 	for _, g := range l.Fields {
@@ -133,7 +131,7 @@ type fastDecoder struct {
 }
 
 func writeFastDecode(b *strings.Builder, l *decode.Layout, quick bool) error {
-	d := &fastDecoder{b: b, l: l, be: l.First() == decode.Legacy, quick: quick, at: offset{k: 4}, pieceVars: [3]int{-1, -1, -1}}
+	d := &fastDecoder{b: b, l: l, be: l.BigEndian(), quick: quick, at: offset{k: 4}, pieceVars: [3]int{-1, -1, -1}}
 	if seq, count, start, ok := l.PieceFields(); ok {
 		d.pieceVars = [3]int{seq, count, start}
 	}
@@ -211,7 +209,7 @@ func (d *fastDecoder) field(i int) error {
 	}
 	n := strconv.Itoa(f.Type.Size())
 	if d.quick && !needed(d.l, i) {
-		d.at = d.at.plus(f.Type.Size()) // fixed size: needed() holds every variable one
+		d.at = d.at.plus(f.Type.Size()) // fixed size: needed() holds every variable-size one
 		d.v, d.p, d.n = append(d.v, "nil"), append(d.p, p), append(d.n, n)
 		return nil
 	}
@@ -228,13 +226,7 @@ func (d *fastDecoder) field(i int) error {
 			fmt.Fprintf(d.b, "\tlocal %s = b * 256 + a\n", v)
 		}
 	case decode.I32:
-		fmt.Fprintf(d.b, "\ta, b, c, e = byte(s, %s, %s)\n", idx, d.at.plus(4).lua())
-		if d.be {
-			fmt.Fprintf(d.b, "\tlocal %s = ((a * 256 + b) * 256 + c) * 256 + e\n", v)
-		} else {
-			fmt.Fprintf(d.b, "\tlocal %s = ((e * 256 + c) * 256 + b) * 256 + a\n", v)
-		}
-		fmt.Fprintf(d.b, "\tif %s >= 2147483648 then\n\t\t%s = %s - 4294967296\n\tend\n", v, v, v)
+		d.int32(v, idx, d.at.plus(4).lua())
 	case decode.F64:
 		fmt.Fprintf(d.b, "\tlocal %s = read_f64(s, %s)\n", v, at)
 	case decode.Str16:
@@ -251,6 +243,16 @@ func (d *fastDecoder) field(i int) error {
 		fmt.Fprintf(d.b, "\tlocal %s = len - %s\n", v, parens(at))
 		d.setPos("len")
 		n = v
+	case decode.StrN:
+		// an int32 length k, k bytes of text, a NUL
+		k := "k" + strconv.Itoa(i+1)
+		fmt.Fprintf(d.b, "\tif len < %s then\n\t\treturn nil\n\tend\n", d.at.plus(5).lua())
+		d.int32(k, idx, d.at.plus(4).lua())
+		fmt.Fprintf(d.b, "\tif %s < 0 or %s > len - %s or byte(s, %s + %s) ~= 0 then\n\t\treturn nil\n\tend\n",
+			k, k, parens(d.at.plus(5).lua()), d.at.plus(5).lua(), k)
+		fmt.Fprintf(d.b, "\tlocal %s = text(sub(s, %s, %s + %s))\n", v, d.at.plus(5).lua(), d.at.plus(4).lua(), k)
+		d.setPos(fmt.Sprintf("%s + %s", d.at.plus(5).lua(), k))
+		n = k + " + 5"
 	default:
 		return fmt.Errorf("%s %s.%s: no fast decoding for %s", d.l.First(), d.l.Name, f.Name, f.Type)
 	}
@@ -259,6 +261,17 @@ func (d *fastDecoder) field(i int) error {
 	}
 	d.v, d.p, d.n = append(d.v, v), append(d.p, p), append(d.n, n)
 	return nil
+}
+
+// int32 reads the int32 at the 1-based indexes from..to into a new local.
+func (d *fastDecoder) int32(v, from, to string) {
+	fmt.Fprintf(d.b, "\ta, b, c, e = byte(s, %s, %s)\n", from, to)
+	if d.be {
+		fmt.Fprintf(d.b, "\tlocal %s = ((a * 256 + b) * 256 + c) * 256 + e\n", v)
+	} else {
+		fmt.Fprintf(d.b, "\tlocal %s = ((e * 256 + c) * 256 + b) * 256 + a\n", v)
+	}
+	fmt.Fprintf(d.b, "\tif %s >= 2147483648 then\n\t\t%s = %s - 4294967296\n\tend\n", v, v, v)
 }
 
 // setPos moves the offset to a value known only when decoding.
@@ -297,7 +310,7 @@ func writeFastSummary(b *strings.Builder, l *decode.Layout) {
 		}
 		v := "v[" + strconv.Itoa(i+1) + "]"
 		switch {
-		case (f.Type == decode.U8 || f.Type == decode.S8 || f.Type == decode.U16 || f.Type == decode.I32) && f.Recover == decode.AsIs && f.Bits == nil:
+		case (f.Type == decode.U8 || f.Type == decode.S8 || f.Type == decode.U16 || f.Type == decode.I32) && f.Recover == decode.AsIs && f.Bits == nil && !showEnum(f):
 			format = append(format, f.Name+"=%d")
 			args = append(args, v)
 		default:

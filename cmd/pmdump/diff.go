@@ -175,7 +175,7 @@ func runDiff(cmd *cobra.Command, args []string, o *diffOpts) error {
 		if len(a.data) != len(b.data) {
 			return fmt.Errorf("states of %d and %d bytes cannot be compared", len(a.data), len(b.data))
 		}
-		sch := schema.For(len(a.data), user)
+		sch := e.Schema(a.pick.Line, len(a.data))
 		if user != nil && sch != user {
 			return usagef("--schema %s describes %d-byte states; these states have %d bytes", user.Name, user.Size, len(a.data))
 		}

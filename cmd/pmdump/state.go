@@ -18,7 +18,6 @@ import (
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/gameview"
 	"github.com/pmdump/pmdump/levelmap"
-	"github.com/pmdump/pmdump/schema"
 )
 
 // pickFlags are the flags that pick a client's state, shared by state and
@@ -148,7 +147,7 @@ func runState(cmd *cobra.Command, args []string, o *stateOpts) error {
 		}
 		return runErr
 	}
-	sch := schema.For(len(data), user)
+	sch := e.Schema(pick.Line, len(data))
 	if user != nil && sch != user {
 		return usagef("--schema %s describes %d-byte states; this state has %d bytes", user.Name, user.Size, len(data))
 	}

@@ -34,17 +34,23 @@ func newSynthCmd() *cobra.Command {
 		Short: "Write a synthetic capture of a LAN game",
 		Long: `Synth simulates a Purple Martians LAN game, a server (player 0) and 1 to 7
 clients, and writes its traffic as a capture: Ethernet, IPv4 and UDP, the
-server at 10.0.0.1 and client N at 10.0.0.(N+1), every host on port 24785 as
-on a real LAN, the server answering each client from its own ephemeral port.
+server at 10.0.0.1 and client N at 10.0.0.(N+1).
 
-The game follows the protocol of the chosen era: the 1234/5678 handshake and
-the join, cdat input, the legacy era's sdat/sdak/serr game-move sync or the
-modern era's ping/pong/pang, and state difs (stdf) made as the game makes
-them: base − new bytewise, zlib level 7, 1000-byte pieces, against the
-client's last acknowledged state (one of the last 8 sent to it) or zeros,
-acknowledged with stak. Legacy: one dif every 5 frames, round robin; modern:
-one per frame to every client, and a level change half-way through (slsn 0
-then 1, frames restart at 0) unless --level-change says otherwise.
+The game follows the protocol of the chosen version of the game (--era; the
+versions are listed below): legacy and modern, every host on port 24785 as
+on a real LAN, the 1234/5678 handshake, the server answering each client
+from its own ephemeral port; from 2024-04 on, no handshake, the clients on
+ports of their own and the server sending everything from 24785. Then the
+join, cdat input, the legacy era's sdat/sdak/serr game-move sync or the
+later versions' ping/pong/pang (and, in 2024-06, a clog for every netgame
+log line of every client), and state difs (stdf) made as the game makes
+them: base − new bytewise, zlib level 7, pieces of the version's size
+(1000 or 1400 bytes), against the client's last acknowledged state (one of
+the last 8 sent to it) or zeros, acknowledged with stak; states of the
+version's size and layout. Legacy: one dif every 5 frames, round robin;
+the others: one per frame to every client, and a level change half-way
+through (slsn 0 then 1, frames restart at 0) unless --level-change says
+otherwise.
 
 --loss drops that fraction of the datagrams, in both directions (not the
 join packets, which the game never retransmits). The same flags and --seed
@@ -56,11 +62,14 @@ FILE ending in .pcapng gives pcapng (ns time stamps), anything else pcap
 is written in the formats of the real captures' ground truth:
   dir/name_server_gt.csv      one row per dif sent (lost ones included):
     legacy  player,src,dst,compressed_size,num_pieces,dst_state_sha256
-    modern  player,src,dst,compressed_size,num_pieces,sha256_of_dst_state,slsn,level
+    others  player,src,dst,compressed_size,num_pieces,sha256_of_dst_state,slsn,level
   dir/name_cN_client_gt.csv   per player N, one row per dif it applied:
     legacy  dst_frame,src_frame,sha256
-    modern  dst_frame,src_frame,sha256,slsn,level
-where each sha256 is of the full state (106144 bytes legacy, 112384 modern).`,
+    others  dst_frame,src_frame,sha256,slsn,level
+where each sha256 is of the full state (106144 bytes legacy, 112384 modern,
+and the size of each later version's state).
+
+Versions: ` + strings.Join(decode.VersionNames(), ", ") + `.`,
 		Example: `  pmdump synth -o game.pcap --players 3 --duration 10s --era modern
   pmdump synth -o lossy.pcapng --players 2 --duration 1m --era legacy --loss 0.05 --seed 7
   pmdump synth -o - --players 1 --duration 5s --era modern | pmdump read -`,
@@ -73,10 +82,10 @@ where each sha256 is of the full state (106144 bytes legacy, 112384 modern).`,
 	f.StringVarP(&o.output, "output", "o", "", "write the capture to `FILE` (.pcapng: pcapng; -: pcap on stdout)")
 	f.IntVar(&o.players, "players", 2, "number of clients, `N` = 1..7 (the server is player 0)")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "game time to generate, e.g. 30s, 5m, 1h")
-	f.StringVar(&o.era, "era", "modern", "protocol era: legacy or modern")
+	f.StringVar(&o.era, "era", "modern", "the game's wire version: "+strings.Join(decode.VersionNames(), ", "))
 	f.Float64Var(&o.loss, "loss", 0, "fraction `P` of datagrams to drop, 0 <= P < 1")
 	f.Int64Var(&o.seed, "seed", 1, "random seed; the same seed gives the same capture")
-	f.DurationVar(&o.levelChange, "level-change", 0, "modern era: when the level changes (0: half-way; negative: never)")
+	f.DurationVar(&o.levelChange, "level-change", 0, "every version but legacy: when the level changes (0: half-way; negative: never)")
 	f.BoolVar(&o.noTruth, "no-truth", false, "do not write the ground-truth CSV files")
 	o.faults.add(f)
 	return c
@@ -89,7 +98,7 @@ func (o *synthOpts) config() (synth.Config, error) {
 	}
 	era, err := decode.ParseVersion(o.era)
 	if err != nil || era == decode.VersionUnknown {
-		return cfg, usagef("--era must be legacy or modern, not %q", o.era)
+		return cfg, usagef("--era must be one of %s, not %q", strings.Join(decode.VersionNames(), ", "), o.era)
 	}
 	switch {
 	case o.players < 1 || o.players > synth.MaxClients:
@@ -98,8 +107,8 @@ func (o *synthOpts) config() (synth.Config, error) {
 		return cfg, usagef("--duration must be positive, not %v", o.duration)
 	case math.IsNaN(o.loss) || o.loss < 0 || o.loss >= 1:
 		return cfg, usagef("--loss must be at least 0 and below 1, not %v", o.loss)
-	case o.levelChange != 0 && era == decode.Legacy:
-		return cfg, usagef("--level-change is for the modern era; the legacy era has no level change")
+	case o.levelChange != 0 && !era.LevelSeqOn(decode.KindDifPiece):
+		return cfg, usagef("--level-change: the %s version's synthetic game has no level change", era)
 	case o.levelChange > 0 && o.levelChange >= o.duration:
 		return cfg, usagef("--level-change %v is not inside the %v game", o.levelChange, o.duration)
 	}

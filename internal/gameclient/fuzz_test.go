@@ -21,7 +21,11 @@ func fuzzSeeds(t testing.TB) map[string][]byte {
 	empty := diftest.Stdf(decode.Modern, 0, 0, 5, nil)[0]
 	bad := bytes.Clone(modern)
 	bad[30] ^= 0xff
+	newest := diftest.Stdf(decode.Newest, 0, 0, 5, z)[0]
+	n3 := decode.MustParseVersion("2024-05b")
 	return map[string][]byte{
+		"newest-keyframe":   append([]byte{byte(decode.Newest)}, newest...),
+		"2024-05b-keyframe": append([]byte{byte(n3)}, diftest.Stdf(n3, 0, 0, 5, z)[0]...),
 		"modern-keyframe":   append([]byte{byte(decode.Modern)}, modern...),
 		"legacy-keyframe":   append([]byte{byte(decode.Legacy)}, legacy...),
 		"modern-empty-last": append([]byte{byte(decode.Modern)}, empty...),
@@ -33,7 +37,8 @@ func fuzzSeeds(t testing.TB) map[string][]byte {
 
 func TestSeedCorpus(t *testing.T) { fuzzcorpus.Sync(t, "FuzzPacket", fuzzSeeds(t)) }
 
-// FuzzPacket feeds a client one datagram: the first byte picks the era.
+// FuzzPacket feeds a client one datagram: the first byte picks the
+// version (decode.Version's number).
 func FuzzPacket(f *testing.F) {
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -45,11 +50,11 @@ func FuzzPacket(f *testing.F) {
 		if len(b) < 5 {
 			return
 		}
-		era := decode.Modern
-		if b[0]&1 == 1 {
-			era = decode.Legacy
+		era := decode.Version(int(b[0]) % (len(decode.Versions()) + 1))
+		if !era.Known() {
+			era = decode.Modern
 		}
-		c := &Client{conn: conn, era: era, server: discard, last: -1, pending: map[difKey]*partial{}}
+		c := &Client{conn: conn, w: wires[era.String()], server: discard, last: -1, pending: map[difKey]*partial{}}
 		c.packet(b[1:])
 		c.packet(b[1:]) // a duplicate is not newer
 		if len(c.Applied) > 1 {

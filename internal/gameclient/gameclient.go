@@ -1,6 +1,8 @@
 // Package gameclient is a game client for tests: it speaks the netgame the
 // way the game's client does, written from the game's own descriptions of its
-// netgame (not from pmdump's decoder): it shakes hands, joins, reassembles the
+// netgame and its version history (not from pmdump's decoder: wire.go has its
+// own description of each family of versions): it shakes hands (in the
+// versions that do), joins, reassembles the
 // server's stdf pieces, inflates each dif, applies it to its own base state
 // (new = base − dif, bytewise), keeps the last 8 states it applied as bases,
 // acknowledges every state it applies with stak, re-acknowledges its
@@ -34,7 +36,8 @@ const maxState = 4 << 20
 
 // Options configure a client.
 type Options struct {
-	Era      decode.Version // the protocol era to speak (Legacy or Modern)
+	Era      decode.Version // the version to speak (its name picks one of wire.go's families)
+	Name     string         // the player's name, in the versions that send one
 	Color    int        // requested color
 	Hostname string
 	// Local, when valid, is the endpoint the client binds (a real client
@@ -78,7 +81,7 @@ type partial struct {
 // Client is one connected game client.
 type Client struct {
 	conn   *net.UDPConn
-	era    decode.Version
+	w      wire
 	server netip.AddrPort // the server's socket for this client
 
 	Player    int   // player number given by the server
@@ -120,8 +123,13 @@ func Join(ctx context.Context, addr string, opt Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	w, ok := wires[opt.Era.String()]
+	if !ok {
+		conn.Close()
+		return nil, fmt.Errorf("no wire for version %s", opt.Era)
+	}
 	conn.SetReadBuffer(8 << 20)
-	c := &Client{conn: conn, era: opt.Era, opt: opt, last: -1, pending: map[difKey]*partial{}}
+	c := &Client{conn: conn, w: w, opt: opt, last: -1, pending: map[difKey]*partial{}}
 	if err := c.join(ctx, ap); err != nil {
 		conn.Close()
 		return nil, err
@@ -138,8 +146,10 @@ func (c *Client) LocalAddr() netip.AddrPort { return c.conn.LocalAddr().(*net.UD
 func (c *Client) join(ctx context.Context, listen netip.AddrPort) error {
 	buf := make([]byte, 2048)
 	// 1234 to the listening port, up to 5 times; the 5678 comes from
-	// the server's socket for this client.
-	for try := 0; ; try++ {
+	// the server's socket for this client. Without a handshake, that is
+	// the listening port.
+	c.server = listen
+	for try := 0; c.w.handshake; try++ {
 		if try == 5 {
 			return errors.New("no 5678 from the server")
 		}
@@ -156,14 +166,7 @@ func (c *Client) join(ctx context.Context, listen netip.AddrPort) error {
 			return ctx.Err()
 		}
 	}
-	name := "cjon"
-	if c.era == decode.Legacy {
-		name = "CJON"
-	}
-	req := make([]byte, 21)
-	copy(req, name)
-	req[4] = byte(c.opt.Color)
-	copy(req[5:20], c.opt.Hostname) // 15 characters and a NUL
+	req := c.w.joinRequest(c.opt.Color, c.opt.Hostname, c.opt.Name)
 	for try := 0; ; try++ {
 		if try == 10 {
 			return errors.New("no join reply from the server")
@@ -177,17 +180,11 @@ func (c *Client) join(ctx context.Context, listen netip.AddrPort) error {
 			}
 			continue
 		}
-		p := buf[:n]
-		switch {
-		case c.era == decode.Modern && n == 15 && string(p[:4]) == "sjon":
-			c.JoinFrame = int32(binary.LittleEndian.Uint32(p[8:]))
-			c.Player, c.SLSN = int(p[12]), int(p[14])
-		case c.era == decode.Legacy && n == 21 && string(p[:4]) == "SJON":
-			c.JoinFrame = int32(binary.BigEndian.Uint32(p[6:]))
-			c.Player = int(p[15])
-		default:
+		frame, player, slsn, ok := c.w.joinReply(buf[:n])
+		if !ok {
 			continue // a state may come before the reply is read: ignore
 		}
+		c.JoinFrame, c.Player, c.SLSN = frame, player, slsn
 		if c.Player == 99 {
 			return errors.New("server full")
 		}
@@ -207,7 +204,7 @@ func (c *Client) Run(ctx context.Context, idle time.Duration, stop func(*Client)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if c.era == decode.Modern && time.Now().After(nextPing) {
+		if !c.w.legacy && time.Now().After(nextPing) {
 			p := make([]byte, 12)
 			copy(p, "ping")
 			binary.LittleEndian.PutUint64(p[4:], math.Float64bits(float64(time.Now().UnixNano())/1e9))
@@ -253,7 +250,7 @@ func (c *Client) packet(p []byte) {
 // sdat takes a legacy game-move packet and acknowledges it with sdak, as
 // the legacy client does: its frame and the next entry position.
 func (c *Client) sdat(p []byte) {
-	if c.era != decode.Legacy || len(p) < 13 {
+	if !c.w.legacy || len(p) < 13 {
 		return
 	}
 	c.Sdats++
@@ -272,29 +269,19 @@ func (c *Client) sdat(p []byte) {
 
 // piece takes one stdf piece.
 func (c *Client) piece(p []byte) {
-	var pc Piece
-	var start, size, hdr int
-	if c.era == decode.Modern {
-		if len(p) < 23 {
-			return
-		}
-		le := binary.LittleEndian
-		pc = Piece{Src: int32(le.Uint32(p[4:])), Dst: int32(le.Uint32(p[8:])), Seq: int(p[12]), Count: int(p[13]), SLSN: int(p[14])}
-		start, size, hdr = int(int32(le.Uint32(p[15:]))), int(int32(le.Uint32(p[19:]))), 23
-	} else {
-		if len(p) < 22 {
-			return
-		}
-		be := binary.BigEndian
-		pc = Piece{Src: int32(be.Uint32(p[4:])), Dst: int32(be.Uint32(p[8:])), Seq: int(p[12]), Count: int(p[13]), SLSN: c.SLSN}
-		start, size, hdr = int(int32(be.Uint32(p[14:]))), int(int32(be.Uint32(p[18:]))), 22
+	pc, start, size, hdr, ok := c.w.piece(p)
+	if !ok {
+		return
 	}
-	if size < 0 || hdr+size != len(p) || start < 0 || start > 255*1000 || pc.Count == 0 {
+	if c.w.legacy {
+		pc.SLSN = c.SLSN // the legacy pieces carry none
+	}
+	if size < 0 || hdr+size != len(p) || start < 0 || start > 255*c.w.pieceSize || pc.Count <= 0 || pc.Count > 255 || start != pc.Seq*c.w.pieceSize {
 		return
 	}
 	// Pieces of another level sequence are ignored, but for the next one:
 	// the server has changed level and the client follows.
-	if pc.SLSN != c.SLSN && pc.SLSN != (c.SLSN+1)&0xff {
+	if pc.SLSN != c.SLSN && pc.SLSN != c.w.nextSLSN(c.SLSN) {
 		return
 	}
 	if c.opt.Drop != nil && c.opt.Drop(pc) {
@@ -343,7 +330,7 @@ func (c *Client) apply(k difKey, z []byte) {
 			return // the next level starts with a keyframe
 		}
 		c.levelChange(k.slsn)
-	} else if c.era == decode.Legacy && k.src == 0 && k.dst < c.last {
+	} else if c.w.legacy && k.src == 0 && k.dst < c.last {
 		// The legacy era has no level sequence on the wire: a
 		// keyframe whose frame went back starts the next level.
 		c.levelChange(c.SLSN + 1)
@@ -388,10 +375,7 @@ func (c *Client) apply(k difKey, z []byte) {
 }
 
 func (c *Client) levelChange(slsn int) {
-	c.SLSN = slsn & 0xff
-	if c.era == decode.Legacy {
-		c.SLSN = slsn
-	}
+	c.SLSN = slsn
 	c.level++
 	c.hist = c.hist[:0]
 	c.last = -1
@@ -430,21 +414,4 @@ func (c *Client) newest() int32 {
 }
 
 // stak acknowledges frame.
-func (c *Client) stak(frame int32) {
-	if c.era == decode.Modern {
-		p := make([]byte, 54)
-		le := binary.LittleEndian
-		copy(p, "stak")
-		p[4] = byte(c.Player)
-		le.PutUint32(p[5:], uint32(frame))
-		le.PutUint32(p[9:], uint32(frame)) // client frame
-		le.PutUint64(p[13:], math.Float64bits(40))
-		c.send(p)
-		return
-	}
-	p := make([]byte, 10)
-	copy(p, "stak")
-	p[4] = byte(c.Player)
-	binary.BigEndian.PutUint32(p[6:], uint32(frame))
-	c.send(p)
-}
+func (c *Client) stak(frame int32) { c.send(c.w.ack(c.Player, c.SLSN, frame)) }
