@@ -226,7 +226,7 @@ func (d *fastDecoder) field(i int) error {
 			fmt.Fprintf(d.b, "\tlocal %s = b * 256 + a\n", v)
 		}
 	case decode.I32:
-		d.int32(v, idx, d.at.plus(4).lua())
+		d.readInt32(v, idx, d.at.plus(4).lua())
 	case decode.F64:
 		fmt.Fprintf(d.b, "\tlocal %s = read_f64(s, %s)\n", v, at)
 	case decode.Str16:
@@ -246,8 +246,10 @@ func (d *fastDecoder) field(i int) error {
 	case decode.StrN:
 		// an int32 length k, k bytes of text, a NUL
 		k := "k" + strconv.Itoa(i+1)
-		fmt.Fprintf(d.b, "\tif len < %s then\n\t\treturn nil\n\tend\n", d.at.plus(5).lua())
-		d.int32(k, idx, d.at.plus(4).lua())
+		if d.at.variable || d.at.k+5 > d.l.MinLen() {
+			fmt.Fprintf(d.b, "\tif len < %s then\n\t\treturn nil\n\tend\n", d.at.plus(5).lua())
+		}
+		d.readInt32(k, idx, d.at.plus(4).lua())
 		fmt.Fprintf(d.b, "\tif %s < 0 or %s > len - %s or byte(s, %s + %s) ~= 0 then\n\t\treturn nil\n\tend\n",
 			k, k, parens(d.at.plus(5).lua()), d.at.plus(5).lua(), k)
 		fmt.Fprintf(d.b, "\tlocal %s = text(sub(s, %s, %s + %s))\n", v, d.at.plus(5).lua(), d.at.plus(4).lua(), k)
@@ -263,8 +265,8 @@ func (d *fastDecoder) field(i int) error {
 	return nil
 }
 
-// int32 reads the int32 at the 1-based indexes from..to into a new local.
-func (d *fastDecoder) int32(v, from, to string) {
+// readInt32 reads the int32 at the 1-based indexes from..to into a new local.
+func (d *fastDecoder) readInt32(v, from, to string) {
 	fmt.Fprintf(d.b, "\ta, b, c, e = byte(s, %s, %s)\n", from, to)
 	if d.be {
 		fmt.Fprintf(d.b, "\tlocal %s = ((a * 256 + b) * 256 + c) * 256 + e\n", v)

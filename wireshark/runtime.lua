@@ -1,6 +1,7 @@
--- Runtime: the same decoding, recognition and era inference as pmdump.
+-- Runtime: the same decoding, recognition and version inference as pmdump.
 -- Only arithmetic that means the same in Lua 5.2 and 5.4 is used (no
--- integer division or bitwise operators).
+-- integer division or bitwise operators). It names no version, and no
+-- offset of any packet: all it knows of the wire is in the tables above.
 
 for _, f in ipairs(PF_LIST) do
 	pmnet.fields[#pmnet.fields + 1] = f
@@ -138,6 +139,20 @@ end
 
 -- Payloads are decoded from their bytes as a Lua string (one copy per
 -- packet), positions 0-based as in the tvb.
+local function read_i32(s, pos, be)
+	local a, b, c, d = s:byte(pos + 1, pos + 4)
+	local u
+	if be then
+		u = ((a * 256 + b) * 256 + c) * 256 + d
+	else
+		u = ((d * 256 + c) * 256 + b) * 256 + a
+	end
+	if u >= 2147483648 then
+		u = u - 4294967296
+	end
+	return u
+end
+
 local function read_int(s, pos, f, be)
 	local i = pos + 1
 	local t = f.type
@@ -156,17 +171,7 @@ local function read_int(s, pos, f, be)
 		end
 		return b * 256 + a
 	end
-	local a, b, c, d = s:byte(i, i + 3)
-	local u
-	if be then
-		u = ((a * 256 + b) * 256 + c) * 256 + d
-	else
-		u = ((d * 256 + c) * 256 + b) * 256 + a
-	end
-	if u >= 2147483648 then
-		u = u - 4294967296
-	end
-	return u
+	return read_i32(s, pos, be)
 end
 
 -- A NaN with its sign bit clear (0/0 has it set on most machines).
@@ -217,6 +222,18 @@ local function decode_field(raw, len, f, pos, be, res)
 		if rest >= 16 then
 			return text(raw:sub(pos + 1, pos + 16)), 16
 		end
+	elseif t == "strn" then
+		-- an int32 length n, n bytes of text, a NUL
+		if rest >= 4 then
+			local n = read_i32(raw, pos, be)
+			if n < 0 or n + 5 > rest then
+				return nil, string.format("text of %d bytes but %d bytes follow its length: %s", n, rest - 4, ERR_OVERRUN)
+			end
+			if raw:byte(pos + 5 + n) ~= 0 then
+				return nil, string.format("text of %d bytes is not followed by a NUL: %s", n, ERR_INVALID)
+			end
+			return text(raw:sub(pos + 5, pos + 4 + n)), n + 5
+		end
 	elseif t == "data" then
 		local n = res.v[f.ref]
 		if n < 0 or n > rest then
@@ -262,37 +279,29 @@ local function piece_check(l, vals)
 	return nil
 end
 
--- decode decodes the payload as the named packet of an era, as decode.Decode
--- does: {layout, v, p, n, entries, err}: the value, position and length of
--- each field that decoded, by its index in the layout (no table per field:
--- field_vals makes them for the tree).
+-- decode decodes the payload with layout l, as decode.Decode does:
+-- {layout, v, p, n, entries, err}: the value, position and length of each
+-- field that decoded, by its index in the layout (no table per field).
 local NO_ENTRIES = {}
 
 -- With full false, only what a summary line needs is decoded when the
 -- layout has a quick decoder: the values of the key fields and of the
 -- fields with a role, no positions (res.quick).
-local function decode(raw, len, name, era, full)
-	local l = LAYOUTS[era] and LAYOUTS[era][name]
-	if l then
-		if not full and l.quick then
-			local v = l.quick(raw, len)
-			if v then
-				return {layout = l, v = v, quick = true}
-			end
-		elseif l.fast then
-			local v, p, n = l.fast(raw, len)
-			if v then
-				return {layout = l, v = v, p = p, n = n, entries = NO_ENTRIES}
-			end
+local function decode(raw, len, l, full)
+	if not full and l.quick then
+		local v = l.quick(raw, len)
+		if v then
+			return {layout = l, v = v, quick = true}
+		end
+	elseif l.fast then
+		local v, p, n = l.fast(raw, len)
+		if v then
+			return {layout = l, v = v, p = p, n = n, entries = NO_ENTRIES}
 		end
 	end
 	local res = {v = {}, p = {}, n = {}, entries = {}}
-	if not l then
-		res.err = string.format("%s in the %s era: %s", quote(name), era, ERR_UNKNOWN)
-		return res
-	end
 	res.layout = l
-	local be = l.era == "legacy"
+	local be = l.be
 	local short
 	if len < l.min then
 		short = string.format("%s: %d bytes, layout needs %d: %s", l.name, len, l.min, ERR_SHORT)
@@ -352,7 +361,7 @@ end
 local function value_text(f, v, n)
 	if f.type == "f64" then
 		return fmt_float(v)
-	elseif f.type == "str16" then
+	elseif f.type == "str16" or f.type == "strn" then
 		return quote(v)
 	elseif f.type == "data" or f.type == "rest" then
 		return int(n) .. " bytes"
@@ -362,6 +371,12 @@ local function value_text(f, v, n)
 		return int(m) .. "(raw " .. int(v) .. ")"
 	end
 	local s = int(v)
+	if f.enum then
+		local name = f.enum[v]
+		if name then
+			s = s .. "(" .. name .. ")"
+		end
+	end
 	if f.bits and v ~= 0 then
 		s = s .. "[" .. bits_text(f.bits, v) .. "]"
 	end
@@ -379,7 +394,7 @@ local function key_fields(l)
 				k.idx[#k.idx + 1] = i
 				k.prefix[#k.prefix + 1] = f.name .. "="
 				local int_type = f.type == "u8" or f.type == "s8" or f.type == "u16" or f.type == "i32"
-				k.plain[#k.plain + 1] = int_type and not f.recover and not f.bits
+				k.plain[#k.plain + 1] = int_type and not f.recover and not f.bits and not f.enum
 			end
 		end
 		l.keys = k
@@ -413,15 +428,399 @@ local function summary(res)
 	return table.concat(out, " ")
 end
 
+-- The versions and layouts as the inference reads them, made once from the
+-- generated tables: a set of versions is a number, the sum of 2^v over its
+-- versions v (no bitwise operators); each layout gets the set of versions
+-- that have it (vset, vlist), each version its layout of each name
+-- (VERSIONS[v].layouts) and the kinds of packet it has, each name its
+-- distinct layouts in decode's order (NAMES[name].layouts, as
+-- decode.LayoutsOf) and the set of versions that have it.
+local NUM_VERSIONS = #VERSIONS
+local POW = {}
+local VERSION_ID = {}
+for v = 0, NUM_VERSIONS do
+	POW[v] = 2 ^ v
+end
+for v, vi in ipairs(VERSIONS) do
+	VERSION_ID[vi.name] = v
+	vi.layouts, vi.kinds = {}, {}
+	local sizes = {}
+	for _, n in ipairs(vi.state_sizes) do
+		sizes[n] = true
+	end
+	vi.sizes = sizes
+end
+local NAMES = {}
+local DIR_OF = {}
+for _, l in ipairs(LAYOUT_LIST) do
+	l.vlist, l.vset = {}, 0
+	for _, name in ipairs(l.versions) do
+		local v = VERSION_ID[name]
+		l.vlist[#l.vlist + 1] = v
+		l.vset = l.vset + POW[v]
+		VERSIONS[v].layouts[l.name] = l
+		VERSIONS[v].kinds[l.kind] = true
+	end
+	local nm = NAMES[l.name]
+	if not nm then
+		-- a name's first layout says how Explain words a misfit
+		nm = {layouts = {}, named = 0, kind = l.kind, pieces = l.piece ~= nil}
+		NAMES[l.name] = nm
+		DIR_OF[l.name] = l.dir
+	end
+	nm.layouts[#nm.layouts + 1] = l
+	nm.named = nm.named + l.vset
+end
+
+local function has(s, v)
+	return floor(s / POW[v]) % 2 == 1
+end
+
+local function inter(a, b)
+	local s = 0
+	for v = 1, NUM_VERSIONS do
+		if has(a, v) and has(b, v) then
+			s = s + POW[v]
+		end
+	end
+	return s
+end
+
+local function set_len(s)
+	local n = 0
+	for v = 1, NUM_VERSIONS do
+		if has(s, v) then
+			n = n + 1
+		end
+	end
+	return n
+end
+
+local function oldest(s)
+	for v = 1, NUM_VERSIONS do
+		if has(s, v) then
+			return v
+		end
+	end
+	return 0
+end
+
+-- the version of s with the highest prior (the oldest of equals), 0 for
+-- an empty set (decode.VersionSet.Best).
+local function best_of(s)
+	local best = 0
+	for v = 1, NUM_VERSIONS do
+		if has(s, v) and (best == 0 or VERSIONS[v].prior > VERSIONS[best].prior) then
+			best = v
+		end
+	end
+	return best
+end
+
+local function version_name(v)
+	local vi = VERSIONS[v]
+	return vi and vi.name or "unknown"
+end
+
+-- a set named compactly, runs of three or more as first…last
+-- (decode.VersionSet.Range).
+local function set_range(s)
+	local parts = {}
+	local v = 1
+	while v <= NUM_VERSIONS do
+		if has(s, v) then
+			local w = v
+			while w < NUM_VERSIONS and has(s, w + 1) do
+				w = w + 1
+			end
+			if w == v then
+				parts[#parts + 1] = VERSIONS[v].name
+			elseif w == v + 1 then
+				parts[#parts + 1] = VERSIONS[v].name
+				parts[#parts + 1] = VERSIONS[w].name
+			else
+				parts[#parts + 1] = VERSIONS[v].name .. "…" .. VERSIONS[w].name
+			end
+			v = w + 1
+		else
+			v = v + 1
+		end
+	end
+	return table.concat(parts, ", ")
+end
+
+-- agrees tells whether a packet decoded cleanly also agrees with version v
+-- beyond its layout (decode.Agrees): a piece is cut as v cuts them, every
+-- piece but the last piece_size bytes at seq × piece_size, the last shorter.
+local function agrees(res, v)
+	local pc = res.layout.piece
+	if not pc then
+		return true
+	end
+	local rv = res.v
+	local ps = VERSIONS[v].piece_size
+	local seq, count, size = rv[pc.seq], rv[pc.count], rv[pc.size]
+	if rv[pc.start] ~= seq * ps then
+		return false
+	end
+	if seq < count - 1 then
+		return size == ps
+	end
+	return size < ps
+end
+
+-- fits decodes the payload in each distinct layout of its name and says
+-- which versions it fits (decode.Fits): the versions that have the name,
+-- those whose layout decodes it, and those of them it agrees with; and the
+-- result of each layout.
+local function fits(raw, len, nm, full)
+	local decodes, clean = 0, 0
+	local results = {}
+	for _, l in ipairs(nm.layouts) do
+		local r = decode(raw, len, l, full)
+		results[l] = r
+		if not r.err then
+			decodes = decodes + l.vset
+			for _, v in ipairs(l.vlist) do
+				if agrees(r, v) then
+					clean = clean + POW[v]
+				end
+			end
+		end
+	end
+	return decodes, clean, results
+end
+
+-- plausible narrows a set of versions of both byte orders to the byte
+-- order that reads the smaller game frame (decode.Plausible).
+local function plausible(raw, len, name, s, results, full)
+	local be, le = 0, 0
+	for v = 1, NUM_VERSIONS do
+		if has(s, v) then
+			if VERSIONS[v].be then
+				be = be + POW[v]
+			else
+				le = le + POW[v]
+			end
+		end
+	end
+	if be == 0 or le == 0 then
+		return s
+	end
+	local function frame(set)
+		local l = VERSIONS[oldest(set)].layouts[name]
+		local r = results[l] or decode(raw, len, l, full)
+		if r.err or l.frame == 0 or r.v[l.frame] == nil then
+			return nil
+		end
+		local f = r.v[l.frame]
+		if f < 0 then
+			f = f + 4294967296 -- compared as uint32
+		end
+		return f
+	end
+	local fb, fl = frame(be), frame(le)
+	if not fb or not fl then
+		return s
+	elseif fb < fl then
+		return be
+	end
+	return le
+end
+
+-- explain is the reason a payload fits no version (decode.Explain).
+local function explain(name, len)
+	if NAMES[name].pieces then
+		return name .. " header " .. ERR_NO_VERSION
+	end
+	return format("%s of %d bytes %s", name, len, ERR_NO_VERSION)
+end
+
 -- Recognition and conversations, as package session does it.
 local convs = {}    -- client endpoint -> conversation
 local servers = {}  -- endpoints known to be game servers
-local global_era = "unknown"
+local global_version = 0 -- the version last told by any conversation
 local frames = {}   -- frame number -> what the first pass found
 -- frame number -> the dif its piece completed: compressed size, pieces,
 -- inflated size (numbers, so a long capture holds no object per dif)
 local dif_compressed, dif_pieces, dif_inflated = {}, {}, {}
 local conv_count = 0
+
+-- new_conv is a conversation that has seen nothing: no version, no
+-- evidence. version is its likeliest version (0: none yet), versions the
+-- set of those the evidence fits best; score counts the packets that fit
+-- each version, told those that told versions apart, fitted and misfits
+-- the packets that fit some version and none, looked the packets of each
+-- name checked against every version; unrecognised says why it is of no
+-- known version.
+local function new_conv()
+	local score = {}
+	for v = 1, NUM_VERSIONS do
+		score[v] = 0
+	end
+	return {id = 0, version = 0, versions = 0, state_size = 0, score = score, told = 0, fitted = 0, misfits = 0,
+		looked = {}, shared = false, player = -1, joined = false, join_replies = 0, last = {}}
+end
+
+-- pick is the set of the versions of the best score (> 0), of those whose
+-- states have the conversation's size when sized.
+local function pick(c, sized)
+	local top, set = 0, 0
+	local score = c.score
+	for v = 1, NUM_VERSIONS do
+		if not sized or VERSIONS[v].sizes[c.state_size] then
+			local s = score[v]
+			if s > top then
+				top, set = s, POW[v]
+			elseif s == top and s > 0 then
+				set = set + POW[v]
+			end
+		end
+	end
+	return set
+end
+
+-- choose sets the conversation's versions to those of the best score (of
+-- those with its state size, once known, when any has it) and, once a
+-- packet told versions apart, its version to the likeliest of them.
+local function choose(c)
+	if c.unrecognised then
+		return
+	end
+	local set = 0
+	if c.state_size > 0 then
+		set = pick(c, true)
+	end
+	if set == 0 then
+		set = pick(c, false)
+	end
+	if set == 0 then
+		return
+	end
+	c.versions = set
+	if c.told > 0 then
+		c.version = best_of(set)
+	end
+end
+
+-- learn_fit takes what a packet's bytes say: best, the versions it fits
+-- (0 for a misfit), and whether that told versions apart.
+local function learn_fit(c, best, told, name, len)
+	if best == 0 then
+		c.misfits = c.misfits + 1
+		if not c.unrecognised and c.misfits >= MIN_MISFITS and c.misfits > c.fitted then
+			c.unrecognised = explain(name, len)
+			c.version, c.versions = 0, 0
+		end
+		return
+	end
+	c.fitted = c.fitted + 1
+	if c.unrecognised and c.fitted >= c.misfits then
+		c.unrecognised = nil -- the packets that fit caught up
+	end
+	if told then
+		c.told = c.told + 1
+	end
+	local score = c.score
+	for v = 1, NUM_VERSIONS do
+		if has(best, v) then
+			score[v] = score[v] + 1
+		end
+	end
+	choose(c)
+end
+
+-- learn_shared_socket takes the evidence that the server sent from its
+-- listening port, which only the versions with one server socket do.
+local function learn_shared_socket(c)
+	if c.shared or c.unrecognised then
+		return
+	end
+	c.shared = true
+	for v = 1, NUM_VERSIONS do
+		if VERSIONS[v].shared_socket then
+			c.score[v] = c.score[v] + 1
+		end
+	end
+	c.told = c.told + 1
+	choose(c)
+end
+
+-- learn_state_size narrows the conversation's versions to those whose
+-- states have the size its difs inflate to (session's LearnStateSize).
+local function learn_state_size(c, size)
+	if c.state_size == size or size <= 0 then
+		return
+	end
+	c.state_size = size
+	choose(c)
+end
+
+-- The result of a packet of a conversation of no known version: no
+-- layout, the reason.
+local function unrecognised_result(name, len)
+	return {v = {}, p = {}, n = {}, entries = NO_ENTRIES, err = explain(name, len) .. ": " .. ERR_NO_VERSION}
+end
+
+-- track_decode chooses the version a packet of a known name nm is decoded
+-- in, as the tracker does: the conversation's (or, for a conversation
+-- without one, the version last told) when the packet decodes and agrees
+-- with it, once LOOKS packets of the name were checked against every
+-- version; else the version its own bytes point to, as evidence for the
+-- conversation. It returns the version (0 for none), whether the packet
+-- told versions apart, and the decoded packet.
+local function track_decode(raw, len, name, nm, c, full)
+	local v = global_version
+	if c.version ~= 0 or c.unrecognised then
+		v = c.version
+	end
+	local looked = c.looked[name] or 0
+	if v ~= 0 and looked >= LOOKS then
+		local l = VERSIONS[v].layouts[name]
+		if l then
+			local r = decode(raw, len, l, full)
+			if not r.err and agrees(r, v) then
+				return v, false, r
+			end
+		end
+	end
+	if looked < LOOKS then
+		c.looked[name] = looked + 1
+	end
+	local decodes, clean, results = fits(raw, len, nm, full)
+	local best = clean
+	if best == 0 then
+		best = decodes
+	end
+	if set_len(best) > 1 then
+		best = plausible(raw, len, name, best, results, full)
+	end
+	local told = best ~= 0 and best ~= nm.named
+	learn_fit(c, best, told, name, len)
+	if best == 0 then
+		-- fits no version: decoded in the conversation's version (or the
+		-- one last told) to say what is wrong with it; or, in a
+		-- conversation of no known version, not at all
+		if c.unrecognised then
+			return 0, false, unrecognised_result(name, len)
+		end
+		if v == 0 or not has(nm.named, v) then
+			v = best_of(nm.named)
+		end
+		local l = VERSIONS[v].layouts[name]
+		return v, false, results[l] or decode(raw, len, l, full)
+	end
+	if not has(best, v) then
+		local both = inter(best, c.versions)
+		if both ~= 0 then
+			v = best_of(both)
+		else
+			v = best_of(best)
+		end
+	end
+	local l = VERSIONS[v].layouts[name]
+	return v, told, results[l] or decode(raw, len, l, full)
+end
 
 local function printable(name)
 	for i = 1, 4 do
@@ -440,73 +839,6 @@ local function generic(name)
 	return name:match("^%d%d%d%d$") ~= nil
 end
 
-local function other(e)
-	if e == "legacy" then
-		return "modern"
-	end
-	return "legacy"
-end
-
-local function plausible_era(raw, len)
-	if len >= 9 then
-		local a, b, c, d = raw:byte(6, 9)
-		local be = ((a * 256 + b) * 256 + c) * 256 + d
-		local le = ((d * 256 + c) * 256 + b) * 256 + a
-		if be < le then
-			return "legacy"
-		end
-	end
-	return "modern"
-end
-
--- track_decode chooses the era as the tracker does: era, strong, result.
-local function track_decode(raw, len, name, c, full)
-	if c and c.era ~= "unknown" then
-		local r = decode(raw, len, name, c.era, full)
-		if not r.err then
-			return c.era, false, r
-		end
-		local o = other(c.era)
-		if LAYOUTS[o][name] then
-			local r2 = decode(raw, len, name, o, full)
-			if not r2.err then
-				return o, true, r2
-			end
-		end
-		if not LAYOUTS[c.era][name] then
-			return o, false, decode(raw, len, name, o, full)
-		end
-		return c.era, false, r
-	end
-	local fits = {}
-	for _, e in ipairs(ERAS) do
-		if LAYOUTS[e][name] then
-			local r = decode(raw, len, name, e, full)
-			if not r.err then
-				fits[#fits + 1] = {e, r}
-			end
-		end
-	end
-	if #fits == 1 then
-		return fits[1][1], true, fits[1][2]
-	end
-	local era
-	if #fits == 0 then
-		era = "modern"
-		for _, e in ipairs({global_era, "modern", "legacy"}) do
-			if e ~= "unknown" and LAYOUTS[e][name] then
-				era = e
-				break
-			end
-		end
-	elseif global_era ~= "unknown" then
-		era = global_era
-	else
-		era = plausible_era(raw, len)
-	end
-	return era, false, decode(raw, len, name, era, full)
-end
-
 local function other_dir(d)
 	if d == "c2s" then
 		return "s2c"
@@ -522,66 +854,47 @@ local function on_game_endpoint(src, dst, dport)
 	return pair(src, dst) or pair(dst, src) or dport == LISTEN_PORT
 end
 
--- index of a layout's fields by name, and of its player field (0: none).
-local function field_index(l)
-	local ix = l.index
-	if not ix then
-		ix = {}
-		l.player_field = 0
-		for i, f in ipairs(l.fields) do
-			ix[f.name] = i
-			if f.role == "player" and l.player_field == 0 then
-				l.player_field = i
-			end
-		end
-		l.index = ix
+-- restarts tells whether a packet of kind k from the client of c starts a
+-- new session: a handshake, or a join request after a join reply in a
+-- version without a handshake.
+local function restarts(c, k)
+	if k == KIND_HANDSHAKE then
+		return true
+	elseif k == KIND_JOIN_REQUEST then
+		return c.join_replies > 0 and c.version ~= 0 and not VERSIONS[c.version].kinds[KIND_HANDSHAKE]
 	end
-	return ix
+	return false
 end
 
--- the player number the packet carries (its field with the player role).
-local function role_player(res)
-	local l = res.layout
-	if not l then
-		return nil
-	end
-	field_index(l)
-	return res.v[l.player_field]
-end
-
-for _, layouts in pairs(LAYOUTS) do
-	for _, l in pairs(layouts) do
-		field_index(l) -- l.player_field, read for every packet
-	end
-end
-
+-- learn updates the conversation from what the packet says about it.
 local function learn(c, res, kind, server, dir)
-	local name = res.layout and res.layout.name or ""
-	if name == "1234" then
+	local l = res.layout
+	local k = l and l.kind
+	if k == KIND_HANDSHAKE then
 		c.listen = server
 		servers[server] = true
 		return
 	end
-	if name ~= "5678" then
+	if k ~= KIND_HANDSHAKE_REPLY then
 		c.joined = true
 	end
 	if c.server ~= server then
 		c.server = server
 		servers[server] = true
 	end
-	if kind ~= "game" then
+	if k == KIND_JOIN_REPLY then
+		c.join_replies = c.join_replies + 1
+	end
+	if kind ~= "game" or k == KIND_JOIN_REQUEST then
 		return
 	end
-	if name == "SJON" or name == "sjon" then
-		local pl = role_player(res)
+	local pl = res.v[l.player]
+	if k == KIND_JOIN_REPLY then
 		if pl ~= PLAYER_SERVER_FULL then
 			c.player = pl
 		end
-	elseif dir == "c2s" then
-		local pl = role_player(res)
-		if pl and pl > SERVER_PLAYER and pl <= MAX_PLAYER then
-			c.player = pl
-		end
+	elseif dir == "c2s" and pl and pl > SERVER_PLAYER and pl <= MAX_PLAYER then
+		c.player = pl
 	end
 end
 
@@ -743,7 +1056,9 @@ end
 
 -- reassemble adds a piece to its dif; the frame that completes the dif
 -- (number) gets its figures, and with measure (and the preference) its
--- inflated size.
+-- inflated size: the first dif of a conversation that inflates tells the
+-- size of its states, which narrows its versions (as the engine tells the
+-- tracker).
 local function reassemble(raw, res, client, conv, number, ts, measure)
 	local rv, d = res.v, res.layout.dif
 	local slsn = d.slsn > 0 and rv[d.slsn] or -1
@@ -766,7 +1081,11 @@ local function reassemble(raw, res, client, conv, number, ts, measure)
 	end
 	dif_compressed[number], dif_pieces[number] = size, count
 	if size > 0 and measure then
-		dif_inflated[number] = inflated_size(z)
+		local n = inflated_size(z)
+		dif_inflated[number] = n
+		if n and conv.state_size == 0 then
+			learn_state_size(conv, n)
+		end
 	end
 end
 
@@ -783,10 +1102,14 @@ end
 
 -- What the first pass found of a frame is kept for the whole capture, so
 -- the records of frames are shared (most frames are alike; a dif's figures
--- are in the dif tables).
+-- are in the dif tables). A record is the packet's name and kind (game,
+-- malformed, unknown), the version shown (era), the layout it was decoded
+-- with (nil for an unknown name, or a packet of a conversation of no known
+-- version), its direction, player and error, and the versions its
+-- conversation's evidence allowed.
 local shared = {}
 
-local INTERN_BY = {"name", "kind", "era", "dec_era", "dir", "player", "err"}
+local INTERN_BY = {"name", "kind", "era", "layout", "dir", "player", "err", "versions"}
 local RECORD = {} -- the key of the record at the end of a path
 
 local function intern(st)
@@ -815,10 +1138,11 @@ end
 
 -- first_pass recognises one datagram (frame number, len bytes, named name,
 -- sent in direction dir when the name is a game packet's) and updates the
--- conversations; it returns what the frame is, or nil when it is not
--- game traffic, and the decoded packet. With measure (a tree is built)
--- every field is decoded and a completed dif is inflated; without, only
--- what the summary line and the conversations need.
+-- conversations, as session.Tracker.Process does; it returns what the
+-- frame is, or nil when it is not game traffic, and the decoded packet.
+-- With measure (a tree is built) every field is decoded and a completed
+-- dif is inflated; without, only what the summary line and the
+-- conversations need.
 local function first_pass(buf, len, name, dir, pinfo, number, measure)
 	local src_port, dst_port = pinfo.src_port, pinfo.dst_port
 	local src, dst = endpoint(pinfo.src, src_port), endpoint(pinfo.dst, dst_port)
@@ -826,10 +1150,10 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 		if not on_game_endpoint(src, dst, dst_port) then
 			return nil
 		end
-		local st = {kind = "unknown", name = name, era = "unknown", dec_era = "modern", dir = "?", player = -1}
+		local st = {kind = "unknown", name = name, era = "unknown", dir = "?", player = -1}
 		local c = convs[src] or convs[dst]
 		if c then
-			st.era, st.player = c.era, c.player
+			st.era, st.player, st.versions = version_name(c.version), c.player, c.versions
 			if c.client == src then
 				st.dir = "c2s"
 			else
@@ -838,6 +1162,7 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 		end
 		return intern(st)
 	end
+	local nm = NAMES[name]
 	local client, server = src, dst
 	local server_port = dst_port
 	if dir == "s2c" then
@@ -861,23 +1186,27 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 			end
 		end
 	end
-	if existing and existing.joined and name == "1234" and dir == "c2s" then
+	if existing and existing.joined and dir == "c2s" and restarts(existing, nm.kind) then
+		-- a new session of the client: its version, player and frames
+		-- start afresh, in a new conversation
+		existing.joined = false
 		convs[client] = nil
 		existing = nil
 	end
+	-- A packet that may start a conversation gathers its evidence in a
+	-- conversation of its own, kept if it turns out to be a game packet.
+	local c = existing or new_conv()
 	local raw = buf:raw(0, len)
-	local era, strong, res = track_decode(raw, len, name, existing, measure)
+	local v, told, res = track_decode(raw, len, name, nm, c, measure)
 	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
 		return nil
 	end
-	local c = convs[client]
-	if not c then
+	if not existing then
 		conv_count = conv_count + 1
-		c = {id = conv_count, client = client, era = "unknown", player = -1,
-			evidence = {unknown = 0, legacy = 0, modern = 0}, last = {}}
+		c.id, c.client = conv_count, client
 		convs[client] = c
 	end
-	local kind, err, shown = "game", res.err, era
+	local kind, err = "game", res.err
 	local reported = buf:reported_length_remaining()
 	if len < reported then
 		err = format("truncated by the capture's snap length: %d of %d payload bytes captured", len, reported)
@@ -888,31 +1217,34 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 	if err then
 		kind = "malformed"
 	end
-	if strong and kind == "game" then
-		c.evidence[era] = c.evidence[era] + 1
-		if c.era ~= era and c.evidence[era] >= c.evidence[c.era] then
-			c.era = era
-		end
-		global_era = era
+	if told and kind == "game" and c.version ~= 0 then
+		global_version = c.version
 	end
-	if not strong and c.era == "unknown" and global_era == "unknown" then
-		shown = "unknown"
+	local shown = v
+	if not told and c.version == 0 and global_version == 0 and not err then
+		shown = 0 -- nothing in the packet or before it tells
+	end
+	if dir == "s2c" and server_port == LISTEN_PORT and nm.kind ~= KIND_HANDSHAKE_REPLY and kind == "game" then
+		learn_shared_socket(c)
 	end
 	learn(c, res, kind, server, dir)
 	local player = c.player
-	local pl = res.layout and res.v[res.layout.player_field]
+	local l = res.layout
+	local pl = l and res.v[l.player]
 	if pl and kind == "game" then
 		player = pl
 	end
-	if kind == "game" and res.layout.piece and res.layout.dif then
+	if kind == "game" and l.piece and l.dif then
 		reassemble(raw, res, client, c, number, pinfo.abs_ts, measure)
 	end
 	-- The conversation's last record of this packet name is most often
 	-- the one this frame needs: no new table, no lookup in the shared ones.
+	local era, versions = version_name(shown), c.versions
 	local st = c.last[name]
-	if not (st and st.kind == kind and st.era == shown and st.dec_era == era and st.dir == dir and
-		st.player == player and st.err == err) then
-		st = intern({kind = kind, name = name, dec_era = era, era = shown, dir = dir, player = player, err = err})
+	if not (st and st.kind == kind and st.era == era and st.layout == l and st.dir == dir and
+		st.player == player and st.err == err and st.versions == versions) then
+		st = intern({kind = kind, name = name, layout = l, era = era, dir = dir, player = player, err = err,
+			versions = versions})
 		c.last[name] = st
 	end
 	return st, res
@@ -942,7 +1274,7 @@ local function add_field(tree, buf, f, v)
 		tree:add(f.pf_len, v.n):set_generated()
 		return
 	end
-	if f.type == "f64" or f.type == "str16" then
+	if f.type == "f64" or f.type == "str16" or f.type == "strn" then
 		tree:add(f.pf, r, v.v)
 		return
 	end
@@ -954,6 +1286,11 @@ local function add_field(tree, buf, f, v)
 		return
 	end
 	local item = tree:add(f.pf, r, wire(f.pf, v.v))
+	local name = f.enum and f.enum[v.v]
+	if name then
+		item:append_text(" (" .. name .. ")")
+		tree:add(f.pf_name, r, name):set_generated()
+	end
 	if f.bits and v.v ~= 0 then
 		item:append_text(" [" .. bits_text(f.bits, v.v) .. "]")
 	end
@@ -1046,7 +1383,11 @@ local function dissect(buf, pinfo, tree)
 	-- The decoded fields are not kept: frames shown again are decoded
 	-- again from their bytes.
 	if st.kind ~= "unknown" and not res then
-		res = decode(buf:raw(0, len), len, st.name, st.dec_era, full)
+		if st.layout then
+			res = decode(buf:raw(0, len), len, st.layout, full)
+		else
+			res = {v = {}, entries = NO_ENTRIES} -- of no known version: not decoded
+		end
 	end
 	local cols = pinfo.cols
 	cols.protocol = "PMNET"
@@ -1058,6 +1399,9 @@ local function dissect(buf, pinfo, tree)
 	local t = tree:add(pmnet, buf())
 	t:add(PF["pmnet.type"], buf(0, 4), st.name)
 	t:add(PF["pmnet.era"], st.era):set_generated()
+	if st.versions and st.versions ~= 0 then
+		t:add(PF["pmnet.versions"], set_range(st.versions)):set_generated()
+	end
 	t:add(PF["pmnet.dir"], st.dir):set_generated()
 	if st.player >= 0 then
 		t:add(PF["pmnet.player"], st.player):set_generated()
@@ -1066,8 +1410,13 @@ local function dissect(buf, pinfo, tree)
 		t:append_text(", " .. st.name .. " (unknown)")
 		t:add_proto_expert_info(EX_UNKNOWN, "unknown packet name " .. quote(st.name))
 	else
-		t:append_text(", " .. st.name .. ", " .. st.era .. " era" .. ": " .. res.layout.doc)
-		add_tree(t, buf, res)
+		local l = res.layout
+		if l then
+			t:append_text(", " .. st.name .. " (" .. st.era .. "): " .. l.doc)
+			add_tree(t, buf, res)
+		else
+			t:append_text(", " .. st.name .. " (of no known version)")
+		end
 		if st.kind == "malformed" then
 			t:add_proto_expert_info(EX_MALFORMED, st.err)
 		end
@@ -1103,7 +1452,7 @@ pmnet:register_heuristic("udp", heuristic)
 DissectorTable.get("udp.port"):add(LISTEN_PORT, pmnet)
 
 local function init()
-	convs, servers, global_era, frames, conv_count, shared = {}, {}, "unknown", {}, 0, {}
+	convs, servers, global_version, frames, conv_count, shared = {}, {}, 0, {}, 0, {}
 	dif_compressed, dif_pieces, dif_inflated = {}, {}, {}
 	asm = {msgs = {}, clients = {}, total = 0, order = {}}
 end

@@ -102,6 +102,12 @@ func TestDissectorAgreesWithRead(t *testing.T) {
 		{"modern-basic", "modern/basic/basic.pcap", true, difsReassembled},
 		{"modern-basic-pcapng", "modern/basic_pcapng/basic.pcapng", true, difsSkipped},
 		{"modern-multi", "modern/multi/multi.pcap", true, difsSkipped},
+		{"aug-2024-basic", "aug-2024/basic/capture.pcap", true, difsReassembled},
+		{"aug-2024-multi", "aug-2024/multi/capture.pcap", true, difsSkipped},
+		{"jan-2026-basic", "jan-2026/basic/capture.pcap", true, difsReassembled},
+		{"head-2026-08-basic", "head-2026-08/basic/capture.pcap", true, difsReassembled},
+		{"head-2026-08-multi", "head-2026-08/multi/capture.pcap", true, difsSkipped},
+		{"head-2026-08-lossy-joinfail", "head-2026-08/lossy_joinfail/capture.pcap", true, difsReassembled},
 	}
 	eachCapture(t, caps, func(t *testing.T, c tsharkCapture, path string) {
 		n := compareWithTshark(t, tshark, lua, path, c.difs)

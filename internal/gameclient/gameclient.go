@@ -284,6 +284,11 @@ func (c *Client) piece(p []byte) {
 	if pc.SLSN != c.SLSN && pc.SLSN != c.w.nextSLSN(c.SLSN) {
 		return
 	}
+	if c.w.int32s && pc.SLSN != c.SLSN {
+		// From 2024-06 the client goes to the next level as soon as a
+		// piece of it comes (it loads the level the piece names).
+		c.levelChange(pc.SLSN)
+	}
 	if c.opt.Drop != nil && c.opt.Drop(pc) {
 		c.Dropped++
 		return
