@@ -170,3 +170,24 @@ func register(v Version, l *Layout) {
 	}
 	n.distinct = append(n.distinct, l)
 }
+
+// commonWords are packet names that are also words other traffic sends.
+var commonWords = map[string]bool{"ping": true, "pong": true, "pang": true, "JUNK": true}
+
+// CommonWord reports whether a packet name is also a common word or number
+// (ping, 1234): such a name off the game's conversations and port is other
+// traffic, not a malformed game packet.
+func CommonWord(name []byte) bool {
+	if len(name) < 4 {
+		return false
+	}
+	if commonWords[string(name[:4])] {
+		return true
+	}
+	for _, b := range name[:4] {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}

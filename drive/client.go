@@ -3,7 +3,6 @@ package drive
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -59,31 +58,31 @@ func (r *runner) client(d *driven, a arrival) error {
 	if d.server.IsValid() && a.from != d.server {
 		return nil // not from the server's socket for this client
 	}
-	switch string(a.data[:4]) {
-	case "5678":
+	switch decode.KindOf(a.data) {
+	case decode.KindHandshakeReply:
 		if !d.server.IsValid() {
 			d.server = a.from
 			r.sendDue(r.cur.Add(1))
 		}
 		return nil
-	case "sjon":
+	case decode.KindJoinReply:
 		var p decode.Packet
-		if decode.Decode(&p, a.data, decode.Modern) == nil && !d.joined {
+		if decode.Decode(&p, a.data, r.rec.Version) == nil && !d.joined {
 			d.joined, d.player, d.slsn = true, int(intOf(fieldPlayer, &p)), int(intOf(fieldLevelSeq, &p))
 			at := Key{d.slsn, int32(intOf(fieldFrame, &p))}
 			r.emit(Event{Event: "join", At: &at, Client: d.rec.N, Player: d.player})
 		}
 		return nil
-	case "stdf":
+	case decode.KindDifPiece:
 		return r.piece(d, a.data)
-	case "sfil":
+	case decode.KindFilePiece:
 		r.file(d, a.data)
-	case "pong":
+	case decode.KindProbeReply:
 		// The game's client echoes the server's time in a pang.
 		var p decode.Packet
-		if decode.Decode(&p, a.data, decode.Modern) == nil && !d.stopped {
+		if decode.Decode(&p, a.data, r.rec.Version) == nil && !d.stopped {
 			t1 := valueOf(fieldPongT1, &p).Float
-			r.send(d.conn, decode.Encode(nil, decode.MustNew(decode.Modern, "pang").SetFloat("t1", t1)), d.server)
+			r.send(d.conn, decode.Encode(nil, r.packet(decode.KindProbeEcho).SetFloat("t1", t1)), d.server)
 		}
 	}
 	return nil
@@ -91,7 +90,7 @@ func (r *runner) client(d *driven, a arrival) error {
 
 func (r *runner) file(d *driven, b []byte) {
 	var p decode.Packet
-	if decode.Decode(&p, b, decode.Modern) != nil || d.stopped {
+	if decode.Decode(&p, b, r.rec.Version) != nil || d.stopped {
 		return
 	}
 	id, seq, count := int32(intOf(fieldFileID, &p)), int(intOf(fieldSeq, &p)), int(intOf(fieldCount, &p))
@@ -108,10 +107,7 @@ func (r *runner) file(d *driven, b []byte) {
 		f.got++
 	}
 	if f.got == f.count {
-		ack := make([]byte, 8)
-		copy(ack, "sfak")
-		binary.LittleEndian.PutUint32(ack[4:], uint32(id))
-		r.send(d.conn, ack, d.server)
+		r.send(d.conn, decode.Encode(nil, r.packet(decode.KindFileAck).Set("id", int64(id))), d.server)
 	}
 }
 
@@ -119,7 +115,7 @@ func (r *runner) file(d *driven, b []byte) {
 // state, acknowledges it and compares it with the recording.
 func (r *runner) piece(d *driven, b []byte) error {
 	var p decode.Packet
-	if decode.Decode(&p, b, decode.Modern) != nil {
+	if decode.Decode(&p, b, r.rec.Version) != nil {
 		return nil
 	}
 	k := difKey{int(intOf(fieldLevelSeq, &p)), int32(intOf(fieldDifBase, &p)), int32(intOf(fieldFrame, &p))}
@@ -210,8 +206,8 @@ func (r *runner) stak(d *driven, ack int32) {
 	if d.stopped || !d.server.IsValid() {
 		return
 	}
-	p := decode.MustNew(decode.Modern, "stak").Set("player", int64(d.player)).
-		Set("ack_frame", int64(ack)).Set("client_frame", int64(ack))
+	p := r.packet(decode.KindDifAck).Set("player", int64(d.player)).
+		Set("ack_frame", int64(ack)).Set("client_frame", int64(ack)).SetRole(decode.RoleLevelSeq, int64(d.slsn))
 	r.send(d.conn, decode.Encode(nil, p), d.server)
 }
 

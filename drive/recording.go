@@ -144,6 +144,8 @@ func Controls(m byte) string {
 
 // Recording is a recorded game and the schedule derived from it.
 type Recording struct {
+	// Version is the game's wire version, as the capture tells it.
+	Version  decode.Version
 	Schema   *schema.Schema
 	Clients  []*Client
 	Actions  []*Action // in capture order
@@ -169,7 +171,7 @@ type LoadOptions struct {
 type packetRec struct {
 	n       int
 	conv    int
-	name    string
+	kind    decode.Kind
 	at      Key
 	ok      bool // a state had been sent before it
 	payload []byte
@@ -249,7 +251,7 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			c := *r.Conv
 			convs[c.ID] = &c
 			p := &r.Packet
-			name := p.NameString()
+			kind := p.Kind()
 			sk := serverKey(&c)
 			st := servers[sk]
 			if st == nil {
@@ -262,13 +264,13 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			}
 			mu.Unlock()
 			if r.Dir == decode.S2C {
-				switch name {
-				case "stdf":
+				switch kind {
+				case decode.KindDifPiece:
 					k := Key{int(intOf(fieldLevelSeq, p)), int32(intOf(fieldFrame, p))}
 					if !st.sent || st.newest.Less(k) {
 						st.newest, st.sent = k, true
 					}
-				case "sjon":
+				case decode.KindJoinReply:
 					if _, ok := sjon[c.ID]; !ok {
 						k := Key{int(intOf(fieldLevelSeq, p)), int32(intOf(fieldFrame, p))}
 						if st.sent && k.Less(st.newest) {
@@ -285,11 +287,11 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 				}
 				return
 			}
-			pr := packetRec{n: r.N, conv: c.ID, name: name, at: st.newest, ok: st.sent, payload: slices.Clone(p.Raw)}
-			switch name {
-			case "cdat":
+			pr := packetRec{n: r.N, conv: c.ID, kind: kind, at: st.newest, ok: st.sent, payload: slices.Clone(p.Raw)}
+			switch kind {
+			case decode.KindInput:
 				pr.move, pr.frame = byte(intOf(fieldMove, p)), int32(intOf(fieldFrame, p))
-			case "cjon", "CJON":
+			case decode.KindJoinRequest:
 				pr.color = int(intOf(fieldColor, p))
 				pr.host = cstring(valueOf(fieldHostname, p).Bytes)
 			}
@@ -301,13 +303,22 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 	if err := e.Run(ctx, inputs...); err != nil {
 		return nil, fmt.Errorf("drive: %w", err)
 	}
-	if era == decode.Legacy {
-		return nil, errors.New("drive: the capture is of the legacy era, which drive does not support yet (its server syncs inputs with sdat/sdak/serr; see the README)")
-	}
 	game, err := pickGame(convs, gameOf, opt.Conv)
 	if err != nil {
 		return nil, err
 	}
+	for id := range game {
+		if v := convs[id].Version; v.Known() {
+			era = v // the conversation's version as the whole capture settled it
+		}
+	}
+	if era.Sync() == decode.GameMoves {
+		return nil, fmt.Errorf("drive: the capture is of the %s version, which drive does not support yet (its server syncs inputs with sdat/sdak/serr; see the README)", era)
+	}
+	if !era.Known() {
+		return nil, errors.New("drive: the capture's version of the game is not known")
+	}
+	rec.Version = era
 	for id := range game {
 		rec.players = players[gameOf[id]]
 		break
@@ -329,7 +340,7 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 	}
 	first := map[int]int{}
 	for _, p := range packets {
-		if p.name == "cjon" {
+		if p.kind == decode.KindJoinRequest {
 			if _, ok := first[p.conv]; !ok {
 				first[p.conv] = p.n
 			}
@@ -364,8 +375,8 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			cl.Last = p.at
 		}
 		a := &Action{Client: cl.N, N: p.n, At: p.at, Ordered: p.at, Payload: p.payload}
-		switch p.name {
-		case "cjon":
+		switch p.kind {
+		case decode.KindJoinRequest:
 			if a.N != first[p.conv] {
 				continue // a repeated join request changes nothing
 			}
@@ -374,9 +385,9 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 			if cl.Join.Less(a.Ordered) {
 				a.Ordered = cl.Join // the previous game's frames: the server restarted
 			}
-		case "cdat":
+		case decode.KindInput:
 			a.Kind, a.Move, a.Frame = Input, p.move, p.frame
-		case "crfl":
+		case decode.KindFileRequest:
 			a.Kind, a.Check = File, Unchecked
 		default:
 			continue
@@ -390,7 +401,7 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 		rec.joinFromReply(cl, convs[cl.Conv])
 	}
 	if len(rec.Clients) > 0 {
-		if sch := schema.For(rec.stateSize(), optSchema(opt.Schema)...); sch != nil {
+		if sch := schema.ForVersion(rec.Version.String(), rec.stateSize(), optSchema(opt.Schema)...); sch != nil {
 			rec.Schema = sch
 		}
 	}
@@ -407,7 +418,10 @@ func (r *Recording) joinFromReply(cl *Client, conv *session.Conversation) {
 		}
 	}
 	cl.Color = conv.Color
-	p := decode.MustNew(decode.Modern, "cjon").Set("color", int64(conv.Color)).SetBytes("hostname", []byte(conv.Hostname))
+	p := decode.MustNewKind(r.Version, decode.KindJoinRequest).Set("color", int64(conv.Color)).SetBytes("hostname", []byte(conv.Hostname))
+	if p.HasField("name") {
+		p.SetBytes("name", []byte(conv.Name))
+	}
 	a := &Action{Client: cl.N, Kind: Join, At: cl.Join, Ordered: cl.Join, Payload: decode.Encode(nil, p),
 		Check: Uncertain, Reason: "the join request is not in the capture: made from the join reply"}
 	i := 0

@@ -116,17 +116,20 @@ type Differ struct {
 // send sends one datagram to the server and counts the requests the
 // server acts on in the game (handshakes, joins, inputs, file requests).
 func (r *runner) send(c *net.UDPConn, payload []byte, to netip.AddrPort) {
-	switch string(payload[:4]) {
-	case "1234", "cjrc", "cjon", "cdat", "crfl":
+	switch decode.KindOf(payload) {
+	case decode.KindHandshake, decode.KindRemoteJoin, decode.KindJoinRequest, decode.KindInput, decode.KindFileRequest:
 		r.sentCount++
 	}
 	c.WriteToUDPAddrPort(payload, to)
 }
 
+// packet encodes a packet of kind k of the recording's version.
+func (r *runner) packet(k decode.Kind) *decode.Packet { return decode.MustNewKind(r.rec.Version, k) }
+
 // keepAlive tells the server the clock client is there (rctl 0), with the
 // count of requests sent to the server so far as its value.
 func (r *runner) keepAlive() {
-	p := decode.MustNew(decode.Modern, "rctl").Set("command", 0).SetFloat("value", float64(r.sentCount))
+	p := r.packet(decode.KindRemoteCommand).Set("command", 0).SetFloat("value", float64(r.sentCount))
 	r.clock.WriteToUDPAddrPort(decode.Encode(nil, p), r.clockServer)
 }
 
@@ -241,17 +244,22 @@ func (r *runner) close() {
 }
 
 // remoteControl joins the clock: 1234, then cjrc to the server's socket
-// for it; the server then sends snfo after every frame.
+// for it (straight to the server's one socket in the versions without a
+// handshake); the server then sends snfo after every frame.
 func (r *runner) remoteControl(ctx context.Context) error {
 	var server netip.AddrPort
+	if !r.rec.Version.Has(decode.KindHandshake) {
+		server = r.target
+	}
 	deadline := time.Now().Add(r.opt.Timeout)
 	tick := time.NewTicker(150 * time.Millisecond)
 	defer tick.Stop()
+	join := decode.Encode(nil, r.packet(decode.KindRemoteJoin))
 	send := func() {
 		if !server.IsValid() {
-			r.send(r.clock, []byte("1234"), r.target)
+			r.send(r.clock, decode.Encode(nil, r.packet(decode.KindHandshake)), r.target)
 		} else {
-			r.send(r.clock, []byte("cjrc"), server)
+			r.send(r.clock, join, server)
 		}
 	}
 	send()
@@ -271,16 +279,16 @@ func (r *runner) remoteControl(ctx context.Context) error {
 			if len(a.data) < 4 {
 				continue
 			}
-			switch string(a.data[:4]) {
-			case "5678":
+			switch decode.KindOf(a.data) {
+			case decode.KindHandshakeReply:
 				if !server.IsValid() {
 					server = a.from
 					send()
 				}
-			case "sjrc":
+			case decode.KindRemoteJoinReply:
 				r.clockServer = server
 				return nil
-			case "snfo":
+			case decode.KindRemoteInfo:
 				r.clockServer = server
 				r.clockIn <- a // the clock runs: the loop takes it
 				return nil
@@ -294,7 +302,7 @@ func (r *runner) loop(ctx context.Context) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	clock := func(a arrival) (bool, error) {
-		if len(a.data) < 4 || string(a.data[:4]) != "snfo" {
+		if decode.KindOf(a.data) != decode.KindRemoteInfo {
 			return false, nil
 		}
 		last = time.Now()
@@ -375,7 +383,7 @@ func (r *runner) complete() bool {
 // server must read in the next one and reports whether the run is over.
 func (r *runner) frame(b []byte) (bool, error) {
 	var p decode.Packet
-	if err := decode.Decode(&p, b, decode.Modern); err != nil {
+	if err := decode.Decode(&p, b, r.rec.Version); err != nil {
 		return false, nil
 	}
 	n := int32(intOf(fieldFrame, &p))
@@ -392,10 +400,13 @@ func (r *runner) frame(b []byte) (bool, error) {
 	}
 	r.frames++
 	next := r.cur.Add(1)
+	handshake := r.rec.Version.Has(decode.KindHandshake)
 	for _, d := range r.clients {
-		if !d.joined && d.shook < 0 && !next.Less(d.rec.Join.Add(-r.opt.Handshake)) ||
+		if !handshake {
+			d.server = r.target // the join request goes straight to the server's one socket
+		} else if !d.joined && d.shook < 0 && !next.Less(d.rec.Join.Add(-r.opt.Handshake)) ||
 			!d.server.IsValid() && d.shook >= 0 && r.frames-d.shook >= 5 {
-			r.send(d.conn, []byte("1234"), r.target) // again after 5 frames without a 5678
+			r.send(d.conn, decode.Encode(nil, r.packet(decode.KindHandshake)), r.target) // again after 5 frames without a 5678
 			d.shook = r.frames
 		}
 		if !d.stopped && d.rec.Last.Less(next) && d.joined {
@@ -404,7 +415,7 @@ func (r *runner) frame(b []byte) (bool, error) {
 		if d.joined && !d.stopped {
 			// Once a second, a ping, as the game's client sends.
 			if d.frames%pingEvery == 0 {
-				p := decode.MustNew(decode.Modern, "ping").SetFloat("t0", time.Since(r.start).Seconds())
+				p := r.packet(decode.KindProbe).SetFloat("t0", time.Since(r.start).Seconds())
 				r.send(d.conn, decode.Encode(nil, p), d.server)
 			}
 			d.frames++
@@ -438,9 +449,8 @@ func (r *runner) sendDue(next Key) {
 			continue
 		}
 		payload := a.Payload
-		if a.Kind == Input && d.player > 0 && len(payload) > 4 {
-			payload = append([]byte(nil), payload...)
-			payload[4] = byte(d.player)
+		if a.Kind == Input && d.player > 0 {
+			payload = r.input(d, payload)
 		}
 		r.send(d.conn, payload, d.server)
 		r.sent[a] = next
@@ -456,6 +466,22 @@ func (r *runner) sendDue(next Key) {
 		}
 		r.next++
 	}
+}
+
+// input is a recorded input as client d sends it now: with its player
+// number. Its level sequence, in the versions whose inputs carry it, stays
+// the recorded one: the server reads the input in that level sequence (a
+// client that had not yet seen the next level's first piece sent the old
+// one, and the server dropped it, as it will again).
+func (r *runner) input(d *driven, payload []byte) []byte {
+	var p decode.Packet
+	if decode.Decode(&p, payload, r.rec.Version) != nil {
+		return payload
+	}
+	q := decode.MustNewKind(r.rec.Version, decode.KindInput)
+	q.Values = append(q.Values[:0], p.Values...)
+	q.SetRole(decode.RolePlayer, int64(d.player))
+	return decode.Encode(nil, q)
 }
 
 func (r *runner) summary() *Summary {

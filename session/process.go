@@ -88,7 +88,7 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		c = &t.fresh
 	}
 	era, told := t.decode(&r.Packet, c, p, d.Truncated())
-	if r.Packet.Err != nil && generic(p) && existing == nil && !t.servers[server] && server.Port() != decode.ListenPort {
+	if r.Packet.Err != nil && decode.CommonWord(p) && existing == nil && !t.servers[server] && server.Port() != decode.ListenPort {
 		// A common word or number that does not fit, outside any game
 		// conversation and off the game's port: other traffic ("1234…",
 		// a "ping"), not a malformed game packet. Names like stdf or cdat
@@ -181,15 +181,6 @@ func (t *Tracker) onGameEndpoint(d *source.Datagram) bool {
 		return true
 	}
 	return d.Dst.Port() == decode.ListenPort
-}
-
-// generic reports whether a packet name is also a common word or number.
-func generic(name []byte) bool {
-	switch string(name[:4]) {
-	case "ping", "pong", "pang", "JUNK":
-		return true
-	}
-	return allDigits(name)
 }
 
 // looks is how many packets of each name of a conversation are checked

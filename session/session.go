@@ -282,12 +282,3 @@ func printable(name []byte) bool {
 	}
 	return true
 }
-
-func allDigits(name []byte) bool {
-	for _, b := range name[:4] {
-		if b < '0' || b > '9' {
-			return false
-		}
-	}
-	return true
-}

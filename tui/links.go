@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -88,15 +90,15 @@ func (s *stateCursor) link(c *env, pos int) (packetLink, string) {
 	frame, hasFrame := r.Packet.Frame()
 	isFrame := func(i int) bool { return int64(entry(i).N) == frame }
 	found, piece := false, false
-	switch name := r.Packet.NameString(); {
+	switch kind := r.Packet.Kind(); {
 	case !hasFrame || r.Kind != session.Game:
-	case name == "stdf":
+	case kind == decode.KindDifPiece:
 		piece = true
 		if i := seek(k, 1, 0, min(n, k+linkWindow), isFrame); i >= 0 {
 			e := entry(i)
 			lk.at, lk.what, found = i, fmt.Sprintf("the dif %d→%d this piece is of", e.Src, e.N), true
 		}
-	case name == "stak":
+	case kind == decode.KindDifAck:
 		if i := seek(k-1, -1, max(0, k-linkWindow), n, isFrame); i >= 0 {
 			lk.at, lk.what, found = i, fmt.Sprintf("the state of frame %d this stak acknowledges", entry(i).N), true
 		}
@@ -192,8 +194,20 @@ func piecesFilter(l reassemble.Chain, e *replay.Entry, next int) string {
 	if next > 0 {
 		acks += fmt.Sprintf(" and num < %d", next)
 	}
-	return fmt.Sprintf(`conv == %d and frame == %d and (stdf and (slsn == %d or era == "%s") or %s)`, l.Conv, e.N, e.SLSN, decode.Legacy, acks)
+	return fmt.Sprintf(`conv == %d and frame == %d and (stdf and (slsn == %d or era in [%s]) or %s)`, l.Conv, e.N, e.SLSN, noLevelSeq, acks)
 }
+
+// noLevelSeq lists, for a filter, the versions whose pieces carry no level
+// sequence: "legacy".
+var noLevelSeq = func() string {
+	var names []string
+	for _, v := range decode.Versions() {
+		if !v.LevelSeqOn(decode.KindDifPiece) {
+			names = append(names, strconv.Quote(v.String()))
+		}
+	}
+	return strings.Join(names, ", ")
+}()
 
 // toPieces lists the shown state's pieces and acks in the packet list,
 // the dif's last piece selected.

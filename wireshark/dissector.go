@@ -19,6 +19,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -253,7 +254,7 @@ local LISTEN_PORT = %d
 	for _, e := range []struct {
 		name string
 		err  error
-	}{{"ERR_SHORT", decode.ErrShort}, {"ERR_LONG", decode.ErrLong}, {"ERR_OVERRUN", decode.ErrOverrun}, {"ERR_INVALID", decode.ErrInvalid}, {"ERR_UNKNOWN", decode.ErrUnknown}, {"ERR_NO_VERSION", decode.ErrNoVersion}} {
+	}{{"ERR_SHORT", decode.ErrShort}, {"ERR_LONG", decode.ErrLong}, {"ERR_OVERRUN", decode.ErrOverrun}, {"ERR_INVALID", decode.ErrInvalid}, {"ERR_NO_VERSION", decode.ErrNoVersion}} {
 		fmt.Fprintf(&b, "local %s = %s\n", e.name, luaString(e.err.Error()))
 	}
 	b.WriteString("\n-- Fields: pmnet.<packet name in lower case>.<field>, as pmdump's JSON names them.\nlocal PF = {}\nlocal PF_LIST = {}\nlocal INT64 = {} -- fields whose values are given as Int64\n")
@@ -266,7 +267,9 @@ local LISTEN_PORT = %d
 	}
 	b.WriteString("\n-- Layouts: each distinct layout once, named by the first version that has it\n-- (LAYOUTS[first][name]), with the versions that have it and its fields in wire\n-- order; LAYOUT_LIST holds them in decode's order (Layout.ID + 1).\nlocal LAYOUTS = {}\nlocal LAYOUT_LIST = {}\n")
 	for _, v := range decode.Versions() {
-		fmt.Fprintf(&b, "LAYOUTS[%s] = {}\n", luaString(v.String()))
+		if slices.ContainsFunc(decode.AllLayouts(), func(l *decode.Layout) bool { return l.First() == v }) {
+			fmt.Fprintf(&b, "LAYOUTS[%s] = {}\n", luaString(v.String()))
+		}
 	}
 	for _, l := range decode.AllLayouts() {
 		if err := writeLayout(&b, l); err != nil {

@@ -767,12 +767,24 @@ end
 -- without one, the version last told) when the packet decodes and agrees
 -- with it, once LOOKS packets of the name were checked against every
 -- version; else the version its own bytes point to, as evidence for the
--- conversation. It returns the version (0 for none), whether the packet
--- told versions apart, and the decoded packet.
-local function track_decode(raw, len, name, nm, c, full)
+-- conversation; a packet the snap length cut says nothing of the version
+-- and is decoded in the likeliest one. It returns the version (0 for
+-- none), whether the packet told versions apart, and the decoded packet.
+local function track_decode(raw, len, name, nm, c, full, truncated)
 	local v = global_version
 	if c.version ~= 0 or c.unrecognised then
 		v = c.version
+	end
+	if truncated then
+		if v == 0 or not VERSIONS[v].layouts[name] then
+			if c.versions ~= 0 then
+				v = best_of(c.versions)
+			end
+			if v == 0 or not VERSIONS[v].layouts[name] then
+				v = best_of(nm.named)
+			end
+		end
+		return v, false, decode(raw, len, VERSIONS[v].layouts[name], full)
 	end
 	local looked = c.looked[name] or 0
 	if v ~= 0 and looked >= LOOKS then
@@ -1197,7 +1209,8 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 	-- conversation of its own, kept if it turns out to be a game packet.
 	local c = existing or new_conv()
 	local raw = buf:raw(0, len)
-	local v, told, res = track_decode(raw, len, name, nm, c, measure)
+	local reported = buf:reported_length_remaining()
+	local v, told, res = track_decode(raw, len, name, nm, c, measure, len < reported)
 	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
 		return nil
 	end
@@ -1207,7 +1220,6 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 		convs[client] = c
 	end
 	local kind, err = "game", res.err
-	local reported = buf:reported_length_remaining()
 	if len < reported then
 		err = format("truncated by the capture's snap length: %d of %d payload bytes captured", len, reported)
 	end

@@ -1,5 +1,6 @@
-// Package gameserver is a game server for tests: it plays the modern-era
-// netgame the way the game's server does, on the synthetic world of package
+// Package gameserver is a game server for tests: it plays the netgame of
+// the rewind versions (modern and after, as decode describes each; the
+// version is an option) the way the game's server does, on the synthetic world of package
 // synth, so that a schedule of joins and inputs gives a known sequence of
 // states. It keeps the game's timing rules: one frame every 25 ms (40
 // frames a second; tests may run it faster), inputs read at the start of a
@@ -94,6 +95,7 @@ type client struct {
 // during the current frame, Step runs the frame. It is not safe for
 // concurrent use.
 type Game struct {
+	v       decode.Version
 	send    Sender
 	rule    Rule
 	sim     *synth.Sim // the world at the start of the current frame
@@ -137,14 +139,18 @@ func (g *Game) levelChange() {
 	}
 }
 
-// NewGame returns the server of a new game on level 1 at frame 0; seed
-// picks the level (the level of synth.Generate's server for the same
-// seed), rule how inputs are entered.
-func NewGame(seed int64, rule Rule, send Sender) *Game {
+// NewGame returns the server of a new game of version v (modern when
+// VersionUnknown) on level 1 at frame 0; seed picks the level (the level of
+// synth.Generate's server for the same seed), rule how inputs are entered.
+func NewGame(v decode.Version, seed int64, rule Rule, send Sender) *Game {
+	if !v.Known() {
+		v = decode.Modern
+	}
 	return &Game{
+		v:       v,
 		send:    send,
 		rule:    rule,
-		sim:     synth.NewSim(decode.Modern, seed),
+		sim:     synth.NewSim(v, seed),
 		hist:    map[int32]*synth.Sim{},
 		events:  map[int32][]event{},
 		clients: map[netip.AddrPort]*client{},
@@ -161,7 +167,21 @@ func (g *Game) State() []byte { return g.sim.State() }
 
 func encode(p *decode.Packet) []byte { return decode.Encode(nil, p) }
 
-func packet(name string) *decode.Packet { return decode.MustNew(decode.Modern, name) }
+// levelSeq is the level sequence of a client's input or acknowledgement,
+// in the versions that carry it.
+var levelSeq = decode.MustRoleRef(decode.RoleLevelSeq, "cdat", "stak")
+
+// saved is the save result of a file the server saves and sends.
+var saved = func() int64 {
+	v, _ := decode.SaveResults.Value("saved")
+	return v
+}()
+
+// packet is an empty packet of kind k of the game's version.
+func (g *Game) packet(k decode.Kind) *decode.Packet { return decode.MustNewKind(g.v, k) }
+
+// Version is the game's wire version.
+func (g *Game) Version() decode.Version { return g.v }
 
 // remote reports whether a remote-control client has joined.
 func (g *Game) remote() bool {
@@ -174,7 +194,8 @@ func (g *Game) remote() bool {
 }
 
 // Hello registers a client endpoint after its 1234 (the transport answers
-// with 5678 from the client's own server socket).
+// with 5678 from the client's own server socket), or, in the versions
+// without a handshake, when its first join request comes.
 func (g *Game) Hello(from netip.AddrPort) {
 	if g.clients[from] == nil {
 		c := &client{addr: from, last: g.Frame()}
@@ -186,39 +207,49 @@ func (g *Game) Hello(from netip.AddrPort) {
 // Receive handles one datagram from a client endpoint, read in the
 // current frame.
 func (g *Game) Receive(from netip.AddrPort, payload []byte) {
+	k := decode.KindOf(payload)
+	if g.clients[from] == nil && !g.v.Has(decode.KindHandshake) && (k == decode.KindJoinRequest || k == decode.KindRemoteJoin) {
+		g.Hello(from)
+	}
 	c := g.clients[from]
 	if c == nil || len(payload) < 4 {
 		return
 	}
 	c.last = g.Frame()
 	var p decode.Packet
-	if err := decode.Decode(&p, payload, decode.Modern); err != nil || p.Layout == nil {
+	if err := decode.Decode(&p, payload, g.v); err != nil || p.Layout == nil {
 		return
 	}
-	switch p.NameString() {
-	case "cjon":
+	if seq, ok := levelSeq.Int(&p); ok && (k == decode.KindInput || k == decode.KindDifAck) && seq != int64(g.slsn) {
+		return // the server drops a cdat or stak of another level sequence
+	}
+	switch k {
+	case decode.KindJoinRequest:
 		g.join(c, int32(p.Int("color")))
-	case "cjrc":
+	case decode.KindRemoteJoin:
 		c.rc = true
-		g.send(c.addr, encode(packet("sjrc").SetFloat("value", 0)))
-	case "cdat":
+		g.send(c.addr, encode(g.packet(decode.KindRemoteJoinReply).SetFloat("value", 0)))
+	case decode.KindInput:
 		if c.player > 0 {
 			g.input(c.player, int32(p.Int("frame")), byte(p.Int("move")))
 		}
-	case "stak":
+	case decode.KindDifAck:
 		if c.player > 0 {
 			c.bases.Ack(int32(p.Int("ack_frame")))
 		}
-	case "ping":
+	case decode.KindProbe:
 		if c.player > 0 || c.rc {
 			t1 := float64(g.Frame()) * synth.FrameTime.Seconds()
-			g.send(c.addr, encode(packet("pong").SetFloat("t0", p.Values[p.Layout.Field("t0")].Float).SetFloat("t1", t1)))
+			g.send(c.addr, encode(g.packet(decode.KindProbeReply).SetFloat("t0", p.Values[p.Layout.Field("t0")].Float).SetFloat("t1", t1)))
 		}
-	case "crfl":
+	case decode.KindFileRequest:
 		if c.player > 0 {
+			if g.v.Has(decode.KindSaveResult) {
+				g.send(c.addr, encode(g.packet(decode.KindSaveResult).Set("result", saved)))
+			}
 			g.sendFile()
 		}
-	case "sfak":
+	case decode.KindFileAck:
 		id := int32(p.Int("id"))
 		for _, t := range c.files {
 			if t.id == id {
@@ -248,7 +279,7 @@ func (g *Game) join(c *client, color int32) {
 			}
 		}
 		if p == 99 {
-			g.send(c.addr, encode(packet("sjon").Set("level", int64(g.sim.Level())).Set("frame", int64(g.Frame())).Set("player", 99)))
+			g.send(c.addr, encode(g.packet(decode.KindJoinReply).Set("level", int64(g.sim.Level())).Set("frame", int64(g.Frame())).Set("player", 99)))
 			return
 		}
 		for taken[color] || color < 1 || color > 15 {
@@ -257,7 +288,7 @@ func (g *Game) join(c *client, color int32) {
 		c.player, c.color = p, color
 		g.enter(g.Frame(), event{join: true, player: p, color: color})
 	}
-	g.send(c.addr, encode(packet("sjon").Set("level", int64(g.sim.Level())).Set("frame", int64(g.Frame())).
+	g.send(c.addr, encode(g.packet(decode.KindJoinReply).Set("level", int64(g.sim.Level())).Set("frame", int64(g.Frame())).
 		Set("player", int64(c.player)).Set("color", int64(c.color)).Set("slsn", int64(g.slsn))))
 }
 
@@ -358,7 +389,7 @@ func (g *Game) sendState(c *client) error {
 	}
 	h := c.bases.Add(dst)
 	*h = append((*h)[:0], st...)
-	return statedif.EachPiece(packet("stdf"), statedif.Dif{SLSN: int32(g.slsn), Src: src, Dst: dst}, z, func(_ int, p *decode.Packet) error {
+	return statedif.EachPiece(g.packet(decode.KindDifPiece), statedif.Dif{SLSN: int32(g.slsn), Src: src, Dst: dst, Level: g.sim.Level()}, z, func(_ int, p *decode.Packet) error {
 		g.send(c.addr, encode(p))
 		return nil
 	})
@@ -371,10 +402,10 @@ func (g *Game) sendInfo(c *client, frame int32) error {
 	if err != nil {
 		return err
 	}
-	n := decode.Modern.Pieces(len(z))
-	p := packet("snfo").Set("frame", int64(frame)).Set("count", int64(n))
+	n := g.v.Pieces(len(z))
+	p := g.packet(decode.KindRemoteInfo).Set("frame", int64(frame)).Set("count", int64(n))
 	for seq := range n {
-		p.Set("seq", int64(seq)).Set("start", int64(seq*decode.Modern.PieceSize())).SetBytes("data", decode.Modern.Piece(z, seq))
+		p.Set("seq", int64(seq)).Set("start", int64(seq*g.v.PieceSize())).SetBytes("data", g.v.Piece(z, seq))
 		g.send(c.addr, encode(p))
 	}
 	return nil
@@ -400,10 +431,10 @@ func (g *Game) sendFile() {
 		}
 		g.nextID++
 		t := &transfer{id: g.nextID}
-		n := decode.Modern.Pieces(len(z))
-		p := packet("sfil").Set("id", int64(t.id)).Set("count", int64(n)).Set("file_size", int64(body.Len()))
+		n := g.v.Pieces(len(z))
+		p := g.packet(decode.KindFilePiece).Set("id", int64(t.id)).Set("count", int64(n)).Set("file_size", int64(body.Len()))
 		for seq := range n {
-			p.Set("seq", int64(seq)).Set("start", int64(seq*decode.Modern.PieceSize())).SetBytes("data", decode.Modern.Piece(z, seq))
+			p.Set("seq", int64(seq)).Set("start", int64(seq*g.v.PieceSize())).SetBytes("data", g.v.Piece(z, seq))
 			t.pieces = append(t.pieces, encode(p))
 		}
 		c.files = append(c.files, t)

@@ -23,7 +23,7 @@ func cdat(frame int32, move byte) []byte {
 // returns the sha256 of the state after each frame, by frame.
 func run(t *testing.T, frame, read int32) map[int32][32]byte {
 	t.Helper()
-	g := NewGame(5, AtFrame, func(netip.AddrPort, []byte) {})
+	g := NewGame(decode.Modern, 5, AtFrame, func(netip.AddrPort, []byte) {})
 	sums := map[int32][32]byte{}
 	for n := int32(0); n < 30; n++ {
 		switch n {
@@ -70,7 +70,7 @@ func TestRewind(t *testing.T) {
 func TestProtocol(t *testing.T) {
 	var sent []string
 	var last []byte
-	g := NewGame(5, AtFrame, func(_ netip.AddrPort, b []byte) { sent = append(sent, string(b[:4])); last = bytes.Clone(b) })
+	g := NewGame(decode.Modern, 5, AtFrame, func(_ netip.AddrPort, b []byte) { sent = append(sent, string(b[:4])); last = bytes.Clone(b) })
 	rc := netip.MustParseAddrPort("10.0.0.9:5000")
 	g.Hello(rc)
 	g.Receive(rc, []byte("cjrc"))

@@ -1,7 +1,6 @@
 package gameserver
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 // Script is a game for Record: when each client joins and what it sends.
 type Script struct {
+	Version decode.Version // the game's wire version (modern when VersionUnknown)
 	Seed    int64
 	Rule    Rule  // how the server enters inputs
 	Frames  int32 // frames the server runs
@@ -56,7 +56,14 @@ type queued struct {
 
 func listenAddr() netip.AddrPort { return netip.AddrPortFrom(synth.ServerAddr, synth.ListenPort) }
 
-func serverPort(n int) netip.AddrPort { return netip.AddrPortFrom(synth.ServerAddr, uint16(40000+n)) }
+// serverPort is the server socket that talks to client n: its own in the
+// versions with a handshake, else the listening one.
+func (r *recorder) serverPort(n int) netip.AddrPort {
+	if !r.game.Version().Has(decode.KindHandshake) {
+		return listenAddr()
+	}
+	return netip.AddrPortFrom(synth.ServerAddr, uint16(40000+n))
+}
 
 // at moves the clock to d (never back) and returns the time stamp of a
 // datagram sent then.
@@ -79,25 +86,31 @@ func (r *recorder) write(d time.Duration, from, to netip.AddrPort, payload []byt
 func Record(script Script, w synth.PacketWriter) error {
 	r := &recorder{w: w, epoch: synth.Epoch(script.Seed), pending: map[int32][]queued{}, byAddr: map[netip.AddrPort]int{}}
 	var now time.Duration
-	r.game = NewGame(script.Seed, script.Rule, func(to netip.AddrPort, payload []byte) {
+	r.game = NewGame(script.Version, script.Seed, script.Rule, func(to netip.AddrPort, payload []byte) {
 		n := r.byAddr[to]
-		r.write(now, serverPort(n+1), to, payload)
+		r.write(now, r.serverPort(n+1), to, payload)
 		r.reply(n, payload)
 	})
+	v := r.game.Version()
 	for i, c := range script.Clients {
 		if c.Join < 1 {
 			return fmt.Errorf("gameserver: client %d joins at frame %d, before the server's first frame", i+1, c.Join)
 		}
-		r.byAddr[synth.ClientAddr(i+1)] = i
-		r.queue(c.Join-1, queued{client: i, payload: []byte("1234"), hello: true})
-		join := decode.MustNew(decode.Modern, "cjon").Set("color", int64(c.Color)).SetBytes("hostname", []byte(c.Hostname))
+		r.byAddr[synth.ClientAddrIn(v, i+1)] = i
+		if v.Has(decode.KindHandshake) {
+			r.queue(c.Join-1, queued{client: i, payload: encode(r.game.packet(decode.KindHandshake)), hello: true})
+		}
+		join := r.game.packet(decode.KindJoinRequest).Set("color", int64(c.Color)).SetBytes("hostname", []byte(c.Hostname))
+		if join.HasField("name") {
+			join.SetBytes("name", []byte(fmt.Sprintf("p%d", i+1)))
+		}
 		r.queue(c.Join, queued{client: i, payload: encode(join)})
 		for _, in := range c.Inputs {
-			p := decode.MustNew(decode.Modern, "cdat").Set("player", 0).Set("frame", int64(in.Frame)).Set("move", int64(in.Move))
+			p := r.game.packet(decode.KindInput).Set("player", 0).Set("frame", int64(in.Frame)).Set("move", int64(in.Move))
 			r.queue(in.Read, queued{client: i, payload: encode(p)})
 		}
 		for _, f := range c.Files {
-			r.queue(f, queued{client: i, payload: []byte("crfl")})
+			r.queue(f, queued{client: i, payload: encode(r.game.packet(decode.KindFileRequest))})
 		}
 	}
 	for n := int32(0); n < script.Frames; n++ {
@@ -105,17 +118,24 @@ func Record(script Script, w synth.PacketWriter) error {
 		frameAt := time.Duration(n) * synth.FrameTime
 		now = frameAt - 10*time.Millisecond
 		for _, q := range r.pending[n] {
-			addr := synth.ClientAddr(q.client + 1)
+			addr := synth.ClientAddrIn(v, q.client+1)
 			if q.hello {
 				r.write(now, addr, listenAddr(), q.payload)
 				r.game.Hello(addr)
-				r.write(now, serverPort(q.client+1), addr, []byte("5678"))
+				r.write(now, r.serverPort(q.client+1), addr, encode(r.game.packet(decode.KindHandshakeReply)))
 				continue
 			}
-			if string(q.payload[:4]) == "cdat" {
-				q.payload[4] = byte(r.game.clients[addr].player)
+			if decode.KindOf(q.payload) == decode.KindInput {
+				// The client's player number and level sequence, as it
+				// knows them when it sends.
+				var p decode.Packet
+				decode.Decode(&p, q.payload, v)
+				in := r.game.packet(decode.KindInput)
+				in.Values = append(in.Values[:0], p.Values...)
+				in.SetRole(decode.RolePlayer, int64(r.game.clients[addr].player)).SetRole(decode.RoleLevelSeq, int64(r.game.slsn))
+				q.payload = encode(in)
 			}
-			r.write(now, addr, serverPort(q.client+1), q.payload)
+			r.write(now, addr, r.serverPort(q.client+1), q.payload)
 			r.game.Receive(addr, q.payload)
 		}
 		delete(r.pending, n)
@@ -138,24 +158,22 @@ func (r *recorder) queue(frame int32, q queued) { r.pending[frame] = append(r.pe
 func (r *recorder) reply(n int, payload []byte) {
 	next := r.frame + 1
 	var p decode.Packet
-	if err := decode.Decode(&p, payload, decode.Modern); err != nil || p.Layout == nil {
+	v := r.game.Version()
+	if err := decode.Decode(&p, payload, v); err != nil || p.Layout == nil {
 		return
 	}
-	name := p.NameString()
-	if (name != "stdf" && name != "sfil") || p.Int("seq") != p.Int("count")-1 {
+	k := p.Kind()
+	if (k != decode.KindDifPiece && k != decode.KindFilePiece) || p.Int("seq") != p.Int("count")-1 {
 		return
 	}
-	switch name {
-	case "stdf":
-		c := r.game.clients[synth.ClientAddr(n+1)]
-		ak := decode.MustNew(decode.Modern, "stak").Set("player", int64(c.player)).
-			Set("ack_frame", p.Int("dst")).Set("client_frame", p.Int("dst"))
+	switch k {
+	case decode.KindDifPiece:
+		c := r.game.clients[synth.ClientAddrIn(v, n+1)]
+		ak := r.game.packet(decode.KindDifAck).Set("player", int64(c.player)).
+			Set("ack_frame", p.Int("dst")).Set("client_frame", p.Int("dst")).SetRole(decode.RoleLevelSeq, p.Int("slsn"))
 		r.queue(next, queued{client: n, payload: encode(ak)})
-	case "sfil":
-		b := make([]byte, 8)
-		copy(b, "sfak")
-		binary.LittleEndian.PutUint32(b[4:], uint32(p.Int("id")))
-		r.queue(next, queued{client: n, payload: b})
+	case decode.KindFilePiece:
+		r.queue(next, queued{client: n, payload: encode(r.game.packet(decode.KindFileAck).Set("id", p.Int("id")))})
 	}
 }
 

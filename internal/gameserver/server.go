@@ -2,21 +2,24 @@ package gameserver
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/synth"
 )
 
 // Options configure a Server.
 type Options struct {
-	Seed int64 // picks the level (see NewGame)
+	// Version is the game's wire version (modern when VersionUnknown):
+	// in the versions without a handshake every client is served from
+	// the listening socket.
+	Version decode.Version
+	Seed    int64 // picks the level (see NewGame)
 	Rule Rule  // how inputs are entered (the game's, AtFrame, by default)
 	// LevelDone, when not 0, is the frame the level-done phase starts
 	// in (see Game.ChangeLevel).
@@ -75,7 +78,7 @@ func Listen(addr string, opt Options) (*Server, error) {
 		opt.FrameTime = synth.FrameTime
 	}
 	s := &Server{opt: opt, ln: ln, in: make(chan datagram, 4096), conns: map[netip.AddrPort]*net.UDPConn{}}
-	s.game = NewGame(opt.Seed, opt.Rule, s.sendTo)
+	s.game = NewGame(opt.Version, opt.Seed, opt.Rule, s.sendTo)
 	s.game.ChangeLevel(opt.LevelDone)
 	return s, nil
 }
@@ -87,6 +90,9 @@ func (s *Server) sendTo(to netip.AddrPort, payload []byte) {
 	s.mu.Lock()
 	c := s.conns[to]
 	s.mu.Unlock()
+	if c == nil && !s.game.Version().Has(decode.KindHandshake) {
+		c = s.ln // the one socket
+	}
 	if c != nil {
 		c.WriteToUDPAddrPort(payload, to)
 	}
@@ -192,20 +198,21 @@ func (s *Server) drain(ctx context.Context) {
 
 func (s *Server) handle(d datagram) {
 	if s.opt.Lockstep {
-		if len(d.payload) == 16 && string(d.payload[:4]) == "rctl" && binary.LittleEndian.Uint32(d.payload[4:]) == 0 {
-			s.kept, s.want = true, int64(math.Float64frombits(binary.LittleEndian.Uint64(d.payload[8:])))
+		var p decode.Packet
+		if decode.Decode(&p, d.payload, s.game.Version()) == nil && p.Kind() == decode.KindRemoteCommand && p.Int("command") == 0 {
+			s.kept, s.want = true, int64(p.Values[p.Layout.Field("value")].Float)
 			return
 		}
-		switch string(d.payload[:min(4, len(d.payload))]) {
-		case "1234", "cjrc", "cjon", "cdat", "crfl":
+		switch decode.KindOf(d.payload) {
+		case decode.KindHandshake, decode.KindRemoteJoin, decode.KindJoinRequest, decode.KindInput, decode.KindFileRequest:
 			s.received++
 		}
 	}
-	if !d.hello {
+	if !d.hello || !s.game.Version().Has(decode.KindHandshake) {
 		s.game.Receive(d.from, d.payload)
 		return
 	}
-	if string(d.payload) != "1234" {
+	if decode.KindOf(d.payload) != decode.KindHandshake {
 		return
 	}
 	s.mu.Lock()
@@ -223,7 +230,7 @@ func (s *Server) handle(d datagram) {
 	}
 	s.mu.Unlock()
 	s.game.Hello(d.from)
-	c.WriteToUDPAddrPort([]byte("5678"), d.from)
+	c.WriteToUDPAddrPort(encode(s.game.packet(decode.KindHandshakeReply)), d.from)
 }
 
 // Rewinds is how many late inputs made the server simulate frames again;

@@ -40,7 +40,7 @@ func Messages(path string) ([]*reassemble.Message, error) {
 		}
 		r := tr.Process(d)
 		pk := &r.Packet
-		if r.Kind != session.Game || r.Conv == nil || pk.Layout == nil || pk.Layout.Name != "stdf" {
+		if r.Kind != session.Game || r.Conv == nil || pk.Kind() != decode.KindDifPiece {
 			continue
 		}
 		slsn := -1

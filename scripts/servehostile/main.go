@@ -34,7 +34,7 @@ var (
 
 func main() {
 	test := flag.String("test", "all", "noack, handshakes, cycles, lockout, squatters or all")
-	eraName := flag.String("era", "modern", "protocol era of the server")
+	eraName := flag.String("era", "modern", "the server's version of the game: "+strings.Join(decode.VersionNames(), ", "))
 	flag.IntVar(&pid, "pid", 0, "process id of the server, for its memory")
 	window := flag.Duration("for", 10*time.Second, "how long the no-ack peer listens")
 	n := flag.Int("n", 5000, "handshakes that never join")
@@ -104,14 +104,19 @@ func (p *peer) send(to netip.AddrPort, b []byte) {
 	}
 }
 
-// handshake sends 1234 until a 5678 comes, as the game's client does.
+// handshake sends 1234 until a 5678 comes, as the game's client does (in
+// the versions without a handshake the server is its listening port).
 func (p *peer) handshake() error {
+	if !era.Has(decode.KindHandshake) {
+		p.server = listen
+		return nil
+	}
 	buf := make([]byte, 2048)
 	for range 5 {
-		p.send(listen, []byte("1234"))
+		p.send(listen, hello())
 		p.conn.SetReadDeadline(time.Now().Add(120 * time.Millisecond))
 		n, from, err := p.conn.ReadFromUDPAddrPort(buf)
-		if err == nil && n >= 4 && string(buf[:4]) == "5678" {
+		if err == nil && decode.KindOf(buf[:n]) == decode.KindHandshakeReply {
 			p.server = from
 			return nil
 		}
@@ -119,16 +124,24 @@ func (p *peer) handshake() error {
 	return errors.New("no 5678")
 }
 
-func (p *peer) join() {
-	req := make([]byte, 21)
-	copy(req, "cjon")
-	if era == decode.Legacy {
-		copy(req, "CJON")
+// hello is the version's handshake, or its join request when it has none:
+// what opens a client at the server.
+func hello() []byte {
+	if !era.Has(decode.KindHandshake) {
+		return joinRequest()
 	}
-	req[4] = 9
-	copy(req[5:], "peer")
-	p.send(p.server, req)
+	return decode.Encode(nil, decode.MustNewKind(era, decode.KindHandshake))
 }
+
+func joinRequest() []byte {
+	p := decode.MustNewKind(era, decode.KindJoinRequest).Set("color", 9).SetBytes("hostname", []byte("peer"))
+	if p.HasField("name") {
+		p.SetBytes("name", []byte("peer"))
+	}
+	return decode.Encode(nil, p)
+}
+
+func (p *peer) join() { p.send(p.server, joinRequest()) }
 
 // noAck joins and never acknowledges: what is it sent over the window?
 func noAck(window time.Duration) {
@@ -152,7 +165,7 @@ func noAck(window time.Duration) {
 			continue
 		}
 		recv += n
-		if string(buf[:4]) == "stdf" {
+		if decode.KindOf(buf[:n]) == decode.KindDifPiece {
 			stdf++
 			last = time.Now()
 		}
@@ -177,7 +190,7 @@ func handshakes(n, rate int) {
 		if err != nil {
 			fail(err.Error())
 		}
-		p.send(listen, []byte("1234"))
+		p.send(listen, hello())
 		p.conn.Close()
 		if i%250 == 0 {
 			peak = max(peak, rss())
@@ -252,7 +265,7 @@ func lockout() {
 			fail(err.Error())
 		}
 		victim := p.conn.LocalAddr().(*net.UDPAddr).AddrPort()
-		p.send(listen, []byte("1234"))
+		p.send(listen, hello())
 		p.conn.Close()
 		time.Sleep(wait)
 		d, err := firstState(victim, 20*time.Second)
