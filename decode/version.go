@@ -335,6 +335,19 @@ func (s VersionSet) Best() Version {
 	return best
 }
 
+// OneByteOrder reports whether every version of s has the same byte order.
+func (s VersionSet) OneByteOrder() bool {
+	be, le := false, false
+	for _, v := range s.Versions() {
+		if v.Info().BigEndian {
+			be = true
+		} else {
+			le = true
+		}
+	}
+	return !(be && le)
+}
+
 // WithStateSize returns the versions of s whose states have n bytes.
 func (s VersionSet) WithStateSize(n int) VersionSet {
 	var out VersionSet

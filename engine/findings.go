@@ -167,7 +167,7 @@ type convWatch struct {
 	lastMissing        int
 	lastDifTS          time.Time
 	lastDifDst         int32 // the frame of the last dif
-	leaveWaits         bool // finish left the leave at the capture's end to statesDone
+	leaveWaits         bool  // finish left the leave at the capture's end to statesDone
 }
 
 type stateSum struct {

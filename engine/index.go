@@ -32,9 +32,9 @@ type IndexEntry struct {
 	Kind   session.Kind
 	Era    decode.Version // the conversation's era
 	Dir    decode.Dir
-	Player int8       // -1 when not known
+	Player int8           // -1 when not known
 	layout decode.Version // the version it decoded in
-	link   uint8      // its frame's link type, as an index in PacketIndex.links
+	link   uint8          // its frame's link type, as an index in PacketIndex.links
 }
 
 // A location says where an entry's bytes are: in input file k (k > 0) at

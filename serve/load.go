@@ -46,14 +46,14 @@ type LoadOptions struct {
 
 // State is one recorded state of the served player.
 type State struct {
-	SLSN  int           // level sequence (inferred in the legacy era)
-	Level int           // 0 for the first level sequence of the recording, then 1, 2 …
+	SLSN  int // level sequence (inferred in the legacy era)
+	Level int // 0 for the first level sequence of the recording, then 1, 2 …
 	// Number is the number of the level the server had loaded, in the
 	// versions whose pieces carry it (0 in the others).
 	Number int32
-	Frame int32         // game frame
-	At    time.Duration // capture time of its dif's last piece, since the recording's origin
-	Sum   [32]byte      // sha256 of the state
+	Frame  int32         // game frame
+	At     time.Duration // capture time of its dif's last piece, since the recording's origin
+	Sum    [32]byte      // sha256 of the state
 }
 
 // Timed is a recorded server packet other than a state (the legacy sdat

@@ -87,6 +87,12 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 		t.fresh = Conversation{Player: -1}
 		c = &t.fresh
 	}
+	if server.Port() == decode.ListenPort && kind != decode.KindHandshake && kind != decode.KindHandshakeReply && t.force == decode.VersionUnknown {
+		// Only a server with one socket for every client talks to its
+		// clients on its listening port (the others answer from a port
+		// of each client's, after the handshake).
+		c.learnSharedSocket()
+	}
 	era, told := t.decode(&r.Packet, c, p, d.Truncated())
 	if r.Packet.Err != nil && decode.CommonWord(p) && existing == nil && !t.servers[server] && server.Port() != decode.ListenPort {
 		// A common word or number that does not fit, outside any game
@@ -119,9 +125,6 @@ func (t *Tracker) Process(d *source.Datagram) *Record {
 	}
 	if !told && c.Version == decode.VersionUnknown && t.global == decode.VersionUnknown && t.force == decode.VersionUnknown && r.Packet.Err == nil {
 		r.Version = decode.VersionUnknown // nothing in the packet or before it tells
-	}
-	if dir == decode.S2C && server.Port() == decode.ListenPort && kind != decode.KindHandshakeReply && r.Kind == Game && t.force == decode.VersionUnknown {
-		c.learnSharedSocket()
 	}
 	t.learn(c, r, server)
 	t.touch(c, d)
@@ -229,10 +232,13 @@ func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte, truncated
 	}
 	fit := decode.Fits(p, &t.scratch)
 	best := fit.Best()
-	if best.Len() > 1 {
+	// A packet tells versions apart when it rules some out and leaves one
+	// byte order: one that fits both (a 1234, a 10-byte cdat) says
+	// nothing for sure; the byte order that reads a plausible frame scores.
+	told := best != 0 && best != decode.All() && best.OneByteOrder()
+	if !best.OneByteOrder() {
 		best = decode.Plausible(p, best, &t.scratch)
 	}
-	told := best != 0 && best != fit.Named
 	if c != nil {
 		c.learnFit(best, told, p, &t.scratch)
 	}
@@ -265,10 +271,10 @@ func (t *Tracker) misfit(pk *decode.Packet, c *Conversation, p []byte, v decode.
 }
 
 // learnFit takes what a packet's bytes say: best, the versions it fits
-// (none for a misfit), and whether that told versions apart (some version
-// that has its name does not fit it). Every packet that fits scores for the
-// versions it fits; the conversation's version is not named until a packet
-// told versions apart.
+// (none for a misfit), and whether that told versions apart (it rules some
+// version out, and leaves one byte order). Every packet that fits scores
+// for the versions it fits; the conversation's version is not named until
+// a packet told versions apart.
 func (c *Conversation) learnFit(best decode.VersionSet, told bool, p []byte, scratch *decode.Packet) {
 	if best == 0 {
 		c.misfits++

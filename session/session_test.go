@@ -146,8 +146,8 @@ func TestRecognitionByContent(t *testing.T) {
 		{"3 bytes", h1, h2, []byte("abc"), session.NonGame, decode.DirUnknown, netip.AddrPort{}, nil},
 		{"empty", h1, h2, nil, session.NonGame, decode.DirUnknown, netip.AddrPort{}, nil},
 		{"digits text", h1, h2, []byte("12345678\n"), session.NonGame, decode.DirUnknown, netip.AddrPort{}, nil},
-		{"unknown name, no game ports", h1, h2, []byte("clog\x00\x00\x00\x01"), session.NonGame, decode.DirUnknown, netip.AddrPort{}, nil},
-		{"unknown name to the listen port", h1, listen, []byte("clog\x00\x00\x00\x01"), session.Unknown, decode.DirUnknown, netip.AddrPort{}, decode.ErrUnknown},
+		{"unknown name, no game ports", h1, h2, []byte("zlog\x00\x00\x00\x01"), session.NonGame, decode.DirUnknown, netip.AddrPort{}, nil},
+		{"unknown name to the listen port", h1, listen, []byte("zlog\x00\x00\x00\x01"), session.Unknown, decode.DirUnknown, netip.AddrPort{}, decode.ErrUnknown},
 		{"short stdf", h2, h1, mStdf(100)[:20], session.Malformed, decode.S2C, h1, decode.ErrShort},
 		{"stdf size overruns", h2, h1, mStdf(100)[:90], session.Malformed, decode.S2C, h1, decode.ErrOverrun},
 		{"digits to the listen port", h1, listen, []byte("12345678"), session.Malformed, decode.C2S, h1, decode.ErrLong},
@@ -200,9 +200,9 @@ func TestUnknownOnConversation(t *testing.T) {
 		src, dst netip.AddrPort
 		dir      decode.Dir
 	}{{cliB, eph2, decode.C2S}, {eph2, cliB, decode.S2C}} {
-		r := f.send(tt.src, tt.dst, []byte("srrf\x01\x02\x03\x04\x05"))
+		r := f.send(tt.src, tt.dst, []byte("wxyz\x01\x02\x03\x04\x05"))
 		if r.kind != session.Unknown || r.dir != tt.dir || r.conv == nil || r.conv.Client != cliB ||
-			r.era != decode.Modern || r.player != 2 || r.name != "srrf" || !errors.Is(r.err, decode.ErrUnknown) {
+			r.era != decode.Modern || r.player != 2 || r.name != "wxyz" || !errors.Is(r.err, decode.ErrUnknown) {
 			t.Errorf("%v -> %v: %+v", tt.src, tt.dst, r)
 		}
 	}
@@ -213,8 +213,8 @@ func TestUnknownOnConversation(t *testing.T) {
 	if got := f.tr.Stats.Unknown.Packets; got != 2 {
 		t.Errorf("Stats.Unknown %d, want 2", got)
 	}
-	if c := f.tr.Stats.ByName[session.NameDir{Name: "srrf", Dir: decode.S2C}]; c == nil || c.Packets != 1 {
-		t.Errorf("ByName srrf s2c %v", c)
+	if c := f.tr.Stats.ByName[session.NameDir{Name: "wxyz", Dir: decode.S2C}]; c == nil || c.Packets != 1 {
+		t.Errorf("ByName wxyz s2c %v", c)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 // generator writes starts where the schema's region of that name does, and
 // every player field it writes is the schema's field of that name.
 func TestLayoutAgreesWithSchema(t *testing.T) {
+	legacyLayout, modernLayout := *layoutFor(decode.Legacy), *layoutFor(decode.Modern)
 	for _, tt := range []struct {
 		era     decode.Version
 		regions map[string]int
@@ -39,7 +40,7 @@ func TestLayoutAgreesWithSchema(t *testing.T) {
 				"server_lev_seq_num": modernLayout.pf.slsn}},
 	} {
 		l := layoutFor(tt.era)
-		sch := schema.For(l.size)
+		sch := schema.ForVersion(tt.era.String(), l.size)
 		if sch.Size != l.size || sch.View == nil {
 			t.Fatalf("%v: no built-in schema of %d bytes", tt.era, l.size)
 		}
@@ -73,6 +74,12 @@ func TestLayoutOffsets(t *testing.T) {
 			lifts: 60864, liftSize: 132, liftFloats: 8, liftInts: 15, tiles: 66144, pshot: -1, eshot: -1, events: -1}},
 		{decode.Modern, stateLayout{size: 112384, fixed: false, players: 0, playerSize: 288, ei: 2304, ef: 15104, item: 21504, itemf: 53504,
 			lifts: 61504, liftSize: 112, liftFloats: 8, liftInts: 10, tiles: 65984, pshot: 105984, eshot: 107184, events: 108384}},
+		// The offsets of the game's version notes (protocol-versions.md and
+		// the Aug 2024 capture's manifest).
+		{decode.MustParseVersion("2024-06"), stateLayout{size: 112480, fixed: false, players: 0, playerSize: 300, ei: 2400, ef: 15200, item: 21600, itemf: 53600,
+			lifts: 61600, liftSize: 112, liftFloats: 8, liftInts: 10, tiles: 66080, pshot: 106080, eshot: 107280, events: 108480}},
+		{decode.MustParseVersion("2026-07"), stateLayout{size: 113344, fixed: false, players: 0, playerSize: 328, ei: 2624, ef: 15424, item: 21824, itemf: 53824,
+			lifts: 61824, liftSize: 128, liftFloats: 8, liftInts: 14, tiles: 66944, pshot: 106944, eshot: 108144, events: 109344}},
 	} {
 		got := *layoutFor(tt.era)
 		got.pf = playerFields{}
@@ -86,6 +93,7 @@ func TestLayoutOffsets(t *testing.T) {
 	}{
 		{decode.Legacy, 6, 12, 31, 51, -1},
 		{decode.Modern, 15, 21, 42, 58, 62},
+		{decode.MustParseVersion("2026-07"), 15, 21, 45, 62, 68}, // x at 60, health 84, up 180, coins 248, late_cdats 272
 	} {
 		pf := layoutFor(tt.era).pf
 		if pf.x != tt.x || pf.health != tt.health || pf.up != tt.up || pf.coins != tt.coins || pf.lateCdats != tt.lateIn {

@@ -55,10 +55,10 @@ import (
 // Config describes the game to generate.
 type Config struct {
 	Era      decode.Version // the wire version to generate
-	Players  int           // number of clients, 1..7 (the server is player 0)
-	Duration time.Duration // game time to generate, from the server's start
-	Loss     float64       // fraction of datagrams dropped, in [0, 1)
-	Seed     int64         // seeds every random choice and the start time
+	Players  int            // number of clients, 1..7 (the server is player 0)
+	Duration time.Duration  // game time to generate, from the server's start
+	Loss     float64        // fraction of datagrams dropped, in [0, 1)
+	Seed     int64          // seeds every random choice and the start time
 	// LevelChange is when the level change of a rewind version happens,
 	// counted from the start: 0 means half-way through Duration, a
 	// negative value means no level change. The legacy era has none.
@@ -268,7 +268,7 @@ type gen struct {
 	// before it goes to the next level when it missed the level's end: the
 	// first, in the versions whose pieces name the level (the client
 	// loads it itself); 20 in the others.
-	follow int
+	follow  int
 	w       PacketWriter
 	sink    TruthSink
 	epoch   time.Time
@@ -299,13 +299,13 @@ func newGen(cfg Config, w PacketWriter, truth TruthSink) (*gen, error) {
 		handshake: cfg.Era.Has(decode.KindHandshake),
 		logs:      cfg.Era.Info().LogAlways,
 		follow:    20,
-		epoch:   Epoch(cfg.Seed),
-		netRNG:  rng(cfg.Seed, 1),
-		lossRNG: rng(cfg.Seed, 2),
-		owners:  map[netip.AddrPort]*inbox{},
-		packets: map[string]*decode.Packet{},
-		sum:     Summary{ByName: map[string]int{}, LostByName: map[string]int{}, FaultDrops: map[string]int{}, Forgot: map[int]int{}},
-		faults:  !cfg.Faults.empty(),
+		epoch:     Epoch(cfg.Seed),
+		netRNG:    rng(cfg.Seed, 1),
+		lossRNG:   rng(cfg.Seed, 2),
+		owners:    map[netip.AddrPort]*inbox{},
+		packets:   map[string]*decode.Packet{},
+		sum:       Summary{ByName: map[string]int{}, LostByName: map[string]int{}, FaultDrops: map[string]int{}, Forgot: map[int]int{}},
+		faults:    !cfg.Faults.empty(),
 	}
 	if l := cfg.Era.Kind(decode.KindDifPiece); l != nil && l.FieldByRole(decode.RoleLevel) >= 0 {
 		g.follow = 1

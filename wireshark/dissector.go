@@ -249,6 +249,20 @@ local LISTEN_PORT = %d
 	fmt.Fprintf(&b, "-- The kinds of packet the runtime follows conversations by (decode.Kind).\nlocal KIND_HANDSHAKE, KIND_HANDSHAKE_REPLY = %s, %s\nlocal KIND_JOIN_REQUEST, KIND_JOIN_REPLY = %s, %s\n",
 		luaString(decode.KindHandshake.String()), luaString(decode.KindHandshakeReply.String()),
 		luaString(decode.KindJoinRequest.String()), luaString(decode.KindJoinReply.String()))
+	b.WriteString("-- Packet names that are also words other traffic sends (decode.CommonWord): such a\n-- packet that does not fit, off the game's conversations and port, is not the game's.\nlocal COMMON_WORD = {")
+	var words []string
+	for _, l := range decode.AllLayouts() {
+		if decode.CommonWord([]byte(l.Name)) && !slices.Contains(words, l.Name) {
+			words = append(words, l.Name)
+		}
+	}
+	for i, w := range words {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "[%s] = true", luaString(w))
+	}
+	b.WriteString("}\n")
 	fmt.Fprintf(&b, "\n-- Version inference (package session): the packets of each name a conversation\n-- checks against every version even when they decode in its own, and the packets\n-- fitting no version that make it of no known version once they outnumber those that fit.\nlocal LOOKS = %d\nlocal MIN_MISFITS = %d\n", sessionLooks, sessionMisfits)
 	b.WriteString("\n-- What each kind of decode error ends with (decode.ErrShort and the others).\n")
 	for _, e := range []struct {

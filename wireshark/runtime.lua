@@ -804,10 +804,15 @@ local function track_decode(raw, len, name, nm, c, full, truncated)
 	if best == 0 then
 		best = decodes
 	end
-	if set_len(best) > 1 then
-		best = plausible(raw, len, name, best, results, full)
-	end
 	local told = best ~= 0 and best ~= nm.named
+	if set_len(best) > 1 then
+		local b = plausible(raw, len, name, best, results, full)
+		if b ~= best then
+			-- it fits both byte orders (a 10-byte cdat): the likelier
+			-- one scores, but it tells nothing for sure
+			best, told = b, false
+		end
+	end
 	learn_fit(c, best, told, name, len)
 	if best == 0 then
 		-- fits no version: decoded in the conversation's version (or the
@@ -842,13 +847,6 @@ local function printable(name)
 		end
 	end
 	return true
-end
-
-local function generic(name)
-	if name == "ping" or name == "pong" or name == "pang" or name == "JUNK" then
-		return true
-	end
-	return name:match("^%d%d%d%d$") ~= nil
 end
 
 local function other_dir(d)
@@ -1208,10 +1206,15 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 	-- A packet that may start a conversation gathers its evidence in a
 	-- conversation of its own, kept if it turns out to be a game packet.
 	local c = existing or new_conv()
+	if server_port == LISTEN_PORT and nm.kind ~= KIND_HANDSHAKE and nm.kind ~= KIND_HANDSHAKE_REPLY then
+		-- only a server with one socket for every client talks to its
+		-- clients on its listening port
+		learn_shared_socket(c)
+	end
 	local raw = buf:raw(0, len)
 	local reported = buf:reported_length_remaining()
 	local v, told, res = track_decode(raw, len, name, nm, c, measure, len < reported)
-	if res.err and generic(name) and not existing and not servers[server] and server_port ~= LISTEN_PORT then
+	if res.err and COMMON_WORD[name] and not existing and not servers[server] and server_port ~= LISTEN_PORT then
 		return nil
 	end
 	if not existing then
@@ -1235,9 +1238,6 @@ local function first_pass(buf, len, name, dir, pinfo, number, measure)
 	local shown = v
 	if not told and c.version == 0 and global_version == 0 and not err then
 		shown = 0 -- nothing in the packet or before it tells
-	end
-	if dir == "s2c" and server_port == LISTEN_PORT and nm.kind ~= KIND_HANDSHAKE_REPLY and kind == "game" then
-		learn_shared_socket(c)
 	end
 	learn(c, res, kind, server, dir)
 	local player = c.player

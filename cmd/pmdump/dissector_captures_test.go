@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/synth"
 )
 
@@ -65,12 +66,15 @@ func testCapture(t testing.TB, name string, step time.Duration, dgs []udpDatagra
 // edgeCapture writes a capture of the cases real captures lack: packets that
 // do not fit their layout, an unknown name on a game conversation, legacy
 // values recovered from their wire form, a short sdak, a full server, control
-// bits, floats of every form, and non-game UDP.
+// bits, floats of every form, texts of their own length (whole, cut, damaged),
+// enumerations shown by name, a new session without a handshake, a
+// conversation of no known version, and non-game UDP.
 func edgeCapture(t *testing.T) string {
 	t.Helper()
 	ap := netip.MustParseAddrPort
 	lc, ls, lsrv := ap("10.0.0.2:40000"), ap("10.0.0.1:24785"), ap("10.0.0.1:50000")
 	mc, ms, msrv := ap("10.0.0.3:40001"), ap("10.0.0.1:24785"), ap("10.0.0.1:50001")
+	nc, uc, srv := ap("10.0.0.4:40002"), ap("10.0.0.5:40003"), ap("10.0.0.1:24785")
 	be, le := binary.BigEndian, binary.LittleEndian
 	pkt := func(name string, parts ...any) []byte {
 		b := []byte(name)
@@ -89,6 +93,7 @@ func edgeCapture(t *testing.T) string {
 	u32 := func(o binary.AppendByteOrder, v int64) []byte { return o.AppendUint32(nil, uint32(int32(v))) }
 	f64 := func(v float64) []byte { return le.AppendUint64(nil, math.Float64bits(v)) }
 	host := func(s string) []byte { return append([]byte(s), make([]byte, 16-len(s))...) }
+	strn := func(s string) []byte { return append(append(u32(le, int64(len(s))), s...), 0) }
 	dgs := []udpDatagram{
 		{ap("10.0.0.9:5353"), ap("10.0.0.8:5353"), []byte("hello, not a game")},
 		{ap("10.0.0.9:6000"), ap("10.0.0.8:6001"), pkt("ping", "xx")}, // a common word off the game
@@ -139,6 +144,37 @@ func edgeCapture(t *testing.T) string {
 		{mc, msrv, pkt("cdat", byte(1), u32(le, 101), byte(4))},
 		{mc, msrv, pkt("1234")}, // the client shakes hands again
 		{mc, msrv, pkt("cdat", byte(1), u32(le, 2), byte(0))},
+		// a conversation of the versions of 2026: no handshake, the server
+		// on its listening port, texts of their own length (strn),
+		// enumerations shown by name
+		{nc, srv, pkt("cjon", u32(le, 9), strn("p1"), strn("häst\"\t"))},
+		{srv, nc, pkt("sjon", u32(le, 1), u32(le, 50), u32(le, 3), u32(le, 9), u32(le, 0))},
+		{nc, srv, pkt("cdat", u32(le, 0), u32(le, 3), u32(le, 51), u32(le, 0x41))},
+		{nc, srv, pkt("clog", u32(le, 36), u32(le, 0), u32(le, 52), f64(2.5), strn("ping 12 ms"))},
+		{nc, srv, pkt("clog", u32(le, 99), u32(le, 1), u32(le, 53), f64(-1), strn(""))},                  // a log type with no name
+		{nc, srv, pkt("clog", u32(le, 10), u32(le, 1), u32(le, 54), f64(0), strn("a\x00b"))},             // text cut at its NUL
+		{nc, srv, pkt("clog", u32(le, 10), u32(le, 1), u32(le, 55), f64(0), u32(le, -1), byte(0))},       // negative length
+		{nc, srv, pkt("clog", u32(le, 10), u32(le, 1), u32(le, 56), f64(0), u32(le, 9), "abc", byte(0))}, // length overruns
+		{nc, srv, pkt("clog", u32(le, 10), u32(le, 1), u32(le, 57), f64(0), u32(le, 3), "abcd")},         // no NUL after the text
+		{nc, srv, pkt("clog", u32(le, 10), u32(le, 1), u32(le, 58), f64(0), u32(le, 3), "ab")},           // short
+		{nc, srv, pkt("cjon", u32(le, 9), strn("p1"), u32(le, 40), "vm", byte(0))},                       // host name overruns
+		{nc, srv, pkt("crfl")},
+		{srv, nc, pkt("srrf", u32(le, 5))},
+		{srv, nc, pkt("srrf", u32(le, 7))},
+		{nc, srv, pkt("rctl", u32(le, 20), f64(1))},
+		{srv, nc, pkt("stdf", u32(le, 0), u32(le, 1), u32(le, 0), u32(le, 3), u32(le, 60), u32(le, 0), u32(le, 0), u32(le, 2), "abc")},
+		{srv, nc, pkt("stdf", u32(le, 1), u32(le, 2), u32(le, 1000), u32(le, 1000), u32(le, 61), u32(le, 0), u32(le, 0), u32(le, 2), make([]byte, 1000))}, // 1000-byte pieces: of no version of these fields
+		{nc, srv, pkt("stak", u32(le, 0), u32(le, 3), u32(le, 60), u32(le, 59), f64(40), f64(0.01), u32(le, -2), f64(0), f64(1.5), f64(33))},
+		{nc, srv, pkt("cjon", u32(le, 9), strn("p1"), strn("vm"))}, // a join request after the reply: a new session
+		{srv, nc, pkt("sjon", u32(le, 1), u32(le, 80), u32(le, 4), u32(le, 9), u32(le, 0))},
+		// a conversation whose packets fit no known version
+		{uc, srv, pkt("cjon", make([]byte, 26))},
+		{uc, srv, pkt("cjon", make([]byte, 26))},
+		{uc, srv, pkt("ping", f64(1))},
+		{uc, srv, pkt("stdf", make([]byte, 3))},
+		{srv, uc, pkt("pong", f64(1), f64(2))},
+		{srv, uc, pkt("pong", f64(1), f64(3))},
+		{uc, srv, pkt("cdat", make([]byte, 7))},
 	}
 	return testCapture(t, "edge.pcap", time.Millisecond, dgs)
 }
@@ -158,16 +194,28 @@ func snapCapture(t *testing.T) string {
 	return out
 }
 
-// mutatedCapture writes the packets of both samples, each followed by a
-// damaged copy (cut short, lengthened, a byte changed, a count or size
-// field changed, the name's case flipped), so that the dissector meets
-// every way a packet can fail to fit, in conversations whose era and
-// player it must follow. The damage is random with a fixed seed.
+// mutatedCapture writes the packets of both samples and of a short
+// synthetic game of every later version (each on addresses of its own),
+// each packet followed by a damaged copy (cut short, lengthened, a byte
+// changed, a count or size field changed, the name's case flipped), so
+// that the dissector meets every way a packet can fail to fit, in
+// conversations whose version and player it must follow. The damage is
+// random with a fixed seed.
 func mutatedCapture(t *testing.T) string {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(12, 34))
 	var dgs []udpDatagram
-	for _, sample := range []string{"../../captures/legacy.pcap", "../../captures/modern.pcapng"} {
+	inputs := []string{"../../captures/legacy.pcap", "../../captures/modern.pcapng"}
+	for _, v := range decode.Versions()[2:] { // the samples are of the first two
+		path := filepath.Join(t.TempDir(), v.String()+".pcap")
+		var stderr bytes.Buffer
+		args := []string{"synth", "-o", path, "--era", v.String(), "--players", "2", "--duration", "1s", "--seed", "3", "--no-truth"}
+		if code := run(args, &bytes.Buffer{}, &stderr); code != exitOK {
+			t.Fatalf("pmdump %v: exit %d: %s", args, code, stderr.String())
+		}
+		inputs = append(inputs, path)
+	}
+	for k, sample := range inputs {
 		var js, stderr bytes.Buffer
 		if code := run([]string{"read", "--json", "-x", sample}, &js, &stderr); code != exitOK {
 			t.Fatalf("pmdump read: exit %d: %s", code, stderr.String())
@@ -186,6 +234,9 @@ func mutatedCapture(t *testing.T) string {
 				t.Fatal(err)
 			}
 			src, dst := netip.MustParseAddrPort(p.Src), netip.MustParseAddrPort(p.Dst)
+			if k >= 2 {
+				src, dst = moved(src, k), moved(dst, k)
+			}
 			dgs = append(dgs, udpDatagram{src, dst, raw})
 			m := append([]byte(nil), raw...)
 			switch rng.IntN(6) {
@@ -214,6 +265,14 @@ func mutatedCapture(t *testing.T) string {
 		}
 	}
 	return testCapture(t, "mutated.pcap", time.Millisecond, dgs)
+}
+
+// moved is an IPv4 endpoint moved to the network 10.k (the synthetic
+// games all use 10.0.0.x).
+func moved(a netip.AddrPort, k int) netip.AddrPort {
+	b := a.Addr().As4()
+	b[1] = byte(k)
+	return netip.AddrPortFrom(netip.AddrFrom4(b), a.Port())
 }
 
 // writeFuzzCapture writes FuzzDissector's input as a capture at path.

@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pmdump/pmdump/decode"
+	"github.com/pmdump/pmdump/session"
+	"github.com/pmdump/pmdump/source"
 )
 
 // The dissector on every wire version: a synthetic game of each (pmdump
@@ -29,10 +34,10 @@ func synthVersion(t *testing.T, v decode.Version) string {
 // TestDissectorEveryVersion compares the dissector with pmdump read on a
 // synthetic game of every version, field by field and version included,
 // with the difs reassembled; then, with the difs inflated, the version it
-// shows once a conversation's first dif told the size of its states: the
-// one pmdump finds from that size (pmdump stats, whose engine inflates a
-// dif of each conversation), where pmdump read, which inflates none, goes
-// on with the likeliest of the versions the packets allow.
+// shows once a conversation's first dif told the size of its states: that
+// of package session's tracker told the same size at the same frame
+// (session.Tracker.LearnStateSize, as the engine tells it), which ends with
+// each conversation of the game's version, as pmdump stats says.
 func TestDissectorEveryVersion(t *testing.T) {
 	tshark := needTshark(t)
 	lua := writeDissector(t)
@@ -49,35 +54,41 @@ func TestDissectorEveryVersion(t *testing.T) {
 	}
 }
 
-// compareStateSizeVersions runs tshark with the difs inflated and checks
-// the version of every packet: pmdump read's up to the frame whose dif
-// first inflated in its conversation, then the conversation's version as
-// pmdump stats tells it from the state size, which must be want.
+// compareStateSizeVersions runs tshark with the difs inflated: its
+// packets' versions must be those of a tracker told the states' sizes
+// (erasWithStateSizes), and the conversations end of version want, as
+// pmdump stats finds them.
 func compareStateSizeVersions(t *testing.T, tshark, lua, path string, want decode.Version) {
 	t.Helper()
 	got := tsharkPackets(t, tshark, "-n", "-X", "lua_script:"+lua, "-o", "pmnet.inflate:TRUE", "-r", path, "-Y", "pmnet",
 		"-T", "json", "-e", "frame.number", "-e", "pmnet.era", "-e", "pmnet.dif.inflated")
+	layers := make([]map[string][]string, len(got))
+	for i := range got {
+		layers[i] = got[i].Source.Layers
+	}
+	eras, convs := erasWithStateSizes(t, path, layers)
+	if len(eras) != len(got) {
+		t.Errorf("with the difs inflated, tshark shows %d pmnet packets, the tracker %d", len(got), len(eras))
+	}
+	learnt := 0
+	for _, l := range layers {
+		n, _ := strconv.Atoi(strings.Join(l["frame.number"], ""))
+		if e := strings.Join(l["pmnet.era"], " "); e != eras[n] {
+			t.Errorf("frame %d: dissector version %q, the tracker told the states' sizes %q", n, e, eras[n])
+		}
+		if l["pmnet.dif.inflated"] != nil {
+			learnt++
+		}
+	}
+	if learnt == 0 {
+		t.Error("no dif inflated: nothing told the states' size")
+	}
+	for _, c := range convs {
+		if c.Version != want {
+			t.Errorf("the tracker told the states' sizes ends conversation %d of version %s, want %s", c.ID, c.Version, want)
+		}
+	}
 	var js, stderr bytes.Buffer
-	if code := run([]string{"read", "--json", path}, &js, &stderr); code != exitOK {
-		t.Fatalf("pmdump read --json: exit %d: %s", code, stderr.String())
-	}
-	var read []struct {
-		N      int    `json:"num"`
-		Era    string `json:"era"`
-		Client string `json:"client"`
-	}
-	for dec := json.NewDecoder(&js); dec.More(); {
-		var p struct {
-			N      int    `json:"num"`
-			Era    string `json:"era"`
-			Client string `json:"client"`
-		}
-		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
-		}
-		read = append(read, p)
-	}
-	js.Reset()
 	if code := run([]string{"stats", "--json", path}, &js, &stderr); code != exitOK {
 		t.Fatalf("pmdump stats --json: exit %d: %s", code, stderr.String())
 	}
@@ -89,36 +100,58 @@ func compareStateSizeVersions(t *testing.T, tshark, lua, path string, want decod
 	if err := json.Unmarshal(js.Bytes(), &stats); err != nil {
 		t.Fatal(err)
 	}
-	sized := map[string]string{} // client -> version from the state size
 	for _, c := range stats.Conversations {
 		if c.Era != want.String() {
 			t.Errorf("pmdump stats: conversation of %s is of version %s, want %s", c.Client, c.Era, want)
 		}
-		sized[c.Client] = c.Era
 	}
-	if len(got) != len(read) {
-		t.Fatalf("with the difs inflated, tshark shows %d pmnet packets, pmdump read %d", len(got), len(read))
-	}
-	inflated := map[string]bool{} // clients whose states' size the dissector learnt
-	learnt := 0
-	for i, p := range read {
-		l := got[i].Source.Layers
-		if f := l["frame.number"]; len(f) != 1 || f[0] != strconv.Itoa(p.N) {
-			t.Fatalf("tshark frame %v, pmdump %d", f, p.N)
-		}
-		w := p.Era
-		if inflated[p.Client] {
-			w = sized[p.Client]
-		}
-		if e := l["pmnet.era"]; len(e) != 1 || e[0] != w {
-			t.Errorf("frame %d: dissector version %v, want %s (pmdump read %s)", p.N, e, w, p.Era)
-		}
-		if l["pmnet.dif.inflated"] != nil && !inflated[p.Client] {
-			inflated[p.Client] = true
-			learnt++
+}
+
+// erasWithStateSizes gives the version of every game packet of a capture
+// (by frame number) as package session's tracker does when it is told the
+// size of a conversation's states at the frame whose dif the dissector
+// first inflated in it (got: the dissector's packets, with
+// pmnet.dif.inflated), as the engine tells it from the first dif it
+// inflates; and the tracker's conversations at the end. pmdump read
+// inflates no dif, so where a state size tells versions apart (siblings
+// whose packets are the same) its versions are those of a tracker told
+// none.
+func erasWithStateSizes(t *testing.T, path string, got []map[string][]string) (map[int]string, []*session.Conversation) {
+	t.Helper()
+	sizes := map[int]int{}
+	for _, l := range got {
+		if s := l["pmnet.dif.inflated"]; len(s) == 1 {
+			n, _ := strconv.Atoi(strings.Join(l["frame.number"], ""))
+			sizes[n], _ = strconv.Atoi(s[0])
 		}
 	}
-	if learnt == 0 {
-		t.Error("no dif inflated: nothing told the states' size")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer f.Close()
+	rd, err := source.NewReader(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := session.NewTracker(decode.VersionUnknown)
+	eras := map[int]string{}
+	for {
+		d, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := tr.Process(d)
+		if r.Kind == session.NonGame {
+			continue
+		}
+		eras[r.N] = r.Version.String()
+		if n, ok := sizes[r.N]; ok && r.Conv != nil && r.Conv.StateSize == 0 {
+			tr.LearnStateSize(r.Conv.ID, n)
+		}
+	}
+	return eras, tr.Conversations()
 }

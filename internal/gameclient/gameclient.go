@@ -38,7 +38,7 @@ const maxState = 4 << 20
 type Options struct {
 	Era      decode.Version // the version to speak (its name picks one of wire.go's families)
 	Name     string         // the player's name, in the versions that send one
-	Color    int        // requested color
+	Color    int            // requested color
 	Hostname string
 	// Local, when valid, is the endpoint the client binds (a real client
 	// binds 24785); otherwise an ephemeral port.

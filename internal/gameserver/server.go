@@ -20,7 +20,7 @@ type Options struct {
 	// the listening socket.
 	Version decode.Version
 	Seed    int64 // picks the level (see NewGame)
-	Rule Rule  // how inputs are entered (the game's, AtFrame, by default)
+	Rule    Rule  // how inputs are entered (the game's, AtFrame, by default)
 	// LevelDone, when not 0, is the frame the level-done phase starts
 	// in (see Game.ChangeLevel).
 	LevelDone int32

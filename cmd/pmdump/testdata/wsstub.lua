@@ -42,8 +42,52 @@ local function tvb(s)
 	end})
 end
 
+-- s with each byte that does not start a valid UTF-8 sequence replaced by
+-- U+FFFD, as Wireshark shows a string field's text (and Go's JSON a
+-- string's).
+local function valid_utf8(s)
+	local parts, i = {}, 1
+	while i <= #s do
+		local c = s:byte(i)
+		local n = 0
+		if c < 0x80 then
+			n = 1
+		elseif c >= 0xc2 and c <= 0xdf then
+			n = 2
+		elseif c >= 0xe0 and c <= 0xef then
+			n = 3
+		elseif c >= 0xf0 and c <= 0xf4 then
+			n = 4
+		end
+		local ok = n > 0 and i + n - 1 <= #s
+		for k = i + 1, i + n - 1 do
+			local d = ok and s:byte(k)
+			if not d or d < 0x80 or d > 0xbf then
+				ok = false
+			end
+		end
+		if ok and n >= 3 then
+			local d = s:byte(i + 1)
+			if c == 0xe0 and d < 0xa0 or c == 0xed and d > 0x9f or c == 0xf0 and d < 0x90 or c == 0xf4 and d > 0x8f then
+				ok = false -- overlong, a surrogate, or past U+10FFFF
+			end
+		end
+		if ok then
+			parts[#parts + 1] = s:sub(i, i + n - 1)
+			i = i + n
+		else
+			parts[#parts + 1] = "\239\191\189"
+			i = i + 1
+		end
+	end
+	return table.concat(parts)
+end
+
 local out = {}
 local function value_text(v)
+	if type(v) == "string" then
+		return valid_utf8(v)
+	end
 	if type(v) == "number" then
 		if v == 0 and 1 / v < 0 then
 			return "-0" -- a double's negative zero, as Wireshark shows it
