@@ -11,6 +11,7 @@ import (
 // threshold and its figures.
 const (
 	KindJoin           = "join"           // a client joined (handshake seen)
+	KindJoinFailed     = "join-failed"    // a client asked to join and no join reply reached it
 	KindMidGame        = "mid-game"       // a conversation whose handshake is not in the capture
 	KindRejoin         = "rejoin"         // a client endpoint shook hands again
 	KindLeave          = "leave"          // a client stopped before the capture's end, or quit

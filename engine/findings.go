@@ -25,6 +25,7 @@ var (
 	filePieces    = decode.MustRoleRef(decode.RolePieceCount, "sfil")
 	filePieceSize = decode.MustRoleRef(decode.RoleSize, "sfil")
 	fileSize      = decode.MustRef("file_size", "sfil")
+	saveResultOf  = decode.MustKindRef(decode.KindSaveResult, "result")
 )
 
 // findingCollector finds what went wrong, from what the engine sees: the
@@ -86,6 +87,8 @@ type convWatch struct {
 	first, last    time.Time
 	firstN, lastN  int
 	joinSeen       bool
+	joinAsks       []int // capture frames of its join requests (up to 8)
+	joinAsksAt     []time.Time
 	reported       map[string]bool
 
 	outFrom, outTo     time.Time  // the last outage reported
@@ -160,6 +163,8 @@ type convWatch struct {
 	lastStak, lastMenu time.Time
 	lastStakN          int
 	fileAsked          []int               // frames of crfl requests
+	fileAskedAt        []time.Time         // and their times
+	saveResults        []saveResult        // the server's answers to them (srrf)
 	files              map[int64]*transfer // file transfers by id
 	fileOrder          []int64
 	lastN0             int // last piece of the newest dif
@@ -388,6 +393,10 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	}
 	fc.lossPacket(w, r)
 	switch r.Packet.Kind() {
+	case decode.KindJoinRequest:
+		if len(w.joinAsks) < 8 {
+			w.joinAsks, w.joinAsksAt = append(w.joinAsks, r.N), append(w.joinAsksAt, r.TS)
+		}
 	case decode.KindJoinReply:
 		w.joinSeen = true
 		if pl, ok := sjonPlayer.Int(pk); ok && pl != 99 {
@@ -441,9 +450,15 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 	case decode.KindFileRequest:
 		if len(w.fileAsked) < 64 {
 			w.fileAsked = append(w.fileAsked, r.N)
+			w.fileAskedAt = append(w.fileAskedAt, r.TS)
 		}
 	case decode.KindFilePiece:
 		fc.filePiece(w, r)
+	case decode.KindSaveResult:
+		if len(w.saveResults) < 64 {
+			res, _ := saveResultOf.Int(pk)
+			w.saveResults = append(w.saveResults, saveResult{n: r.N, ts: r.TS, result: res})
+		}
 	case decode.KindFileAck:
 		if t := w.files[refInt(fileID, pk)]; t != nil && t.ackN == 0 {
 			t.ackN, t.ackTS = r.N, r.TS

@@ -204,11 +204,26 @@ func (fc *findingCollector) sdat(w *convWatch, r *session.Record) {
 }
 
 func (fc *findingCollector) playerConv(server netip.Addr, player int) *convWatch {
-	var out *convWatch
+	var out, failed *convWatch
+	nFailed := 0
 	for _, id := range fc.order {
-		if o := fc.convs[id]; o.server.Addr() == server && o.player == player {
+		o := fc.convs[id]
+		if o.server.Addr() != server {
+			continue
+		}
+		if o.player == player {
 			out = o
 		}
+		if o.player < 0 && !o.joinSeen && len(o.joinAsks) > 0 {
+			failed = o
+			nFailed++
+		}
+	}
+	if out == nil && nFailed == 1 {
+		// No conversation has that player, and one asked to join without
+		// a reply: the server took it as that player.
+		failed.player = player
+		out = failed
 	}
 	return out
 }

@@ -84,16 +84,35 @@ func (fc *findingCollector) playerLeft(w *convWatch, p int, s *replay.State) {
 	}
 	v := evidence{}
 	v.add(s.N, s.TS, 0)
+	// When the server last heard from the client, as its drop rule
+	// counts it: its last stak, or, for a client that never sent one,
+	// its join (the rule gives a joining client its grace).
+	heard, heardN := o.lastStak, o.lastStakN
+	if heard.IsZero() && len(o.joinAsks) > 0 {
+		grace := time.Duration(o.era.Drop().Grace) * time.Second / GameFPS
+		heard, heardN = o.joinAsksAt[0].Add(grace), o.joinAsks[0]
+	}
 	var f *Finding
 	switch {
-	case !o.lastStak.IsZero() && s.TS.Sub(o.lastStak) >= dropGap(o.era):
-		v.first, v.start = o.lastStakN, o.lastStak
-		f = fc.finding(o, KindDropped, SeverityError, v, "the server dropped player %d (%s) at level sequence %d frame %d: no stak from it for %.1f s (the server drops a client after %d frames without one)",
-			p, o.client, s.SLSN, s.Dst, s.TS.Sub(o.lastStak).Seconds(), o.era.Drop().Frames)
-		f.Figures["no_stak_s"] = s.TS.Sub(o.lastStak).Seconds()
+	case !heard.IsZero() && s.TS.Sub(heard) >= dropGap(o.era):
+		v.first, v.start = heardN, heard
+		if o.lastStak.IsZero() {
+			v.start = o.joinAsksAt[0]
+			f = fc.finding(o, KindDropped, SeverityError, v, "the server dropped player %d (%s) at level sequence %d frame %d: no stak from it since it asked to join %.1f s before (the server drops a client after %d frames without one, and gives a new one %d more)",
+				p, o.client, s.SLSN, s.Dst, s.TS.Sub(o.joinAsksAt[0]).Seconds(), o.era.Drop().Frames, o.era.Drop().Grace)
+			f.Figures["no_stak_s"] = s.TS.Sub(o.joinAsksAt[0]).Seconds()
+		} else {
+			f = fc.finding(o, KindDropped, SeverityError, v, "the server dropped player %d (%s) at level sequence %d frame %d: no stak from it for %.1f s (the server drops a client after %d frames without one)",
+				p, o.client, s.SLSN, s.Dst, s.TS.Sub(o.lastStak).Seconds(), o.era.Drop().Frames)
+			f.Figures["no_stak_s"] = s.TS.Sub(o.lastStak).Seconds()
+		}
 		o.reported["dropped"] = true
 	case !o.lastMenu.IsZero() && s.TS.Sub(o.lastMenu) < 2*time.Second:
 		f = fc.finding(o, KindLeave, SeverityInfo, v, "player %d (%s) quit at level sequence %d frame %d (menu key, then inactive in the states)", p, o.client, s.SLSN, s.Dst)
+		o.reported["quit"] = true
+	case o.lastStak.IsZero():
+		f = fc.finding(o, KindLeave, SeverityInfo, v, "player %d (%s) became inactive at level sequence %d frame %d (no stak from it seen; no menu key seen)",
+			p, o.client, s.SLSN, s.Dst)
 		o.reported["quit"] = true
 	default:
 		f = fc.finding(o, KindLeave, SeverityInfo, v, "player %d (%s) became inactive at level sequence %d frame %d (its staks came until %.1f s before; no menu key seen)",

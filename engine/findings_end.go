@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/pmdump/pmdump/decode"
 )
 
 // finish reports what can be judged only over the whole capture: loss
@@ -54,7 +56,8 @@ func (fc *findingCollector) finish(e *Engine, statesIn bool) {
 		if statesIn {
 			fc.droppedByDifs(w, end)
 		}
-		fc.fileFindings(w)
+		fc.joinFailed(w, end)
+		fc.fileFindings(w, end)
 		fc.idleFinding(w)
 		fc.lossFinding(w)
 		fc.latencyFinding(w, e)
@@ -253,9 +256,77 @@ func (fc *findingCollector) correctionFinding(w *convWatch) {
 	fc.found(f)
 }
 
-// fileFindings reports the files the server sent a client (the modern
-// game-moves file a client asks for with crfl).
-func (fc *findingCollector) fileFindings(w *convWatch) {
+// joinFailed reports a client that asked to join and got no join reply in
+// the capture, while the game went on: its reply was lost (in the versions
+// without a handshake the server registered the address at the first
+// request, so a request retried is not answered again). The difs the
+// server sent it say the server took it as a player.
+func (fc *findingCollector) joinFailed(w *convWatch, end time.Time) {
+	if w.joinSeen || len(w.joinAsks) == 0 || end.Sub(w.joinAsksAt[0]) < saveAnswerWait {
+		return
+	}
+	n := len(w.joinAsks)
+	v := evidence{first: w.joinAsks[0], worst: w.joinAsks[n-1], last: w.joinAsks[n-1], start: w.joinAsksAt[0], end: w.joinAsksAt[n-1]}
+	asked := "once"
+	if n > 1 {
+		asked = fmt.Sprintf("%d times (retried after %.1f s)", n, w.joinAsksAt[1].Sub(w.joinAsksAt[0]).Seconds())
+	}
+	took := "the server sent it nothing: it did not take the client"
+	if w.s2c.difs > 0 || w.seenDifs > 0 {
+		took = fmt.Sprintf("the server took it as a player all the same and sent it %d difs", w.seenDifs)
+	}
+	f := fc.finding(w, KindJoinFailed, SeverityError, v, "%s asked to join %s and no join reply reached it: its reply was lost, and it never played; %s", w.who(), asked, took)
+	f.Figures["requests"], f.Figures["difs"] = float64(n), float64(w.seenDifs)
+	fc.found(f)
+}
+
+// saveResult is a server's answer to a file request (srrf).
+type saveResult struct {
+	n      int
+	ts     time.Time
+	result int64
+}
+
+// saveAnswerWait is how long a server's answer to a file request takes at
+// most: it saves its game moves, then answers at once.
+const saveAnswerWait = 2 * time.Second
+
+// fileFindings reports the files the server sent a client (the game-moves
+// file a client asks for with crfl) and, in the versions whose server
+// answers every request (srrf), each answer, or a request without one.
+func (fc *findingCollector) fileFindings(w *convWatch, end time.Time) {
+	if w.era.Has(decode.KindSaveResult) {
+		next := 0
+		for i, n := range w.fileAsked {
+			for next < len(w.saveResults) && w.saveResults[next].n < n {
+				next++
+			}
+			v := evidence{first: n, worst: n, last: n, start: w.fileAskedAt[i], end: w.fileAskedAt[i]}
+			if next < len(w.saveResults) && (i+1 == len(w.fileAsked) || w.saveResults[next].n < w.fileAsked[i+1]) {
+				a := w.saveResults[next]
+				next++
+				v.last, v.end = a.n, a.ts
+				what := "the file follows"
+				if ev, ok := decode.SaveResults.Lookup(a.result); ok && ev.Name != "saved" {
+					what = "no file follows: " + ev.Doc
+				}
+				name := fmt.Sprint(a.result)
+				if ev, ok := decode.SaveResults.Lookup(a.result); ok {
+					name = fmt.Sprintf("%d (%s)", a.result, ev.Name)
+				}
+				f := fc.finding(w, KindFileTransfer, SeverityInfo, v, "%s asked for the game-moves file (crfl); the server answered srrf %s %.0f ms later: %s",
+					w.who(), name, float64(a.ts.Sub(w.fileAskedAt[i]))/float64(time.Millisecond), what)
+				f.Figures["result"] = float64(a.result)
+				fc.found(f)
+				continue
+			}
+			if end.Sub(w.fileAskedAt[i]) < saveAnswerWait {
+				continue // the capture ended before an answer was due
+			}
+			f := fc.finding(w, KindFileTransfer, SeverityWarning, v, "%s asked for the game-moves file (crfl) and the server did not answer (no srrf): the request or its answer was lost", w.who())
+			fc.found(f)
+		}
+	}
 	for _, id := range w.fileOrder {
 		t := w.files[id]
 		v := evidence{first: t.firstN, worst: t.firstN, last: t.lastN, start: t.firstTS, end: t.lastTS}
