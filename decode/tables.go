@@ -360,7 +360,7 @@ var (
 // (their Version numbers are constants).
 var versionTable = []*VersionInfo{
 	{
-		Name: "legacy", Aliases: []string{"2022-12"},
+		Name: "legacy", Aliases: []string{"2022-12"}, Label: "legacy era",
 		First: Build{"2018", "", ""}, Last: Build{"2022-12-09", "b9ef4688", "7.24.1"},
 		Changes:   "the netgame of 2018 to 2022: big-endian fields written byte by byte (negatives not in two's complement); upper-case CJON/SJON; inputs reach the others as game moves (sdat/sdak/serr); one dif every 5 frames to one client at a time",
 		Tells:     "upper-case CJON or SJON, a sdat, sdak or serr, or a 22-byte stdf header read big-endian",
@@ -369,7 +369,7 @@ var versionTable = []*VersionInfo{
 		add: legacyLayouts,
 	},
 	{
-		Name: "modern", Aliases: []string{"2024-02", "m"},
+		Name: "modern", Aliases: []string{"2024-02", "m"}, Label: "modern era",
 		First: Build{"2024-02-20", "d362625e", "7.24.0220.1"}, Last: Build{"2024-02-20", "d362625e", "7.24.0220.1"},
 		Changes:   "little-endian fields (raw x86 integers, doubles); lower-case names; the server rewinds and replays late inputs and sends every client a dif every frame with a u8 level sequence (23-byte stdf header); stak with telemetry; ping/pong/pang; file transfer (crfl/sfil/sfak)",
 		Tells:     "a 23-byte stdf header (23 + the i32 at 19 = the length) with 1000-byte pieces, and a 112384-byte state",

@@ -43,6 +43,19 @@ func (v Version) String() string {
 	return "unknown"
 }
 
+// Label is how text names the version in a phrase: "legacy era",
+// "modern era", "version 2026-07", "unknown version".
+func (v Version) Label() string {
+	i := v.info()
+	switch {
+	case i == nil:
+		return "unknown version"
+	case i.Label != "":
+		return i.Label
+	}
+	return "version " + i.Name
+}
+
 // Known reports whether v is a version of the registry.
 func (v Version) Known() bool { return v.info() != nil }
 
@@ -185,6 +198,9 @@ type VersionInfo struct {
 	// Aliases are other names it answers to (the ids of the game's
 	// version notes, the build kit's names).
 	Aliases []string
+	// Label is how text names it in a phrase ("modern era"); "version"
+	// and its name when empty.
+	Label string
 	// First and Last are the first and last builds of the version.
 	First, Last Build
 	// Changes says what changed on the wire from the version before.

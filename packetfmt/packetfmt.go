@@ -175,13 +175,18 @@ func AppendHexBytes(b []byte, raw []byte, max int) []byte {
 }
 
 // AppendTreeHeader appends the first line of a packet's field tree (-V):
-// its name, era, size, direction and conversation, and its error if any.
+// its name, version, size, direction and conversation, and its error if
+// any.
 func AppendTreeHeader(b []byte, r *session.Record) []byte {
 	b = append(b, "  Purple Martians "...)
 	b = AppendName(b, r.Packet.Name[:])
 	b = append(b, ", "...)
-	b = append(b, r.Version.String()...)
-	b = append(b, " era, "...)
+	if r.Version.Known() {
+		b = append(b, r.Version.Label()...)
+	} else {
+		b = append(b, "unknown era"...) // as the text has always said
+	}
+	b = append(b, ", "...)
 	b = strconv.AppendInt(b, int64(len(r.Packet.Raw)), 10)
 	b = append(b, " bytes, "...)
 	b = append(b, r.Dir.Arrow()...)

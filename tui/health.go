@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/gameview"
 )
@@ -245,8 +246,9 @@ func (h *healthModel) render(env *env) []string {
 		// Counted from the states, which are not all in yet.
 		late = fmt.Sprintf("%d late inputs so far (%d states to come)", sum.LateInputs, c.PendingStates)
 	}
-	out = append(out, env.st.dim.Render(fmt.Sprintf("%s era · %d s · %.1f inputs/s · %s · %d difs (%.1f/s, %.0f B mean) · %d base resets · %d incomplete · %d acks",
-		c.Era, sum.Seconds, sum.InputsPerS, late, sum.Difs, sum.DifsPerS, sum.MeanDifBytes, sum.BaseResets, sum.Incomplete, sum.Acks)))
+	v, _ := decode.ParseVersion(c.Era)
+	out = append(out, env.st.dim.Render(fmt.Sprintf("%s · %d s · %.1f inputs/s · %s · %d difs (%.1f/s, %.0f B mean) · %d base resets · %d incomplete · %d acks",
+		v.Label(), sum.Seconds, sum.InputsPerS, late, sum.Difs, sum.DifsPerS, sum.MeanDifBytes, sum.BaseResets, sum.Incomplete, sum.Acks)))
 	cw := h.chartW(env)
 	marker := []rune(strings.Repeat(" ", cw))
 	where := "←→ move the cursor, enter shows that second in the timeline"

@@ -114,7 +114,7 @@ cannot be read 2.`,
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object per finding")
 	c.Flags().BoolVar(&fast, "fast", false, "rebuild no state: skip desync and the modern late inputs")
-	c.Flags().StringVar(&eraFlag, "era", "auto", "protocol era: auto, legacy or modern")
+	c.Flags().StringVar(&eraFlag, "era", "auto", eraHelp)
 	lf.add(c.Flags(), false)
 	c.Flags().StringArrayVarP(&files, "read", "r", nil, "read `FILE` (as tcpdump -r; the same as giving FILE as an argument)")
 	return c

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"runtime/pprof"
 
+	"github.com/pmdump/pmdump/decode"
 	"github.com/spf13/cobra"
 )
 
@@ -31,6 +33,10 @@ func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// eraHelp is the help of every command's --era: the versions of the game
+// pmdump speaks, from decode's registry.
+var eraHelp = "the game's wire version: auto (told from the bytes of each conversation), or one of " + strings.Join(decode.VersionNames(), ", ")
 
 // internalError marks a failure of pmdump itself, not of its input or
 // invocation.

@@ -59,7 +59,8 @@ JSON output (--json) is one object per line with the keys
   src,dst source and destination "ip:port"
   dir     "c2s" or "s2c"
   type    the 4-character packet name
-  era     "legacy", "modern" or "unknown"
+  era     the conversation's version of the game: "legacy", "modern",
+          "2026-07"… (see --era), or "unknown"
   client  the client endpoint of the conversation
   player  player number (when known)
   len     payload length in bytes
@@ -98,7 +99,7 @@ func (o *readOpts) addDisplayFlags(f *pflag.FlagSet, filterHelp string) {
 	f.IntVarP(&o.count, "count", "c", 0, "stop after `N` game packets (0: all)")
 	f.StringVarP(&o.filter, "filter", "Y", "", "display filter `EXPR` ("+filterHelp+")")
 	f.BoolVar(&o.json, "json", false, "one JSON object per line")
-	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVar(&o.era, "era", "auto", eraHelp)
 	f.StringVarP(&o.time, "time", "t", "a", "time format: a (time of day, UTC), ad (date and time), r (seconds since the first packet), d (since the previous packet shown), e (epoch)")
 }
 

@@ -80,7 +80,7 @@ rate and the send-time error (actual − due) p50, p99 and max.`,
 	f.StringVarP(&o.filter, "filter", "Y", "", "send only the packets matching display filter `EXPR` (see pmdump read --help)")
 	f.IntVar(&o.conv, "conv", 0, "send only conversation `N` (as pmdump stats numbers them)")
 	f.StringVar(&o.dir, "dir", "", "send only one direction: c2s or s2c")
-	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVar(&o.era, "era", "auto", eraHelp)
 	f.Float64Var(&o.speed, "speed", 1, "speed multiplier `X` of the original timing")
 	f.Float64Var(&o.pps, "pps", 0, "send `N` datagrams per second instead of the original timing")
 	f.BoolVar(&o.asap, "asap", false, "send as fast as possible")

@@ -65,7 +65,7 @@ Captures longer than 10 minutes are thinned (the README says how).`,
 	}
 	f := c.Flags()
 	f.StringVarP(&out, "output", "o", "", "write the page to `FILE` (- for standard output)")
-	f.StringVar(&eraFlag, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVar(&eraFlag, "era", "auto", eraHelp)
 	f.StringVar(&schemaFile, "schema", "", "state layout `FILE` (JSON) for a state size the built-in schemas do not know")
 	return c
 }

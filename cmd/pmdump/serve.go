@@ -65,7 +65,7 @@ after 100 frames), and a handshake not followed by a join is closed after 5 s
 	f.IntVar(&o.player, "player", -1, "serve the states of player `P` (1..7)")
 	f.StringVar(&o.listen, "listen", ":24785", "listen on `ADDR` (host:port) for the clients' handshake")
 	f.IntVar(&o.conv, "conv", 0, "take player P from conversation `N` (as pmdump stats numbers them)")
-	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVar(&o.era, "era", "auto", eraHelp)
 	f.Float64Var(&o.speed, "speed", 1, "speed multiplier `X` of the recorded timing")
 	f.IntVar(&o.from, "from", -1, "start at game frame `FRAME`")
 	f.IntVar(&o.slsn, "slsn", -1, "level sequence `K` of --from")

@@ -33,7 +33,7 @@ type pickFlags struct {
 }
 
 func (p *pickFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&p.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVar(&p.era, "era", "auto", eraHelp)
 	f.IntVar(&p.player, "player", -1, "the client with player number `P`")
 	f.StringVar(&p.client, "client", "", "the client at `IP:PORT`")
 	f.IntVar(&p.conv, "conv", 0, "the client of conversation `N` (the numbers pmdump stats prints)")

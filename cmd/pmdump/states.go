@@ -91,7 +91,7 @@ bytes, values, fields).`,
 	}
 	f := c.Flags()
 	f.BoolVar(&o.json, "json", false, "one JSON object per line")
-	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVar(&o.era, "era", "auto", eraHelp)
 	f.IntVar(&o.player, "player", -1, "only the client with player number `P`")
 	f.StringVar(&o.client, "client", "", "only the client at `IP:PORT`")
 	f.IntVar(&o.conv, "conv", 0, "only the client of conversation `N` (the numbers pmdump stats prints)")

@@ -132,7 +132,7 @@ was seen and the kernel's received and dropped counts.`,
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object")
-	c.Flags().StringVar(&eraFlag, "era", "auto", "protocol era: auto, legacy or modern")
+	c.Flags().StringVar(&eraFlag, "era", "auto", eraHelp)
 	c.Flags().BoolVar(&withStates, "states", false, "also inflate every dif and rebuild its state (ok, missing-base, ratio)")
 	c.Flags().BoolVar(&withHealth, "health", false, "add the netgame health report: per conversation and per second (implies --states)")
 	c.Flags().StringVar(&schemaFile, "schema", "", "state layout `FILE` (JSON) for --health")

@@ -70,7 +70,7 @@ a change leads to, players leaving or dropped) come when it ends.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTUI(cmd, args, &o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.era, "era", "auto", "protocol era: auto, legacy or modern")
+	f.StringVar(&o.era, "era", "auto", eraHelp)
 	f.StringVar(&o.schema, "schema", "", "state layout `FILE` (JSON) for a state size the built-in schemas do not know")
 	f.StringVar(&o.keep, "keep", "", "keep only the newest packets, as a ring: `N` packets or a size (500MiB, 2GB); live default "+defaultLiveKeep+", files keep all")
 	o.liveFlags.add(f, false)
