@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,34 @@ var samples = []struct {
 }{
 	{"legacy", "legacy.pcap", synth.Config{Era: decode.Legacy, Players: 2, Duration: 6 * time.Second, Seed: 1}, synth.Pcap},
 	{"modern", "modern.pcapng", synth.Config{Era: decode.Modern, Players: 2, Duration: 5 * time.Second, Loss: 0.02, Seed: 1}, synth.Pcapng},
+	{"2026-07", "2026-07.pcapng", synth.Config{Era: decode.MustParseVersion("2026-07"), Players: 2, Duration: 5 * time.Second, Loss: 0.02, Seed: 1}, synth.Pcapng},
+}
+
+// TestBundle checks that the bundle is the table above, in its order, and
+// that its last sample is of the newest version, as "sample:newest" says.
+func TestBundle(t *testing.T) {
+	if len(captures.Bundle) != len(samples) {
+		t.Fatalf("%d bundled samples, %d made by gen.go", len(captures.Bundle), len(samples))
+	}
+	for i, s := range samples {
+		if b := captures.Bundle[i]; b.Name != s.name || b.File != s.file {
+			t.Errorf("sample %d is %+v, want %s in %s", i, b, s.name, s.file)
+		}
+		if s.name != s.cfg.Era.String() {
+			t.Errorf("sample %s is a game of version %s: a sample is named by its version", s.name, s.cfg.Era)
+		}
+	}
+	if last := samples[len(samples)-1].cfg.Era; last != decode.Newest {
+		t.Errorf("the newest sample is of version %s, the newest version is %s", last, decode.Newest)
+	}
+	newest, err := captures.Sample(captures.Newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, _ := captures.Sample(samples[len(samples)-1].name)
+	if !bytes.Equal(newest, last) {
+		t.Errorf("sample:%s is not the sample of the newest version", captures.Newest)
+	}
 }
 
 func TestSample(t *testing.T) {
@@ -72,14 +101,21 @@ func TestSample(t *testing.T) {
 					t.Errorf("conversation %d era %v, want %v", c.ID, c.Version, s.cfg.Era)
 				}
 			}
-			want := []string{"1234", "5678", "cdat", "stdf", "stak"}
-			if s.cfg.Era == decode.Legacy {
-				want = append(want, "CJON", "SJON", "sdat", "sdak", "serr")
-			} else {
-				want = append(want, "cjon", "sjon", "ping", "pong", "pang")
-				if !slsn[0] || !slsn[1] {
-					t.Errorf("no level change: slsn values %v", slsn)
+			// Every kind of packet the version's game sends in a clean
+			// game of two clients is there.
+			var want []string
+			for _, k := range []decode.Kind{decode.KindHandshake, decode.KindJoinRequest, decode.KindJoinReply, decode.KindInput, decode.KindDifPiece, decode.KindDifAck, decode.KindGameMoves, decode.KindProbe} {
+				for _, l := range s.cfg.Era.Layouts() {
+					if l.Kind == k && !slices.Contains(want, l.Name) {
+						want = append(want, l.Name)
+					}
 				}
+			}
+			if len(want) < 5 {
+				t.Fatalf("version %s has only %v", s.cfg.Era, want)
+			}
+			if s.cfg.Era.Sync() == decode.Rewind && (!slsn[0] || !slsn[1]) {
+				t.Errorf("no level change: slsn values %v", slsn)
 			}
 			for _, n := range want {
 				if names[n] == 0 {

@@ -5,3 +5,4 @@ package captures
 
 //go:generate go run github.com/pmdump/pmdump/cmd/pmdump synth -o legacy.pcap --players 2 --duration 6s --era legacy --seed 1
 //go:generate go run github.com/pmdump/pmdump/cmd/pmdump synth -o modern.pcapng --players 2 --duration 5s --era modern --loss 0.02 --seed 1
+//go:generate go run github.com/pmdump/pmdump/cmd/pmdump synth -o 2026-07.pcapng --players 2 --duration 5s --era 2026-07 --loss 0.02 --seed 1

@@ -20,8 +20,9 @@ import (
 // Tile is what a block of the level is, by its tile's flags.
 type Tile uint8
 
-// The kinds of tile. A block's value is a tile number (its low 10 bits)
-// and flags; the kind follows the flags as the game's level editor names
+// The kinds of tile. A block's value is a tile number (its low bits, as
+// many as the schema's tile mask says: 10 up to June 2026, 11 from July
+// 2026) and flags; the kind follows the flags as the game's level editor names
 // them (a later kind wins when several flags are set).
 const (
 	Empty      Tile = iota // value 0: nothing there
@@ -89,6 +90,7 @@ const (
 // Cell is one block of the map.
 type Cell struct {
 	Tile   Tile
+	Number int16 // the tile's number (the block's value under the schema's tile mask): which picture the game draws
 	Thing  Thing
 	Player int8 // the player number when Thing is Player
 	Color  int8 // the player's color (the game's palette index)
@@ -111,6 +113,10 @@ type Map struct {
 	Block  int // pixels per block
 }
 
+// defaultTileMask is the tile mask of a schema that gives none: the low 10
+// bits, as the game had before July 2026.
+const defaultTileMask = 1<<10 - 1
+
 // ErrNoLevel is returned for a state whose schema names no level region.
 var ErrNoLevel = errors.New("the schema names no level blocks")
 
@@ -132,11 +138,17 @@ func Read(s *schema.Schema, st []byte) (*Map, error) {
 	if m.Block <= 0 {
 		m.Block = 20
 	}
+	mask := int32(s.View.Level.TileMask)
+	if mask <= 0 {
+		mask = defaultTileMask
+	}
 	m.Cells = make([]Cell, m.W*m.H)
 	for x := 0; x < m.W; x++ {
 		for y := 0; y < m.H; y++ {
 			v, _ := schema.Value(st, lr.Offset+(x*m.H+y)*lr.Elem, lr.Type, lr.Elem)
-			m.Cells[y*m.W+x].Tile = TileOf(int32(v))
+			c := &m.Cells[y*m.W+x]
+			c.Tile = TileOf(int32(v))
+			c.Number = int16(int32(v) & mask)
 		}
 	}
 	v := s.View

@@ -20,6 +20,20 @@ var dumps = []string{
 	"modern/multi/c1_states/state_1319_slsn1.bin",
 	"legacy/basic/c1/state_200.bin",
 	"legacy/basic/c1/state_2565.bin",
+	"aug-2024/basic/c1_states/state_1122_slsn0.bin",
+	"jan-2026/basic/c1_states/state_1133_slsn0.bin",
+	"head-2026-08/basic/c1_states/state_1012_slsn1.bin",
+	"head-2026-08/basic/c1_states/state_211_slsn0.bin",
+}
+
+// tileBits is how many low bits of a block are its tile number, by the
+// size of the state: 11 in the states of July 2026 on (113344 bytes, the
+// game's tile count went from 1024 to 2048), 10 before.
+func tileBits(size int) uint {
+	if size == 113344 {
+		return 11
+	}
+	return 10
 }
 
 // captures is the folder of the real captures (see internal/realcap).
@@ -76,6 +90,9 @@ func TestMapOfRealStates(t *testing.T) {
 			for x := 0; x < 100; x++ {
 				for y := 0; y < 100; y++ {
 					v := int32(binary.LittleEndian.Uint32(st[off+4*(x*100+y):]))
+					if n := int32(m.Cell(x, y).Number); n != v&(1<<tileBits(len(st))-1) {
+						t.Fatalf("block (%d,%d) value %#x: tile number %d", x, y, v, n)
+					}
 					if m.Cell(x, y).Thing != Nothing {
 						continue
 					}

@@ -93,6 +93,7 @@ func TestDissectorAgreesWithRead(t *testing.T) {
 	caps := []tsharkCapture{
 		{"sample-legacy", "../../captures/legacy.pcap", false, difsInflated},
 		{"sample-modern", "../../captures/modern.pcapng", false, difsInflated},
+		{"sample-2026-07", "../../captures/2026-07.pcapng", false, difsInflated},
 		{"edge-cases", edgeCapture(t), false, difsInflated},
 		{"snap-length", snapCapture(t), false, difsInflated},
 		{"mutated", mutatedCapture(t), false, difsInflated},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pmdump/pmdump/captures"
 	"github.com/pmdump/pmdump/internal/golden"
 )
 
@@ -46,13 +47,19 @@ func goldenRealCaptures() []realCap {
 		{"modern-basic", p("modern/basic/basic.pcap")},
 		{"modern-basic-pcapng", p("modern/basic_pcapng/basic.pcapng")},
 		{"modern-multi", p("modern/multi/multi.pcap")},
+		{"aug-2024-basic", p("aug-2024/basic/capture.pcap")},
+		{"aug-2024-multi", p("aug-2024/multi/capture.pcap")},
+		{"jan-2026-basic", p("jan-2026/basic/capture.pcap")},
+		{"head-2026-08-basic", p("head-2026-08/basic/capture.pcap")},
+		{"head-2026-08-multi", p("head-2026-08/multi/capture.pcap")},
+		{"head-2026-08-lossy-joinfail", p("head-2026-08/lossy_joinfail/capture.pcap")},
 	}
 }
 
 // sampleGoldenCases run on the bundled samples: always available.
 func sampleGoldenCases() []goldenCase {
 	var cs []goldenCase
-	for _, s := range []string{"legacy", "modern"} {
+	for _, s := range captures.Names {
 		in := "sample:" + s
 		n := func(cmd, variant string) string { return cmd + "/sample-" + s + variant }
 		cs = append(cs,
@@ -116,6 +123,7 @@ func realGoldenCases() []goldenCase {
 	}
 	lb, lbng, lossy := caps["legacy-basic-pcap"], caps["legacy-basic-pcapng"], caps["legacy-lossy"]
 	mbng, multi, mb := caps["modern-basic-pcapng"], caps["modern-multi"], caps["modern-basic"]
+	hb, amulti := caps["head-2026-08-basic"], caps["aug-2024-multi"]
 	c1 := "127.0.0.1:24786" // c1 of modern/basic, player 1
 	cs = append(cs,
 		// read: verbose, filters and time formats (pcap µs and pcapng ns timestamps).
@@ -153,6 +161,17 @@ func realGoldenCases() []goldenCase {
 		goldenCase{name: "diff/modern-basic-p1-408-422", args: []string{"diff", mb, "--player", "1", "408", "422", "--slsn", "1"}},
 		goldenCase{name: "diff/modern-basic-p1-408-422-json", args: []string{"diff", mb, "--player", "1", "408", "422", "--slsn", "1", "--json"}},
 		goldenCase{name: "diff/modern-multi-all-players-729", args: []string{"diff", multi, "--all-players", "729", "--slsn", "1"}},
+
+		// The newer versions: head-2026-08/basic c1 (player 1) applied 701
+		// (a keyframe) and 1227 of slsn 1; aug-2024/multi c1 and c2 both
+		// applied 1732 of slsn 1.
+		goldenCase{name: "read/head-2026-08-basic-V-c12", args: []string{"read", "-V", "-c", "12", hb}},
+		goldenCase{name: "read/head-2026-08-basic-x-c4", args: []string{"read", "-x", "-c", "4", hb}},
+		goldenCase{name: "state/head-2026-08-basic-p1-1227", args: []string{"state", hb, "--player", "1", "--frame", "1227", "--slsn", "1"}},
+		goldenCase{name: "state/head-2026-08-basic-p1-1227-map", args: []string{"state", hb, "--player", "1", "--frame", "1227", "--slsn", "1", "--map"}},
+		goldenCase{name: "state/head-2026-08-basic-p1-701-json", args: []string{"state", hb, "--player", "1", "--frame", "701", "--slsn", "1", "--json"}, head: goldenBigHead},
+		goldenCase{name: "diff/head-2026-08-basic-p1-701-1227", args: []string{"diff", hb, "--player", "1", "701", "1227", "--slsn", "1"}},
+		goldenCase{name: "diff/aug-2024-multi-all-players-1732", args: []string{"diff", amulti, "--all-players", "1732", "--slsn", "1"}},
 	)
 	return cs
 }

@@ -74,7 +74,7 @@ plays a recording's clients against a real game server (drive), writes a
 Wireshark dissector and writes a one-file HTML report that replays the game in
 2D with plots.
 
-Inputs can also be the bundled sample captures: sample:legacy, sample:modern.`,
+Inputs can also be the bundled sample captures: ` + samplesHelp() + `.`,
 		Example: `  pmdump read sample:modern
   pmdump read -Y 'stdf and src == 0' game.pcap
   pmdump stats game.pcapng

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/pmdump/pmdump/captures"
 	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
 	"github.com/pmdump/pmdump/filter"
@@ -48,7 +50,8 @@ are shown as unknown with their bytes. UDP that is not game traffic is skipped
 (pmdump stats counts it).
 
 FILE is a pcap or pcapng file, optionally gzip-compressed; "-" reads a capture
-stream from stdin; sample:legacy and sample:modern are the bundled samples.
+stream from stdin; the bundled samples are
+` + samplesHelp() + `.
 Several files are read one after the other as one capture (frames numbered
 on); a client that shakes hands again starts a new conversation.
 
@@ -376,4 +379,14 @@ func appendJSON(b []byte, r *session.Record, withRaw bool) []byte {
 		o.hex("raw", r.Packet.Raw)
 	}
 	return append(o.close(), '\n')
+}
+
+// samplesHelp names the bundled samples for help texts: "sample:legacy,
+// sample:modern, sample:2026-07 (also sample:newest)".
+func samplesHelp() string {
+	names := make([]string, len(captures.Names))
+	for i, n := range captures.Names {
+		names[i] = "sample:" + n
+	}
+	return strings.Join(names, ", ") + " (also sample:" + captures.Newest + ")"
 }

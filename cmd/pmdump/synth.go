@@ -167,8 +167,8 @@ func runSynth(cmd *cobra.Command, o *synthOpts) error {
 		return err
 	}
 	if !toStdout {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s era, %d clients, %v: %d datagrams written, %d lost (%.1f%%), %d difs (%d keyframes), %d applied\n",
-			o.output, cfg.Era, cfg.Players, cfg.Duration, sum.Sent-sum.Lost, sum.Lost, 100*sum.LossRate(),
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s, %d clients, %v: %d datagrams written, %d lost (%.1f%%), %d difs (%d keyframes), %d applied\n",
+			o.output, cfg.Era.Label(), cfg.Players, cfg.Duration, sum.Sent-sum.Lost, sum.Lost, 100*sum.LossRate(),
 			sum.Difs, sum.Keyframes, sum.Applied)
 		if csv != nil {
 			server, clients := synth.TruthPaths(o.output, cfg.Players)
