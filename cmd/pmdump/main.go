@@ -101,6 +101,7 @@ Inputs can also be the bundled sample captures: ` + samplesHelp() + `.`,
 	})
 	root.AddCommand(newReadCmd(), newStatsCmd(), newStatesCmd(), newStateCmd(), newDiffCmd(), newSynthCmd(), newDissectorCmd(), newReplayCmd(), newServeCmd(), newLiveCmd(), newDriveCmd(), newDoctorCmd(), newReportCmd())
 	root.AddCommand(newTUICmd())
+	root.AddCommand(newVersionsCmd())
 	return root
 }
 
