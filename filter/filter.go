@@ -13,7 +13,8 @@
 //	_1234, _5678   the same for the names that start with a digit (a bare
 //	           1234 or 5678 used as a condition means them too)
 //	dir        "c2s" or "s2c"; c2s and s2c are also booleans
-//	era        "legacy", "modern" or "unknown"
+//	era, version   the conversation's wire version: "legacy", "modern",
+//	           "2026-07" … (pmdump versions) or "unknown"
 //	player     the packet's player (from its player field or its conversation), nil if unknown
 //	client     the client endpoint of the conversation ("127.0.0.1:24786")
 //	conv       the conversation's number (as pmdump stats lists them)
@@ -22,7 +23,8 @@
 //	frame      the game frame the packet refers to (cdat frame, stdf dst, stak ack …)
 //	malformed, unknown   booleans
 //	any decoded field by its snake_case name (src, dst, seq, slsn, c_sync …),
-//	           with its meant value (legacy negatives recovered); name_raw is the raw one
+//	           with its meant value (legacy negatives recovered); name_raw is the raw one;
+//	           name_name the name of an enumerated field's value (srrf result_name == "saved")
 //	entries    a legacy sdat's game moves, a list whose elements have .frame,
 //	           .type, .data1 and .data2: any(entries, .type == 1 and .data2 == 71)
 //	           finds a dropped player; on a packet without entries such a
@@ -56,11 +58,13 @@ const help = `Display filter (-Y) names: type (the packet name as text: type == 
 the general form, which works for every name), every packet name as a
 condition (stdf, cdat, …; the names that start with a digit as _1234 and
 _5678, or a bare 1234 or 5678 where a condition is expected), dir (c2s/s2c;
-c2s and s2c are conditions too), era, player, client, conv (the conversation's
+c2s and s2c are conditions too), era or version (legacy, modern, 2026-07 …:
+pmdump versions), player, client, conv (the conversation's
 number in pmdump stats), num (the frame number in the capture), len (payload
 bytes), frame (the game frame a packet refers to), malformed, unknown, sport,
 dport, saddr, daddr, and every decoded field by its name (src, dst, seq,
-count, slsn, move, c_sync …; name_raw is a legacy field's raw value). A
+count, slsn, move, c_sync …; name_raw is a legacy field's raw value,
+name_name the name of an enumerated value: srrf and result_name == "saved"). A
 legacy sdat's entries are a list with .frame .type .data1 .data2:
 "any(entries, .type == 1 and .data2 == 71)" finds a dropped player (on
 other packets such a condition is false, negated too).
@@ -132,12 +136,15 @@ var boolNames, textNames = func() (map[string]bool, map[string]bool) {
 	for _, n := range packetNames {
 		b[boolName(n)] = true
 	}
-	t := map[string]bool{"type": true, "dir": true, "era": true, "client": true, "saddr": true, "daddr": true}
+	t := map[string]bool{"type": true, "dir": true, "era": true, "version": true, "client": true, "saddr": true, "daddr": true}
 	for _, e := range decode.Versions() {
 		for _, l := range e.Layouts() {
 			for _, f := range l.Fields {
 				if f.Type.Text() {
 					t[f.Name] = true
+				}
+				if f.Enum != nil {
+					t[f.Name+"_name"] = true
 				}
 			}
 		}
@@ -351,6 +358,9 @@ var envNames = func() []string {
 		for _, l := range e.Layouts() {
 			for _, f := range l.Fields {
 				names = append(names, f.Name, f.Name+"_raw", f.Name+"_len")
+				if f.Enum != nil {
+					names = append(names, f.Name+"_name")
+				}
 			}
 		}
 	}

@@ -242,3 +242,40 @@ func TestFilterConv(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchNewest: the version by either name, a length-prefixed text field
+// and an enumerated field's value by its name, in the newest version.
+func TestMatchNewest(t *testing.T) {
+	v := decode.MustParseVersion("2026-07")
+	// Each record from a tracker of its own: a tracker reuses its record.
+	const cli, srv = "10.0.0.2:40919", "10.0.0.1:24785"
+	cjon := record(t, session.NewTracker(v), 1, cli, srv, decode.MustNew(v, "cjon").Set("color", 3).SetBytes("name", []byte("p1")).SetBytes("hostname", []byte("lan-pc1")))
+	srrf := record(t, session.NewTracker(v), 2, srv, cli, decode.MustNew(v, "srrf").Set("result", 5))
+	cases := []struct {
+		expr string
+		on   *session.Record
+		want bool
+	}{
+		{`version == "2026-07" and era == "2026-07"`, cjon, true},
+		{`version == "modern"`, cjon, false},
+		{`cjon and name == "p1" and hostname == "lan-pc1"`, cjon, true},
+		{`name == "p2"`, cjon, false},
+		{`srrf and result_name == "transfer_off"`, srrf, true},
+		{`result_name == "saved"`, srrf, false},
+		{`result == 5`, srrf, true},
+		{`result_name == "saved"`, cjon, false},
+	}
+	for _, c := range cases {
+		f, err := Compile(c.expr)
+		if err != nil {
+			t.Errorf("%s: %v", c.expr, err)
+			continue
+		}
+		if got := f.Match(c.on); got != c.want {
+			t.Errorf("%s on %s: %v, want %v", c.expr, c.on.Packet.NameString(), got, c.want)
+		}
+	}
+	if _, err := Compile(`src_name == "x"`); err == nil {
+		t.Error("src_name compiled: src is not an enumerated field")
+	}
+}

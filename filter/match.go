@@ -19,13 +19,14 @@ const (
 	fieldPlain uint8 = 1 << iota // name: the meant value (an entries list for a group)
 	fieldRaw                     // name_raw
 	fieldLen                     // name_len
+	fieldName                    // name_name: an enumerated field's value's name
 )
 
 // fixedNames are the names every packet has (frame: those that refer to a
 // game frame), whatever its fields.
 var fixedNames = [numFixed]string{nType: "type", nDir: "dir", nC2S: "c2s", nS2C: "s2c", nEra: "era", nPlayer: "player",
 	nClient: "client", nConv: "conv", nNum: "num", nLen: "len", nMalformed: "malformed", nUnknown: "unknown",
-	nSport: "sport", nDport: "dport", nSaddr: "saddr", nDaddr: "daddr", nFrame: "frame"}
+	nSport: "sport", nDport: "dport", nSaddr: "saddr", nDaddr: "daddr", nFrame: "frame", nVersion: "version"}
 
 // The indices of fixedNames.
 const (
@@ -46,6 +47,7 @@ const (
 	nSaddr
 	nDaddr
 	nFrame
+	nVersion
 	numFixed
 )
 
@@ -105,6 +107,9 @@ func (f *Filter) use(node ast.Node) {
 		if b, ok := strings.CutSuffix(n, "_len"); ok {
 			f.fields[b] |= fieldLen
 		}
+		if b, ok := strings.CutSuffix(n, "_name"); ok {
+			f.fields[b] |= fieldName
+		}
 	}
 }
 
@@ -135,6 +140,9 @@ func (f *Filter) Match(r *session.Record) bool {
 	}
 	if u[nEra] {
 		env["era"] = r.Version.String()
+	}
+	if u[nVersion] {
+		env["version"] = r.Version.String()
 	}
 	if u[nPlayer] && r.Player >= 0 {
 		env["player"] = r.Player
@@ -192,7 +200,7 @@ func (f *Filter) Match(r *session.Record) bool {
 				if use&fieldPlain != 0 {
 					env[fd.Name] = v.Float
 				}
-			case decode.Str16:
+			case decode.Str16, decode.StrN:
 				if use&fieldPlain != 0 {
 					env[fd.Name] = v.Text()
 				}
@@ -211,6 +219,11 @@ func (f *Filter) Match(r *session.Record) bool {
 				}
 				if differs && use&fieldRaw != 0 {
 					env[fd.Name+"_raw"] = v.Int
+				}
+				if use&fieldName != 0 && fd.Enum != nil {
+					if ev, ok := fd.Enum.Lookup(m); ok {
+						env[fd.Name+"_name"] = ev.Name
+					}
 				}
 			}
 		}
@@ -239,7 +252,7 @@ func entryList(fd *decode.Field, flat []decode.Value) []any {
 			switch sf.Type {
 			case decode.F64:
 				e[sf.Name] = v.Float
-			case decode.Str16:
+			case decode.Str16, decode.StrN:
 				e[sf.Name] = v.Text()
 			default:
 				e[sf.Name], _ = sf.Meant(v.Int)
