@@ -25,7 +25,8 @@ type groundTruth struct {
 
 // realTruths finds every client ground-truth CSV of the real captures.
 // Legacy: cN/client_gt.csv with the player in cN/client_join.txt. Modern:
-// cN_client_gt.csv, client N on UDP port 24785+N (the README's rule).
+// cN_client_gt.csv, client N on UDP port 24785+N (the README's rule). The
+// newer builds: see newerTruths.
 func realTruths(t *testing.T) []groundTruth {
 	t.Helper()
 	realcap.Dir(t)
@@ -53,8 +54,54 @@ func realTruths(t *testing.T) []groundTruth {
 			out = append(out, groundTruth{c, gt, []string{"--client", fmt.Sprintf("127.0.0.1:%d", 24785+n)}})
 		}
 	}
+	out = append(out, newerTruths(t)...)
 	if len(out) == 0 {
 		t.Fatal("no ground truth found")
+	}
+	return out
+}
+
+// newerTruths finds the client ground truth of the captures of the newer
+// builds (every folder but legacy and modern): SCENARIO/cN_client_gt.csv,
+// whose client's address the folder's MANIFEST.md gives, in the section of
+// the scenario's capture, as "cN = ADDR player P: D difs applied". A client
+// that applied no dif has nothing to verify.
+func newerTruths(t *testing.T) []groundTruth {
+	t.Helper()
+	var out []groundTruth
+	manifests, _ := filepath.Glob(filepath.Join(sharedCaptures, "*", "MANIFEST.md"))
+	section := regexp.MustCompile("(?m)^#+ `([^`]+)`")
+	client := regexp.MustCompile(`\bc(\d+) = (\d+\.\d+\.\d+\.\d+:\d+) player \d+: (\d+) difs applied`)
+	for _, m := range manifests {
+		dir := filepath.Dir(m)
+		if base := filepath.Base(dir); base == "legacy" || base == "modern" {
+			continue
+		}
+		text, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		heads := section.FindAllSubmatchIndex(text, -1)
+		for i, h := range heads {
+			end := len(text)
+			if i+1 < len(heads) {
+				end = heads[i+1][0]
+			}
+			capture := filepath.Join(dir, string(text[h[2]:h[3]]))
+			for _, c := range client.FindAllSubmatch(text[h[1]:end], -1) {
+				gt := filepath.Join(filepath.Dir(capture), "c"+string(c[1])+"_client_gt.csv")
+				if string(c[3]) == "0" {
+					continue // a client that applied nothing (a failed join)
+				}
+				if _, err := os.Stat(gt); err != nil {
+					t.Fatalf("%s names client c%s of %s, without its ground truth: %v", m, c[1], capture, err)
+				}
+				out = append(out, groundTruth{capture, gt, []string{"--client", string(c[2])}})
+			}
+		}
+	}
+	if len(manifests) > 2 && len(out) == 0 {
+		t.Fatal("no ground truth of the newer builds found in their MANIFEST.md files")
 	}
 	return out
 }
