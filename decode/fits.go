@@ -171,6 +171,13 @@ func DecodeUnrecognised(p *Packet, payload []byte) error {
 	Decode(p, payload, VersionUnknown)
 	var scratch Packet
 	reason, _ := Explain(payload, &scratch)
-	p.Err = fmt.Errorf("%s: %w", reason, ErrNoVersion)
+	p.Err = noVersionError(reason)
 	return p.Err
 }
+
+// noVersionError is a packet's reason for fitting no version; it is an
+// ErrNoVersion, and says the reason alone (which already says so).
+type noVersionError string
+
+func (e noVersionError) Error() string        { return string(e) }
+func (e noVersionError) Is(target error) bool { return target == ErrNoVersion }

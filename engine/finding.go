@@ -33,6 +33,7 @@ const (
 	KindSharedEndpoint = "shared-endpoint" // two games in one capture share a client endpoint
 	KindIdleClient     = "idle-client"     // a client that sent (almost) no input
 	KindFileTransfer   = "file-transfer"   // a file the server sent a client (sfil)
+	KindNoVersion      = "no-version"      // a conversation whose packets fit no known version
 )
 
 // The thresholds, derived from the game's own rates: 40 frames a second;

@@ -173,6 +173,14 @@ type convWatch struct {
 	lastDifTS          time.Time
 	lastDifDst         int32 // the frame of the last dif
 	leaveWaits         bool  // finish left the leave at the capture's end to statesDone
+	// of no known version: why (the conversation's Unrecognised, as of
+	// its last packet), its packets (counted here: the conversation's
+	// counts of a later stage's copy are not kept up), and those that fit
+	// no version
+	unrecognised string
+	packets      int
+	noVersion    evidence
+	noVersionN   int
 }
 
 type stateSum struct {
@@ -314,7 +322,7 @@ func (fc *findingCollector) watch(c *session.Conversation) *convWatch {
 		}
 		fc.order = append(fc.order, c.ID)
 	}
-	w.server, w.era = c.Server, c.Version
+	w.server, w.era, w.unrecognised = c.Server, c.Version, c.Unrecognised
 	if c.Player >= 0 {
 		w.player = c.Player
 	}
@@ -365,6 +373,7 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		fc.outage(w, w.last, r.TS, w.lastN, r.N)
 	}
 	w.last, w.lastN = r.TS, r.N
+	w.packets++
 	fc.arrived(w, r)
 	if w.prev != nil && w.era != decode.VersionUnknown {
 		fc.sameEndpoint(w)
@@ -389,6 +398,7 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 		w.s2c.bytes += len(pk.Raw)
 	}
 	if r.Kind != session.Game {
+		fc.noVersionPacket(w, r)
 		return
 	}
 	fc.lossPacket(w, r)

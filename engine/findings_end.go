@@ -56,6 +56,7 @@ func (fc *findingCollector) finish(e *Engine, statesIn bool) {
 		if statesIn {
 			fc.droppedByDifs(w, end)
 		}
+		fc.noVersionFinding(w)
 		fc.joinFailed(w, end)
 		fc.fileFindings(w, end)
 		fc.idleFinding(w)

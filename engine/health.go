@@ -124,6 +124,10 @@ type ClientHealth struct {
 	// every state the fast pass found (Progress.Done).
 	Partial       bool `json:"partial,omitempty"`
 	PendingStates int  `json:"pending_states,omitempty"`
+	// Unrecognised says why the conversation is of no known version (its
+	// Era is then "unknown"; NoVersion says it in words), "" when it is
+	// not.
+	Unrecognised string `json:"unrecognised,omitempty"`
 }
 
 // lineHealth is one conversation's series while it is gathered.
@@ -132,6 +136,7 @@ type lineHealth struct {
 	client       string
 	player       int
 	era          decode.Version
+	unrecognised string // the conversation's Unrecognised
 	secs         map[int]*Second
 	lastT        int     // the second of the last packet, as at took it
 	lastSec      *Second // and its bucket (nil at first)
@@ -223,7 +228,7 @@ func (h *healthCollector) record(r *session.Record) {
 		return
 	}
 	x := h.line(reassemble.Chain{Conv: r.Conv.ID, Client: r.Conv.Client})
-	x.player, x.era = r.Conv.Player, r.Conv.Version
+	x.player, x.era, x.unrecognised = r.Conv.Player, r.Conv.Version, r.Conv.Unrecognised
 	pk := &r.Packet
 	s := h.at(x, r.TS)
 	switch pk.Layout.Kind {
@@ -446,7 +451,7 @@ func (h *healthCollector) report(pending func(l reassemble.Chain, counted int) i
 	var out []*ClientHealth
 	for _, l := range h.order {
 		x := h.lines[l]
-		ch := &ClientHealth{Conv: x.conv, Client: x.client, Era: x.era.String()}
+		ch := &ClientHealth{Conv: x.conv, Client: x.client, Era: x.era.String(), Unrecognised: x.unrecognised}
 		if pending != nil {
 			ch.PendingStates = pending(l, x.states)
 			ch.Partial = ch.PendingStates > 0

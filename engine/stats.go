@@ -99,6 +99,10 @@ type ConvStats struct {
 	First    time.Time   `json:"first"`
 	Last     time.Time   `json:"last"`
 	ByName   []NameStats `json:"by_name"`
+	// Unrecognised says why the conversation is of no known version (its
+	// Era is then "unknown"; NoVersion says it in words), "" when it is
+	// not.
+	Unrecognised string `json:"unrecognised,omitempty"`
 }
 
 // NameStats counts the packets of one name and direction.
@@ -159,7 +163,7 @@ func (e *Engine) Stats() Stats {
 			ID: cv.ID, Client: addrString(cv.Client), Server: addrString(cv.Server), Listen: addrString(cv.Listen),
 			Era: cv.Version.String(), Hostname: cv.Hostname, Color: cv.Color, Level: cv.Level,
 			Packets: cv.Packets, Bytes: cv.Bytes, First: cv.First.UTC(), Last: cv.Last.UTC(),
-			ByName: nameStats(e.perConv[cv.ID].names()),
+			ByName: nameStats(e.perConv[cv.ID].names()), Unrecognised: cv.Unrecognised,
 		}
 		if cv.ID == 0 {
 			r.Dropped.Conversations += cv.Packets

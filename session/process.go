@@ -224,6 +224,9 @@ func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte, truncated
 	id := decode.NameID(p)
 	if v != decode.VersionUnknown && (c == nil || id < 0 || c.looked[id] >= looks) {
 		if decode.Decode(pk, p, v) == nil && decode.Agrees(pk, v) {
+			if c != nil && id >= 0 {
+				c.fitted[id]++
+			}
 			return v, false
 		}
 	}
@@ -240,7 +243,7 @@ func (t *Tracker) decode(pk *decode.Packet, c *Conversation, p []byte, truncated
 		best = decode.Plausible(p, best, &t.scratch)
 	}
 	if c != nil {
-		c.learnFit(best, told, p, &t.scratch)
+		c.learnFit(id, best, told, p, &t.scratch)
 	}
 	switch {
 	case best == 0:
@@ -270,24 +273,35 @@ func (t *Tracker) misfit(pk *decode.Packet, c *Conversation, p []byte, v decode.
 	return v, false
 }
 
-// learnFit takes what a packet's bytes say: best, the versions it fits
-// (none for a misfit), and whether that told versions apart (it rules some
-// version out, and leaves one byte order). Every packet that fits scores
-// for the versions it fits; the conversation's version is not named until
-// a packet told versions apart.
-func (c *Conversation) learnFit(best decode.VersionSet, told bool, p []byte, scratch *decode.Packet) {
+// learnFit takes what a packet of name id says: best, the versions it
+// fits (none for a misfit), and whether that told versions apart (it
+// rules some version out, and leaves one byte order). Every packet that
+// fits scores for the versions it fits; the conversation's version is not
+// named until a packet told versions apart.
+//
+// A conversation is of no known version once, of its packets of known
+// names, those that fit none outnumber those that fit (twice at least),
+// or once two packets of one name fit none and none of that name fits (a
+// build that changed one packet, a new stdf header, while its other
+// packets still fit); a few damaged packets among good ones of their
+// name do not make it so. It is of a version again once the packets of
+// the name that told fit as often as not.
+func (c *Conversation) learnFit(id int, best decode.VersionSet, told bool, p []byte, scratch *decode.Packet) {
+	if id < 0 {
+		return
+	}
 	if best == 0 {
-		c.misfits++
-		if c.Unrecognised == "" && c.misfits >= 2 && c.misfits > c.fitted {
+		c.misfits[id]++
+		if c.Unrecognised == "" && c.misfits[id] >= 2 && (c.fitted[id] == 0 || c.mostMisfit()) {
 			reason, _ := decode.Explain(p, scratch)
-			c.Unrecognised = reason
+			c.Unrecognised, c.misfitName = reason, id
 			c.Version, c.Versions = decode.VersionUnknown, 0
 		}
 		return
 	}
-	c.fitted++
-	if c.Unrecognised != "" && c.fitted >= c.misfits {
-		c.Unrecognised = "" // the packets that fit caught up
+	c.fitted[id]++
+	if c.Unrecognised != "" && id == c.misfitName && c.fitted[id] >= c.misfits[id] {
+		c.Unrecognised = "" // the packets of that name that fit caught up
 	}
 	if told {
 		c.told++
@@ -296,6 +310,17 @@ func (c *Conversation) learnFit(best decode.VersionSet, told bool, p []byte, scr
 		c.score[v]++
 	}
 	c.choose()
+}
+
+// mostMisfit reports whether more of the conversation's packets of known
+// names fit no version than fit some.
+func (c *Conversation) mostMisfit() bool {
+	var fitted, misfits int32
+	for i := range c.fitted {
+		fitted += c.fitted[i]
+		misfits += c.misfits[i]
+	}
+	return misfits > fitted
 }
 
 // learnSharedSocket takes the evidence that the server sends this
@@ -320,7 +345,7 @@ func (c *Conversation) learnSharedSocket() {
 // packet seen before the conversation was made.
 func (c *Conversation) takeEvidence(f *Conversation) {
 	c.Version, c.Versions, c.Unrecognised = f.Version, f.Versions, f.Unrecognised
-	c.score, c.fitted, c.misfits, c.looked, c.told, c.shared = f.score, f.fitted, f.misfits, f.looked, f.told, f.shared
+	c.score, c.fitted, c.misfits, c.misfitName, c.looked, c.told, c.shared = f.score, f.fitted, f.misfits, f.misfitName, f.looked, f.told, f.shared
 }
 
 // choose sets Versions to the versions of the best score (of those with

@@ -90,7 +90,8 @@ type Conversation struct {
 	Packets            int
 	Bytes              int
 	score              [decode.MaxVersions]int32 // packets that told versions apart, per version they fit
-	fitted, misfits    int32                     // packets of known names that fit some version, none
+	fitted, misfits    [decode.MaxNames]int32    // packets of each known name that fit some version, none
+	misfitName         int                       // the name that made the conversation of no known version
 	told               int32                     // packets (and other evidence) that told versions apart
 	shared             bool                      // the server sent from its listening port (learnSharedSocket)
 	looked             [decode.MaxNames]uint8    // packets of each name checked against every version

@@ -249,6 +249,9 @@ func (h *healthModel) render(env *env) []string {
 	v, _ := decode.ParseVersion(c.Era)
 	out = append(out, env.st.dim.Render(fmt.Sprintf("%s · %d s · %.1f inputs/s · %s · %d difs (%.1f/s, %.0f B mean) · %d base resets · %d incomplete · %d acks",
 		v.Label(), sum.Seconds, sum.InputsPerS, late, sum.Difs, sum.DifsPerS, sum.MeanDifBytes, sum.BaseResets, sum.Incomplete, sum.Acks)))
+	if c.Unrecognised != "" {
+		out = append(out, env.st.warn.Render(fit(fmt.Sprintf("conversation %d is %s", c.Conv, engine.NoVersion(c.Unrecognised)), r.w)))
+	}
 	cw := h.chartW(env)
 	marker := []rune(strings.Repeat(" ", cw))
 	where := "←→ move the cursor, enter shows that second in the timeline"

@@ -650,7 +650,8 @@ local conv_count = 0
 -- evidence. version is its likeliest version (0: none yet), versions the
 -- set of those the evidence fits best; score counts the packets that fit
 -- each version, told those that told versions apart, fitted and misfits
--- the packets that fit some version and none, looked the packets of each
+-- the packets of each name that fit some version and none (misfit_name
+-- the name that made it of no known version), looked the packets of each
 -- name checked against every version; unrecognised says why it is of no
 -- known version.
 local function new_conv()
@@ -658,7 +659,7 @@ local function new_conv()
 	for v = 1, NUM_VERSIONS do
 		score[v] = 0
 	end
-	return {id = 0, version = 0, versions = 0, state_size = 0, score = score, told = 0, fitted = 0, misfits = 0,
+	return {id = 0, version = 0, versions = 0, state_size = 0, score = score, told = 0, fitted = {}, misfits = {},
 		looked = {}, shared = false, player = -1, joined = false, join_replies = 0, last = {}}
 end
 
@@ -703,20 +704,40 @@ local function choose(c)
 	end
 end
 
--- learn_fit takes what a packet's bytes say: best, the versions it fits
--- (0 for a misfit), and whether that told versions apart.
+-- most_misfit says whether more of c's packets of known names fit no
+-- version than fit some.
+local function most_misfit(c)
+	local fitted, misfits = 0, 0
+	for _, n in pairs(c.fitted) do
+		fitted = fitted + n
+	end
+	for _, n in pairs(c.misfits) do
+		misfits = misfits + n
+	end
+	return misfits > fitted
+end
+
+-- learn_fit takes what a packet of name says: best, the versions it fits
+-- (0 for a misfit), and whether that told versions apart. It is of no
+-- known version once, of its packets of known names, those that fit none
+-- outnumber those that fit (twice at least), or once two packets of one
+-- name fit none and none of that name fits; of a version again once the
+-- packets of the name that told fit as often as not.
 local function learn_fit(c, best, told, name, len)
+	local fitted, misfits = c.fitted[name] or 0, c.misfits[name] or 0
 	if best == 0 then
-		c.misfits = c.misfits + 1
-		if not c.unrecognised and c.misfits >= MIN_MISFITS and c.misfits > c.fitted then
-			c.unrecognised = explain(name, len)
+		misfits = misfits + 1
+		c.misfits[name] = misfits
+		if not c.unrecognised and misfits >= MIN_MISFITS and (fitted == 0 or most_misfit(c)) then
+			c.unrecognised, c.misfit_name = explain(name, len), name
 			c.version, c.versions = 0, 0
 		end
 		return
 	end
-	c.fitted = c.fitted + 1
-	if c.unrecognised and c.fitted >= c.misfits then
-		c.unrecognised = nil -- the packets that fit caught up
+	fitted = fitted + 1
+	c.fitted[name] = fitted
+	if c.unrecognised and name == c.misfit_name and fitted >= misfits then
+		c.unrecognised = nil -- the packets of that name that fit caught up
 	end
 	if told then
 		c.told = c.told + 1
@@ -759,7 +780,7 @@ end
 -- The result of a packet of a conversation of no known version: no
 -- layout, the reason.
 local function unrecognised_result(name, len)
-	return {v = {}, p = {}, n = {}, entries = NO_ENTRIES, err = explain(name, len) .. ": " .. ERR_NO_VERSION}
+	return {v = {}, p = {}, n = {}, entries = NO_ENTRIES, err = explain(name, len)}
 end
 
 -- track_decode chooses the version a packet of a known name nm is decoded
@@ -792,6 +813,7 @@ local function track_decode(raw, len, name, nm, c, full, truncated)
 		if l then
 			local r = decode(raw, len, l, full)
 			if not r.err and agrees(r, v) then
+				c.fitted[name] = (c.fitted[name] or 0) + 1
 				return v, false, r
 			end
 		end

@@ -30,7 +30,8 @@ last). Findings are sorted by severity (error, warning, info), then time.
 The kinds: join, rejoin, mid-game, leave, player-dropped, silent-client,
 silent-server, outage, level-change, loss, latency, slow-client, late-inputs,
 corrections, base-reset-storm, desync, idle-client, file-transfer,
-capture-ends-mid-dif, snap-length, capture-drops, shared-endpoint. The README
+capture-ends-mid-dif, snap-length, capture-drops, shared-endpoint, no-version
+(a conversation whose packets fit no version pmdump knows). The README
 gives each one's threshold (derived from the game's 40 frames a second) and
 figures, and what the protocol proves lost in each direction.
 

@@ -5,12 +5,13 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/pmdump/pmdump/decode"
 	"github.com/pmdump/pmdump/engine"
 )
 
 // writeHealth prints the health report: a summary line and a table per
 // conversation, one row a second. A mean without samples is "-"; the
-// columns are those of the conversation's era.
+// columns are those of the conversation's sync model.
 func writeHealth(w io.Writer, hc []*engine.ClientHealth) {
 	for _, x := range hc {
 		pl := "?"
@@ -18,10 +19,14 @@ func writeHealth(w io.Writer, hc []*engine.ClientHealth) {
 			pl = fmt.Sprint(*x.Player)
 		}
 		s := x.Summary
-		fmt.Fprintf(w, "\nHealth of conversation %d, client %s (player %s, %s era): %.1f inputs/s, %d late inputs, %.1f difs/s of %.0f B, %d base resets, %d incomplete, ack %s ms, pong-pang %s ms, chase %s fps, %d position jumps\n",
-			x.Conv, x.Client, pl, x.Era, s.InputsPerS, s.LateInputs, s.DifsPerS, s.MeanDifBytes, s.BaseResets, s.Incomplete,
+		v, _ := decode.ParseVersion(x.Era)
+		fmt.Fprintf(w, "\nHealth of conversation %d, client %s (player %s, %s): %.1f inputs/s, %d late inputs, %.1f difs/s of %.0f B, %d base resets, %d incomplete, ack %s ms, pong-pang %s ms, chase %s fps, %d position jumps\n",
+			x.Conv, x.Client, pl, v.Label(), s.InputsPerS, s.LateInputs, s.DifsPerS, s.MeanDifBytes, s.BaseResets, s.Incomplete,
 			opt(s.MeanAckMs, "%.1f"), opt(s.MeanPongPangMs, "%.1f"), opt(s.MeanChaseFPS, "%.1f"), s.PositionJumps)
-		legacy := x.Era == "legacy"
+		// The columns of the version's sync model: the game-moves
+		// versions report skipped frames and dif corrections, the rewind
+		// versions pings and corrections of their own.
+		legacy := v.Sync() == decode.GameMoves
 		tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', tabwriter.AlignRight)
 		if legacy {
 			fmt.Fprintf(tw, "t\tinputs\tlate\tdifs\tdif B\tresets\tincompl\tacks\tack ms\tchase\tstdf late\tskipped\tdif corr\tmax step\tjumps\t\n")

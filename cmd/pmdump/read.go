@@ -182,6 +182,12 @@ func runRead(cmd *cobra.Command, args []string, o *readOpts) error {
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
+	if e != nil {
+		// After the packets: why those of some conversation were not decoded.
+		if note := engine.NoVersionNote(e.Conversations()); note != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "pmdump: note: %s\n", note)
+		}
+	}
 	return err
 }
 

@@ -213,6 +213,11 @@ func writeReport(w io.Writer, r engine.Stats) {
 			color, c.Packets, c.Bytes, c.Last.Sub(c.First).Seconds())
 	}
 	tw.Flush()
+	for _, c := range r.Convs {
+		if c.Unrecognised != "" {
+			fmt.Fprintf(w, "  conversation %d: %s\n", c.ID, engine.NoVersion(c.Unrecognised))
+		}
+	}
 	fmt.Fprintf(w, "\nPackets per name and direction\n")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  type\tdir\tpackets\tbytes\t\n")
