@@ -150,6 +150,7 @@ func TestRealGroundTruthVerifies(t *testing.T) {
 // dif the server sent whose pieces all reached the capture is rebuilt.
 func TestRealServerTruth(t *testing.T) {
 	t.Parallel()
+	realcap.Dir(t)
 	caps := map[string]string{}
 	for _, p := range []string{"legacy/*/server/server_stdf_gt.csv", "modern/*/server_gt.csv"} {
 		gts, _ := filepath.Glob(filepath.Join(sharedCaptures, p))
