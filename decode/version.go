@@ -214,6 +214,13 @@ type VersionInfo struct {
 	// (its listening port); else each client gets a server port of its own
 	// after the handshake.
 	SharedServerSocket bool
+	// JoinOnArrival: the server handles a join request (cjon) as soon as
+	// it arrives, between frames, not in its next frame: the join reply's
+	// frame is the frame that last ran, the client's first state that of
+	// two frames later. A client without a channel yet has its packets
+	// handled on arrival (seen in the game's source of Aug 2024, Jul and
+	// Aug 2026; the versions between them join the same way).
+	JoinOnArrival bool
 	// EphemeralClientPort: clients send from a port of their own choosing;
 	// else from the game's port.
 	EphemeralClientPort bool

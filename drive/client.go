@@ -69,6 +69,11 @@ func (r *runner) client(d *driven, a arrival) error {
 		var p decode.Packet
 		if decode.Decode(&p, a.data, r.rec.Version) == nil && !d.joined {
 			d.joined, d.player, d.slsn = true, int(intOf(fieldPlayer, &p)), int(intOf(fieldLevelSeq, &p))
+			for i, ac := range r.rec.Actions {
+				if ac.Client == d.rec.N && ac.Kind == Input {
+					r.payload[i] = r.input(d, ac.Payload) // encoded now, not on the sending path
+				}
+			}
 			at := Key{d.slsn, int32(intOf(fieldFrame, &p))}
 			r.emit(Event{Event: "join", At: &at, Client: d.rec.N, Player: d.player})
 		}

@@ -136,8 +136,10 @@ func (dv *Divergence) text() string {
 	}
 	if dv.Input != nil {
 		fmt.Fprintf(&b, "; probably read in another frame: %s", dv.Input)
-		if dv.Sent != nil && *dv.Sent != dv.Input.At {
+		if dv.Sent != nil && dv.Input.At.Less(*dv.Sent) {
 			fmt.Fprintf(&b, ", sent late for frame %d", dv.Sent.Frame)
+		} else if dv.Sent != nil && dv.Sent.Less(dv.Input.At) {
+			fmt.Fprintf(&b, ", sent early for frame %d", dv.Sent.Frame)
 		}
 	}
 	return b.String()

@@ -94,7 +94,11 @@ func driveWith(t *testing.T, rec *Recording, opt gameserver.Options) (*Summary, 
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, 0) }()
 	var events []Event
-	sum, err := Run(ctx, rec, srv.Addr().String(), Options{Timeout: 3 * time.Second, OnEvent: func(e Event) { events = append(events, e) }})
+	o := Options{Timeout: 3 * time.Second, OnEvent: func(e Event) { events = append(events, e) }}
+	if opt.Rule == gameserver.AtRead {
+		o.Lead = -1 // this server enters an input when it reads it: none may go early
+	}
+	sum, err := Run(ctx, rec, srv.Addr().String(), o)
 	cancel()
 	<-done
 	if err != nil {

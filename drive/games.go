@@ -29,6 +29,10 @@ func (t *serverTrack) game(key string) string {
 	return fmt.Sprintf("server %s, game %d", key, t.gen+1)
 }
 
+// restartSlack is how many frames before the newest state a join reply
+// may name in the same run of a server.
+const restartSlack = 5
+
 // serverKey names the server of a conversation: its listening address,
 // else its host.
 func serverKey(c *session.Conversation) string {

@@ -273,9 +273,12 @@ func Load(ctx context.Context, inputs []string, opt LoadOptions) (*Recording, er
 				case decode.KindJoinReply:
 					if _, ok := sjon[c.ID]; !ok {
 						k := Key{int(intOf(fieldLevelSeq, p)), int32(intOf(fieldFrame, p))}
-						if st.sent && k.Less(st.newest) {
+						if st.sent && k.Add(restartSlack).Less(st.newest) {
 							// The server's frames started again: another
-							// game (the server was restarted).
+							// game (the server was restarted). A join
+							// reply may name a frame or two before the
+							// newest state (the versions that join on
+							// arrival name the frame that ran last).
 							st.gen++
 							st.newest, st.sent = Key{}, false
 						}

@@ -82,6 +82,25 @@ func (r *Recording) check() {
 			r.checkInput(a, player[a.Client], nx)
 		}
 	}
+	// One socket delivers in order: a client's input is read no earlier
+	// than the one before it. An input whose own frame is still to come
+	// shows the same in the states whenever it was read up to then, so
+	// one placed before its predecessor is read with it.
+	last := map[int]Key{}
+	for _, a := range r.Actions {
+		if a.Kind != Input {
+			continue
+		}
+		if l, ok := last[a.Client]; ok && a.At.Less(l) && a.Frame >= l.Frame {
+			a.At = l
+			if a.Check == Confirmed && a.At != a.Ordered {
+				a.Check = Moved
+			}
+		}
+		if l := last[a.Client]; l.Less(a.At) {
+			last[a.Client] = a.At
+		}
+	}
 }
 
 func (r *Recording) checkInput(a *Action, p int, next *Action) {
@@ -95,14 +114,33 @@ func (r *Recording) checkInput(a *Action, p int, next *Action) {
 		a.Check = Unchecked // it changes no control
 		return
 	}
+	if a.Frame > d.Frame {
+		// Early by the packet order: the server held it until its own
+		// frame, whichever frame it read it in up to then; it is sent
+		// when it arrived. Its controls may never show: an input that
+		// arrives in a level-done phase is taken as the player's
+		// acknowledgement of the level's end, not as controls.
+		if got, ok := r.controlsAt(e.Add(1), p); ok && got == move {
+			a.Check = Confirmed
+		} else {
+			a.Check, a.Reason = Unchecked, "held until its frame; its controls do not show there"
+		}
+		return
+	}
 	for k := int32(0); k <= lookAhead; k++ {
 		at := e.Add(k)
 		if next != nil && (next.Check == Confirmed || next.Check == Moved) && !at.Less(next.At) && next.Frame <= at.Frame {
 			// The state shows the next input: this one was read no later
 			// than it, and (after k frames without it) no earlier.
+			// No state before shows it, so the server read it in frame at
+			// itself (check then moves the client's later inputs that the
+			// states cannot place exactly to no earlier than it).
 			a.Check = Confirmed
 			if k > 0 {
-				a.At, a.Check, a.Reason = next.At, Moved, "read with the client's next input"
+				a.At, a.Check, a.Reason = at, Moved, "read with the client's next input"
+				if next.At.Less(at) && next.Frame < at.Frame {
+					a.At = next.At // the next one was late itself: no later than it
+				}
 			}
 			return
 		}
@@ -141,4 +179,30 @@ func (r *Recording) Counts() map[Check]int {
 		m[a.Check]++
 	}
 	return m
+}
+
+// holds reports whether the server holds input a, sent lead frames before
+// the frame it is read in, until that frame with the same outcome: its own
+// frame is not before that one, and the recorded states of those frames
+// show no level-done phase (the server treats an input that arrives in
+// one by the phase it arrives in, not by the input's frame).
+func (r *Recording) holds(a *Action, lead int32) bool {
+	if a.Kind != Input || a.Frame < a.At.Frame || r.Schema == nil {
+		return false
+	}
+	reg := r.Schema.Region("psyn")
+	if reg == nil {
+		return false
+	}
+	f := reg.Field("level_done_mode")
+	if f == nil || f.Offset+4 > reg.Elem {
+		return false
+	}
+	for k := a.At.Add(-lead); !a.At.Less(k); k = k.Add(1) {
+		b := r.players[k]
+		if len(b) < reg.Elem || binary.LittleEndian.Uint32(b[f.Offset:]) != 0 {
+			return false // not recorded, or the level is done
+		}
+	}
+	return true
 }

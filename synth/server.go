@@ -268,7 +268,13 @@ func (s *server) sendJoin(c *sclient) error {
 	g := s.g
 	m := msg{kind: mJoinBack, a: int32(c.player), b: s.frame(), c: int32(c.entryAck), d: s.world.level, e: c.color, slsn: s.slsn}
 	if !g.moves {
-		p := g.kind(decode.KindJoinReply).Set("level", int64(s.world.level)).Set("frame", int64(s.frame())).
+		// The versions that handle a join on arrival, between frames,
+		// name the frame that ran last; it takes effect in this one.
+		f := s.frame()
+		if g.era.Info().JoinOnArrival {
+			f--
+		}
+		p := g.kind(decode.KindJoinReply).Set("level", int64(s.world.level)).Set("frame", int64(f)).
 			Set("player", int64(c.player)).Set("color", int64(c.color)).Set("slsn", int64(s.slsn))
 		return g.send(c.local, c.addr, p, m, true)
 	}

@@ -25,6 +25,12 @@ type driveOpts struct {
 	schema   string
 	schedule bool
 	timeout  time.Duration
+	wait     time.Duration
+	maxTime  time.Duration
+	exec     string
+	execLog  string
+	retries  int
+	lead     int32
 }
 
 func newDriveCmd() *cobra.Command {
@@ -32,9 +38,9 @@ func newDriveCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "drive CAPTURE… --to HOST:PORT",
 		Short: "Replay a recorded game's clients against a real game server and check its states",
-		Long: `drive plays the clients of a recorded game (modern era) against a live game
-server, frame for frame, and checks that the server sends the recorded states
-again.
+		Long: `drive plays the clients of a recorded game (the modern era and every
+version after it) against a live game server, frame for frame, and checks that
+the server sends the recorded states again.
 
 From the capture alone it derives the schedule: each client joins in the
 server frame of its recorded join reply, with its recorded color and host name;
@@ -53,11 +59,26 @@ the server sends is rebuilt and compared with the recorded state of the same
 level sequence and frame; the first that differs is named field by field,
 with the input most probably read in another frame.
 
+An input the server holds until its own frame (one that was not late in the
+recording, outside a level-done phase) goes --lead frames early, so a busy
+machine cannot make it late; the others just before their frame. In the
+versions without a handshake the server handles a join when it arrives, so a
+join goes half a frame after the frame it was read in has run. The summary
+gives drive's margin before each packet's frame and names lateness when it
+explains a divergence.
+
 The server must be a fresh one of the same version and data as the recorded
-server, with no other client. Exit status 0 when every recorded state was sent
-again, 1 when the run diverged, 2 when the capture cannot be read or the
-server does not answer.`,
-		Example: `  pmdump drive multi.pcap --to 127.0.0.1:24785
+server, with no other client, and its frames start when its level does: drive
+has to hear it before the recording's first join. Start drive first (it reads
+the capture, then waits --wait for the server), or let drive start the server
+with --exec at the right moment; --retries then runs a diverged run again on
+a fresh server. A server already past the first join is refused at once.
+
+Exit status 0 when every recorded state was sent again, 1 when the run
+diverged (or went past recovery, or reached --max-time), 2 when the capture
+cannot be read, the server does not answer or started too early.`,
+		Example: `  pmdump drive multi.pcap --to 127.0.0.1:24785          # then start the server
+  pmdump drive multi.pcap --to 127.0.0.1:24785 --exec 'cd srv && exec ./pm -sh 1' --retries 3
   pmdump drive multi.pcap --schedule
   pmdump drive game.pcapng --conv 4 --to 10.0.0.1:24785 --json`,
 		Args: cobra.MinimumNArgs(1),
@@ -69,13 +90,25 @@ server does not answer.`,
 	f.BoolVar(&o.json, "json", false, "print events as JSON, one object per line")
 	f.StringVar(&o.schema, "schema", "", "state layout `FILE` for states of another size (JSON)")
 	f.BoolVar(&o.schedule, "schedule", false, "print the schedule derived from the capture and exit")
-	f.DurationVar(&o.timeout, "timeout", 5*time.Second, "give up when the server sends no frame for `D`")
+	f.DurationVar(&o.timeout, "timeout", 5*time.Second, "give up when the server sends no frame for `D` during the run")
+	f.DurationVar(&o.wait, "wait", 10*time.Second, "wait up to `D` for the server's first answer")
+	f.DurationVar(&o.maxTime, "max-time", 0, "end the run after `D` with its summary (0: no limit)")
+	f.StringVar(&o.exec, "exec", "", "start the server with the shell command line `CMD` at the right moment, and stop it at the end")
+	f.StringVar(&o.execLog, "exec-log", "", "write the started server's output to `FILE` (default: a temporary file, named at the end)")
+	f.IntVar(&o.retries, "retries", 0, "with --exec, run a diverged run again on a fresh server up to `N` times")
+	f.Int32Var(&o.lead, "lead", pmdrive.DefaultLead, "send inputs the server holds `N` frames early (0: none)")
 	return c
 }
 
 func runDriveCmd(cmd *cobra.Command, args []string, o *driveOpts) error {
 	if o.to == "" && !o.schedule {
 		return usagef("--to HOST:PORT is required (or --schedule)")
+	}
+	if o.retries < 0 || o.lead < 0 {
+		return usagef("--retries and --lead cannot be negative")
+	}
+	if o.retries > 0 && o.exec == "" {
+		return usagef("--retries needs --exec: a rerun needs a fresh server")
 	}
 	var user *schema.Schema
 	if o.schema != "" {
@@ -123,13 +156,37 @@ func runDriveCmd(cmd *cobra.Command, args []string, o *driveOpts) error {
 		return nil
 	}
 	term := isTerminal(stderr) && !o.json
-	opt := pmdrive.Options{Timeout: o.timeout}
+	opt := pmdrive.Options{Timeout: o.timeout, Wait: o.wait, MaxTime: o.maxTime, Exec: o.exec, Retries: o.retries, Lead: o.lead}
+	if o.lead == 0 {
+		opt.Lead = -1
+	}
+	var execLog *os.File
+	if o.exec != "" {
+		if o.execLog != "" {
+			execLog, err = os.Create(o.execLog)
+		} else {
+			execLog, err = os.CreateTemp("", "pmdump-drive-server-*.log")
+		}
+		if err != nil {
+			return inputError{fmt.Errorf("the server's output: %w", err)}
+		}
+		defer execLog.Close()
+		opt.ExecOutput = execLog
+	}
 	opt.OnEvent = func(ev pmdrive.Event) {
 		if o.json {
 			enc.Encode(ev)
 			return
 		}
 		switch ev.Event {
+		case "server":
+			fmt.Fprintf(out, "server answered in frame %d\n", ev.At.Frame)
+		case "retry":
+			if term {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+			s := ev.Summary
+			fmt.Fprintf(out, "try %d diverged (%d states equal, %d different, %d missing); again on a fresh server\n", s.Tries, s.Equal, s.Different, s.Missing)
 		case "join":
 			if term {
 				fmt.Fprint(stderr, "\r\033[K")
@@ -155,12 +212,29 @@ func runDriveCmd(cmd *cobra.Command, args []string, o *driveOpts) error {
 	if term {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
+	if execLog != nil && !o.json {
+		defer fmt.Fprintf(stderr, "pmdump: the server's output is in %s\n", execLog.Name())
+	}
 	if err != nil && sum == nil {
+		var late *pmdrive.LateStartError
+		if errors.As(err, &late) {
+			return inputError{fmt.Errorf("%w (--wait D waits for it; --exec 'CMD' starts it)", err)}
+		}
 		return inputError{err}
 	}
 	if !o.json {
 		fmt.Fprintf(out, "states: %d equal, %d different, %d missing, %d not recorded; %d packets sent late, %d difs not rebuilt\n",
 			sum.Equal, sum.Different, sum.Missing, sum.Unrecorded, sum.LateActions, sum.Unbuilt)
+		fmt.Fprintln(out, sum.Margin)
+		if sum.Tries > 1 {
+			fmt.Fprintf(out, "tries: %d\n", sum.Tries)
+		}
+		if sum.Stopped != "" {
+			fmt.Fprintln(out, "stopped:", sum.Stopped)
+		}
+		if sum.Cause != "" {
+			fmt.Fprintln(out, "cause:", sum.Cause)
+		}
 	}
 	if err != nil {
 		return verifyError{fmt.Errorf("interrupted: %w", err)}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +87,9 @@ func TestDriveExitStatus(t *testing.T) {
 		want string
 	}{
 		{"another level diverges", []string{"drive", path, "--to", testServer(t, driveScript.Seed+1)}, 1, "first divergence, client 1 (player 1), level sequence 0: frame 16:"},
-		{"no server", []string{"drive", path, "--to", freePort(t), "--timeout", "300ms"}, 2, "no answer (5678)"},
+		{"no server", []string{"drive", path, "--to", freePort(t), "--wait", "300ms"}, 2, "no answer (5678) from a game server at"},
+		{"server started too early", []string{"drive", path, "--to", runningServer(t, driveScript.Seed)}, 2, "joins in frame 15, so drive had to hear the server by frame 12"},
+		{"retries without exec", []string{"drive", path, "--to", freePort(t), "--retries", "2"}, 1, "--retries needs --exec"},
 		{"no --to", []string{"drive", path}, 1, "--to HOST:PORT is required"},
 		{"no capture", []string{"drive", filepath.Join(t.TempDir(), "none.pcap"), "--schedule"}, 2, "cannot read"},
 	}
@@ -96,5 +101,68 @@ func TestDriveExitStatus(t *testing.T) {
 				t.Errorf("exit %d, want %d and %q in:\n%s%s", code, c.code, c.want, out.String(), errb.String())
 			}
 		})
+	}
+}
+
+// runningServer runs a test game server in real time, not waiting for
+// drive, and returns its address once it is past frame 100.
+func runningServer(t *testing.T, seed int64) string {
+	t.Helper()
+	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: seed, FrameTime: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Run(ctx, 0); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	time.Sleep(250 * time.Millisecond)
+	return srv.Addr().String()
+}
+
+// TestMain lets the test binary be the game server drive --exec starts:
+// PMDUMP_TEST_GAMESERVER=ADDR,SEED runs a test server in lockstep there
+// until it is stopped.
+func TestMain(m *testing.M) {
+	if v := os.Getenv("PMDUMP_TEST_GAMESERVER"); v != "" {
+		addr, seed, _ := strings.Cut(v, ",")
+		n, _ := strconv.ParseInt(seed, 10, 64)
+		srv, err := gameserver.Listen(addr, gameserver.Options{Seed: n, FrameTime: 2 * time.Millisecond, Lockstep: true})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		fmt.Println("game server listening on", addr)
+		srv.Run(context.Background(), 0)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// drive --exec starts the server, keeps its output in --exec-log and
+// stops it at the end.
+func TestDriveExecCommand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "game.pcap")
+	if err := gameserver.RecordFile(path, driveScript); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	log := filepath.Join(t.TempDir(), "server.log")
+	cmd := fmt.Sprintf("PMDUMP_TEST_GAMESERVER=%s,%d exec %s", addr, driveScript.Seed, strconv.Quote(self))
+	var out, errb bytes.Buffer
+	if code := run([]string{"drive", path, "--to", addr, "--exec", cmd, "--exec-log", log, "--retries", "1"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"server answered in frame 0", "reproduced: the server sent all 55 recorded states again", "margin before each packet's frame: least"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if b, _ := os.ReadFile(log); !strings.Contains(string(b), "game server listening on "+addr) || !strings.Contains(errb.String(), log) {
+		t.Errorf("server output %q; stderr %q", b, errb.String())
 	}
 }

@@ -120,8 +120,8 @@ func runServe(cmd *cobra.Command, args []string, o *serveOpts) error {
 	}
 	defer ln.Close()
 	first, last := rec.States[start], rec.States[len(rec.States)-1]
-	fmt.Fprintf(cmd.OutOrStdout(), "serving player %d (conversation %d, %s era, %d-byte states): %d states, level sequence %d frame %d to %d frame %d, %.1f s at speed %g, on %s\n",
-		rec.Player, rec.Conv, rec.Era, rec.Size, len(rec.States)-start, first.SLSN, first.Frame, last.SLSN, last.Frame,
+	fmt.Fprintf(cmd.OutOrStdout(), "serving player %d (conversation %d, %s, %d-byte states): %d states, level sequence %d frame %d to %d frame %d, %.1f s at speed %g, on %s\n",
+		rec.Player, rec.Conv, rec.Era.Label(), rec.Size, len(rec.States)-start, first.SLSN, first.Frame, last.SLSN, last.Frame,
 		(last.At-first.At).Seconds()/o.speed, o.speed, ln.LocalAddr())
 	if note := listenNote(ln.LocalAddr().(*net.UDPAddr)); note != "" {
 		fmt.Fprintln(cmd.OutOrStdout(), note)

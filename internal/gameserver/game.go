@@ -279,7 +279,7 @@ func (g *Game) join(c *client, color int32) {
 			}
 		}
 		if p == 99 {
-			g.send(c.addr, encode(g.packet(decode.KindJoinReply).Set("level", int64(g.sim.Level())).Set("frame", int64(g.Frame())).Set("player", 99)))
+			g.send(c.addr, encode(g.packet(decode.KindJoinReply).Set("level", int64(g.sim.Level())).Set("frame", int64(g.joinFrame())).Set("player", 99)))
 			return
 		}
 		for taken[color] || color < 1 || color > 15 {
@@ -288,8 +288,18 @@ func (g *Game) join(c *client, color int32) {
 		c.player, c.color = p, color
 		g.enter(g.Frame(), event{join: true, player: p, color: color})
 	}
-	g.send(c.addr, encode(g.packet(decode.KindJoinReply).Set("level", int64(g.sim.Level())).Set("frame", int64(g.Frame())).
+	g.send(c.addr, encode(g.packet(decode.KindJoinReply).Set("level", int64(g.sim.Level())).Set("frame", int64(g.joinFrame())).
 		Set("player", int64(c.player)).Set("color", int64(c.color)).Set("slsn", int64(g.slsn))))
+}
+
+// joinFrame is the frame a join reply names: the versions that handle a
+// join on arrival, between frames, name the frame that ran last (the
+// join takes effect in the next, this one).
+func (g *Game) joinFrame() int32 {
+	if info := g.v.Info(); info != nil && info.JoinOnArrival {
+		return g.Frame() - 1
+	}
+	return g.Frame()
 }
 
 // input enters a control change as the rule says: at its frame (now or

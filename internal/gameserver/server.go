@@ -31,7 +31,7 @@ type Options struct {
 	// remote-control client's keep-alive (rctl 0) after the previous
 	// frame's snfo, and for every request it says was sent before it (its
 	// value counts the handshakes, joins, inputs and file requests sent
-	// to the server so far), for at
+	// to the server since the remote-control client joined), for at
 	// most a second. The server then reads every input in the frame it was
 	// sent for however busy the machine is, and can run much faster than
 	// real time.
@@ -162,10 +162,13 @@ func (s *Server) Run(ctx context.Context, frames int32) error {
 // frame, for its keep-alive.
 func (s *Server) drain(ctx context.Context) {
 	for s.opt.Lockstep && !s.game.remote() {
-		// The clock is not there yet: the game waits for it.
+		// The clock is not there yet: the game waits for it. What it
+		// sent before it joined is not counted: the keep-alives count
+		// from its join on (it may have called before the server was up).
 		select {
 		case d := <-s.in:
 			s.handle(d)
+			s.received = 0
 		case <-ctx.Done():
 			return
 		}
