@@ -48,7 +48,9 @@ ip netns exec "$ns" "$work/pmdump" serve "$cap" --player "$player" --listen 127.
 spid=$!
 # The client's first start draws its level icons (about 30 s) before it
 # joins; it is stopped once serve has served the whole recording.
-(cd "$work/client" && PM_RC_CSV="$work/applied.csv" DISPLAY=$display exec ip netns exec "$ns" ./pm -c 127.0.0.1) >"$work/client.log" 2>&1 &
+server=127.0.0.1
+case "$v" in legacy | modern) server=127.0.0.1:24785 ;; esac # the older clients take the port on the command line
+(cd "$work/client" && PM_RC_CSV="$work/applied.csv" DISPLAY=$display exec ip netns exec "$ns" ./pm -c "$server") >"$work/client.log" 2>&1 &
 cpid=$!
 for _ in $(seq 600); do kill -0 "$spid" 2>/dev/null || break; sleep 1; done
 kill "$cpid" 2>/dev/null || true

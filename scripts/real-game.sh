@@ -8,8 +8,8 @@
 #
 #   scripts/real-game.sh [--runs N] [--retries N] [--load N] [VERSION…]
 #
-# VERSION is the build kit's name: modern, head (default: both; i32 and j2
-# have no capture here of their own build). --load N runs N busy loops
+# VERSION is the build kit's name: modern, i32, head (default: all three;
+# j2 has no capture here of its own build). --load N runs N busy loops
 # beside it (a loaded machine). Needs root (network namespaces); skips with
 # a message without root or without ../shared/game.
 set -euo pipefail
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
 	*) versions+=("$1"); shift ;;
 	esac
 done
-[ ${#versions[@]} -gt 0 ] || versions=(modern head)
+[ ${#versions[@]} -gt 0 ] || versions=(modern i32 head)
 if [ ! -x "$game/build.sh" ]; then
 	echo "real-game: skipped: $game is absent"
 	exit 0
@@ -53,10 +53,11 @@ captures_of() {
 	case "$1" in
 	modern) ls "$captures"/modern/*/*.pcap ;;
 	head) ls "$captures"/head-2026-08/*/capture.pcap ;;
+	i32) ls "$captures"/aug-2024/*/capture.pcap ;;
 	esac
 }
 # files_of VERSION: run-server.sh's --files as the captures were made.
-files_of() { [ "$1" = head ] && echo "--files 1" || true; }
+files_of() { [ "$1" != modern ] && echo "--files 1" || true; }
 
 status=0
 for v in "${versions[@]}"; do
