@@ -44,6 +44,10 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$work/pmdump" ./cmd/pmdump
+# The builds first: build.sh installs what the game needs (iproute2 too).
+for v in "${versions[@]}"; do
+	"$game/build.sh" "$v" >"$work/build-$v.log" 2>&1 || { echo "real-game: building $v failed:"; tail -5 "$work/build-$v.log"; exit 1; }
+done
 ip netns add "$ns"
 ip -n "$ns" link set lo up
 for _ in $(seq "$load"); do (while :; do :; done) & done
@@ -61,7 +65,6 @@ files_of() { [ "$1" != modern ] && echo "--files 1" || true; }
 
 status=0
 for v in "${versions[@]}"; do
-	"$game/build.sh" "$v" >"$work/build-$v.log" 2>&1 || { echo "real-game: building $v failed:"; tail -5 "$work/build-$v.log"; exit 1; }
 	total=0 good=0
 	for cap in $(captures_of "$v"); do
 		name=${cap#"$captures"/}
