@@ -130,8 +130,8 @@ func runTUI(cmd *cobra.Command, args []string, o *tuiOpts) error {
 	return nil
 }
 
-// checkTUIInputs checks the capture arguments of tui: files that exist,
-// samples, and at most one "-", a capture piped to standard input (the
+// checkTUIInputs checks the capture arguments of tui: files that exist and
+// are captures, samples, and at most one "-", a capture piped to standard input (the
 // keyboard is then read from the terminal, as termshark does), which must
 // not be the terminal itself.
 func checkTUIInputs(args []string, stdinTerminal bool) error {
@@ -150,6 +150,13 @@ func checkTUIInputs(args []string, stdinTerminal bool) error {
 			if _, err := os.Stat(a); err != nil {
 				return inputError{err}
 			}
+			// Not a capture (a text file, garbage): the same error as
+			// every other command's, before the UI takes the terminal.
+			r, err := source.Open(a)
+			if err != nil {
+				return inputError{fmt.Errorf("cannot read %s: %w", a, err)}
+			}
+			r.Close()
 		}
 	}
 	return nil
