@@ -145,6 +145,7 @@ type runner struct {
 	lastFrame map[int]int32
 	srv       *server
 	stopped   string
+	advanced  time.Time     // when the clock last showed a new frame
 	closing   atomic.Bool   // the run is over: the clock's reader stops
 	clockDone chan struct{} // closed when the clock's kernel reader stopped
 	// onArrival: the server handles a join when it arrives (see
@@ -475,8 +476,10 @@ func (r *runner) loop(ctx context.Context) error {
 		if decode.KindOf(a.data) != decode.KindRemoteInfo {
 			return false, nil
 		}
-		last = time.Now()
 		done, err := r.frame(a.data)
+		if !r.advanced.IsZero() {
+			last = r.advanced // silence is time without a new frame
+		}
 		if done && err == nil {
 			err = r.settle(ctx)
 		}
@@ -571,18 +574,11 @@ func (r *runner) frame(b []byte) (bool, error) {
 	}
 	n := int32(intOf(fieldFrame, &p))
 	prev, prevAt := r.cur, r.clockAt
-	r.clockAt = time.Now()
-	if r.started && n == prev.Frame+1 {
-		if gap := r.clockAt.Sub(prevAt); gap < framePeriod/2 && len(r.hurried) < maxHurried {
-			if r.hurried == nil {
-				r.hurried = map[Key]time.Duration{}
-			}
-			r.hurried[Key{prev.SLSN, n}] = gap
-		}
-	}
+	now := time.Now()
 	switch {
 	case !r.started:
 		r.started = true
+		r.clockAt = now
 		r.cur = Key{0, n}
 		at := r.cur
 		r.emit(Event{Event: "server", At: &at})
@@ -590,12 +586,23 @@ func (r *runner) frame(b []byte) (bool, error) {
 			return false, err
 		}
 	case n == r.cur.Frame:
-		return false, nil // another piece of the same frame
+		return false, nil // another piece of the same frame, or the same again
+	case n < r.cur.Frame && (n >= levelStart || r.cur.Frame-n <= restartSlack):
+		return false, nil // an older snfo, reordered or repeated: not the clock
 	case n < r.cur.Frame:
 		r.cur = Key{r.cur.SLSN + 1, n} // a new level: frames start again
 	default:
 		r.cur.Frame = n
 	}
+	if n == prev.Frame+1 && !prevAt.IsZero() {
+		if gap := now.Sub(prevAt); gap < framePeriod/2 && len(r.hurried) < maxHurried {
+			if r.hurried == nil {
+				r.hurried = map[Key]time.Duration{}
+			}
+			r.hurried[Key{prev.SLSN, n}] = gap
+		}
+	}
+	r.clockAt, r.advanced = now, now
 	r.frames++
 	next := r.cur.Add(1)
 	handshake := r.rec.Version.Has(decode.KindHandshake)
@@ -740,6 +747,10 @@ func (r *runner) summary() *Summary {
 	s.Cause, s.Stopped = r.cause(), r.stopped
 	return s
 }
+
+// levelStart bounds the first frame of a level the clock may show: a new
+// level's frames start again at 0, and drive hears its first second.
+const levelStart = decode.FrameRate
 
 // giveUp is how many frames past the recording's last state of its level
 // sequence the server may go before the run is over: by then the
