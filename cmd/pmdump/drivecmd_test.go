@@ -32,7 +32,13 @@ var driveScript = gameserver.Script{
 // testServer runs a test game server in lockstep until the test ends.
 func testServer(t *testing.T, seed int64) string {
 	t.Helper()
-	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: seed, FrameTime: 2 * time.Millisecond, Lockstep: true})
+	return startServer(t, gameserver.Options{Seed: seed, FrameTime: 2 * time.Millisecond, Lockstep: true})
+}
+
+// startServer runs a test game server with opt until the test ends.
+func startServer(t *testing.T, opt gameserver.Options) string {
+	t.Helper()
+	srv, err := gameserver.Listen("127.0.0.1:0", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,16 +114,9 @@ func TestDriveExitStatus(t *testing.T) {
 // drive, and returns its address once it is past frame 100.
 func runningServer(t *testing.T, seed int64) string {
 	t.Helper()
-	srv, err := gameserver.Listen("127.0.0.1:0", gameserver.Options{Seed: seed, FrameTime: 2 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Run(ctx, 0); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	addr := startServer(t, gameserver.Options{Seed: seed, FrameTime: 2 * time.Millisecond})
 	time.Sleep(250 * time.Millisecond)
-	return srv.Addr().String()
+	return addr
 }
 
 // TestMain lets the test binary be the game server drive --exec starts:
