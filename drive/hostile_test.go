@@ -56,6 +56,9 @@ func hostileClock(t *testing.T, frames []int32, repeat bool) string {
 // A server that repeats one frame's snfo is silent: the run ends at the
 // timeout. One older snfo among newer ones is not a level change.
 func TestDriveHostileClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits for the network in real time (seconds)")
+	}
 	rec := record(t, testScript) // first join in frame 20
 	start := time.Now()
 	_, err := Run(context.Background(), rec, hostileClock(t, []int32{3}, true), Options{Timeout: 500 * time.Millisecond})

@@ -65,6 +65,9 @@ func TestDriveRefusesLateStart(t *testing.T) {
 // drive started before the server waits for it (Wait, not the silence
 // timeout) and then keeps the schedule.
 func TestDriveWaitsForServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits for the network in real time (seconds)")
+	}
 	rec := record(t, testScript)
 	addr := freePort(t)
 	go func() {
