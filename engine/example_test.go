@@ -47,12 +47,13 @@ func ExampleEngine_Findings() {
 		return
 	}
 	for _, f := range engine.SortFindings(e.Findings()) {
-		if f.Severity > engine.SeverityInfo {
+		if f.Kind == engine.KindLoss {
 			fmt.Printf("%s %s (conv %d): %s; first frame %d\n", f.Severity, f.Kind, f.Conv, f.Summary, f.Evidence.First)
 		}
 	}
 	// Output:
-	// warning loss (conv 1): server → player 1 (10.0.0.2:24785): 7 of 195 datagrams proven lost (3.6 %): 7 difs of 191 (7 lost whole, 0 incomplete); longest run 2 in a row; first frame 19
+	// info loss (conv 1): server → player 1 (10.0.0.2:24785): ≈ 3.4 % lost (1.7 %–6.9 %, from 7 of 204 probes: dif pieces, pong); 7 datagrams of 195 proven lost: 7 difs of 191 (7 lost whole, 0 incomplete); longest run 2 in a row; first frame 19
+	// info loss (conv 2): server → player 2 (10.0.0.3:24785): ≈ 1.5 % lost (0.5 %–4.4 %, from 3 of 196 probes: dif pieces, pong); 3 datagrams of 184 proven lost: 3 difs of 180 (2 lost whole, 1 incomplete with 1 piece missing); longest run 1 in a row; first frame 383
 }
 
 // The engine as the terminal UI runs it: Run returns once the capture is

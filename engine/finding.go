@@ -20,7 +20,8 @@ const (
 	KindSilentServer   = "silent-server"  // the server sent nothing to a client that kept sending
 	KindOutage         = "outage"         // nothing went either way, then the game went on
 	KindLevelChange    = "level-change"   // a new level sequence began
-	KindLoss           = "loss"           // datagrams provably lost, per direction
+	KindLoss           = "loss"           // datagrams lost, per direction: an estimate and what is proven
+	KindLossBurst      = "loss-burst"     // a window of concentrated loss, per direction
 	KindLatency        = "latency"        // ack latency baseline, spikes and jitter; ping round trip
 	KindSlowClient     = "slow-client"    // chase fps below the server's rate
 	KindLateInputs     = "late-inputs"    // inputs that reached the server after their frame
@@ -58,31 +59,34 @@ const (
 	// StormResets is the base resets in one second that make a storm
 	// second (an eighth of the modern server's 40 difs a second); a storm
 	// of StormSeconds seconds or more in a row is a warning (a join or a
-	// level change, while the client loads the level, brings up to 3).
+	// level change, while a slow client loads the level, brings up to 6 on
+	// the real captures).
 	StormResets  = 5
-	StormSeconds = 4
-	// LossWarn is the fraction of a direction's datagrams lost that makes
-	// loss a warning (below it, info); a run of lost difs covering
-	// BurstFrames frames or more is a warning too.
+	StormSeconds = 10
+	// LossWarn is the loss rate of a direction that makes loss a warning
+	// once the estimate's interval lies above it (below it, info); a run
+	// of lost difs covering BurstFrames frames or more is a warning too.
 	LossWarn    = 0.02
 	BurstFrames = GameFPS / 2
+	// BurstRate is the loss rate of a window of concentrated loss (a
+	// loss-burst finding) from which it is a warning.
+	BurstRate = 0.1
 	// OutageWarn is the share of a conversation's time spent in windows
 	// where nothing arrived either way (each at least 10 frames and 8 times
 	// the usual gap) that makes loss a warning.
 	OutageWarn = 0.05
-	// LateWarn is the fraction of a client's inputs arriving late that
-	// makes a warning (half its control changes came after their frame).
-	LateWarn = 0.5
-	// LatencyWarnMs is the 95th percentile of the ack latency above which
-	// latency is a warning: 4 frames, twice the legacy control lead.
-	LatencyWarnMs = 4 * 1000 / GameFPS
+	// LateWarn is the share of a client's inputs arriving LateFrames or
+	// more late that makes a warning: 1 in 10 (a busy client machine that
+	// stalls for a few frames now and then makes some late on its own).
+	LateWarn = 0.1
+	// LatencyWarnMs is the 95th percentile of the ack latency from which
+	// latency is a warning: 6 frames, 150 ms, where players of action
+	// games feel lag.
+	LatencyWarnMs = 6 * 1000 / GameFPS
 	// IdleEvery: a client that sent fewer than one input per IdleEvery
 	// over at least twice that of play is idle (a playing client changes
 	// its controls several times a second).
 	IdleEvery = 5 * time.Second
-	// CorrectionWarn is the fraction of acknowledgements that report a
-	// correction above which corrections are a warning.
-	CorrectionWarn = 0.5
 )
 
 // Severity ranks a Finding: Info is worth knowing (a join, a level change),

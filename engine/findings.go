@@ -149,6 +149,10 @@ type convWatch struct {
 	// late inputs, corrections
 	inputs, late       int
 	lateEv             evidence
+	lateKnown, lateBig int   // late inputs whose lateness the serr says, and those LateFrames or more late
+	lateTotal          int64 // the highest running total of late inputs a serr carried
+	bigCorr            int   // corrections of CorrectionPx or more
+	skip               skips
 	staks, corrections int
 	maxCorr            float64
 	corrEv             evidence
@@ -267,6 +271,7 @@ func (e *Engine) found(f *Finding) {
 		}
 		return
 	}
+	f.Severity = max(f.Severity, Judge(f))
 	e.findings = append(e.findings, *f)
 	if e.wants(FindingEvents) {
 		e.emit(FindingEvent{Finding: f})
@@ -430,13 +435,30 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 			w.lastMenu = r.TS
 		}
 	case decode.KindLateInput:
+		if v, ok := serrLateTotal.Int(pk); ok && v > w.lateTotal && v < 1<<30 {
+			w.lateTotal = v // the client's running total: the serr lost count too
+		}
 		w.late++
 		w.lateEv.add(r.N, r.TS, 0)
+		if c, ok := serrCSync.Int(pk); ok {
+			w.lateKnown++
+			if c != 0 {
+				c = decode.RecoverNegative(uint32(c)) // c_sync is sent as the legacy negative
+			}
+			if -c >= LateFrames {
+				w.lateBig++
+			}
+		}
 	case decode.KindGameMoves:
 		fc.sdat(w, r)
 	case decode.KindGameMovesAck:
 		if fps, ok := sdakChase.Int(pk); ok {
 			w.chase(float64(fps))
+		}
+		if f, ok := sdakFrame.Int(pk); ok {
+			if k, ok := sdakSkipped.Int(pk); ok {
+				w.skip.sdak(f, k, r.N, r.TS)
+			}
 		}
 	case decode.KindDifAck:
 		w.staks++
@@ -451,6 +473,9 @@ func (fc *findingCollector) packet(r *session.Record, d *source.Datagram) {
 			corrected = lc > JumpPx
 			if lc > w.maxCorr {
 				w.maxCorr = lc
+			}
+			if lc >= CorrectionPx {
+				w.bigCorr++
 			}
 		}
 		if corrected {

@@ -129,6 +129,9 @@ func (fc *findingCollector) settle(w *convWatch, d seenDif) {
 	case step == usual:
 		for _, p := range w.suspects {
 			w.lostWhole += p.lost
+			// A dif of k pieces is lost whole with chance p^k: nearly
+			// always a dif of one piece.
+			w.lw.s2cProbes.miss(float64(p.lost), p.n, p.ts)
 			w.longest = max(w.longest, p.lost)
 			w.loss.add(p.n, p.ts, float64(p.lost))
 			if len(w.lostFrames) < 16 {
@@ -240,7 +243,9 @@ func (fc *findingCollector) dif(d *Dif, baseReset bool) {
 		w.resetBytes += d.Bytes
 		w.storm.ev.add(d.LastN, d.Last, 0)
 	}
+	w.lw.s2cProbes.saw(float64(d.Pieces), d.Last)
 	if d.Status == reassemble.Incomplete {
+		w.lw.s2cProbes.miss(float64(len(d.Missing)), d.LastN, d.Last)
 		w.incompl++
 		w.lostPcs += len(d.Missing)
 		w.loss.add(d.LastN, d.Last, float64(len(d.Missing))/float64(max(d.Count, 1)))
@@ -356,9 +361,6 @@ func (fc *findingCollector) endSlow(w *convWatch) {
 		return
 	}
 	sev := SeverityInfo
-	if r.secs >= 3 || r.rewinds >= 2 {
-		sev = SeverityWarning
-	}
 	v := r.ev
 	v.start, v.end = fc.at(r.from), fc.at(r.to+1)
 	applied := 100.0
@@ -385,6 +387,9 @@ func (fc *findingCollector) endSlow(w *convWatch) {
 		}
 	}
 	f.Figures["min_fps"], f.Figures["max_fps"], f.Figures["seconds"] = r.min, r.max, float64(r.secs)
+	if r.min < SlowFPS {
+		f.Figures["slow_seconds"] = float64(r.secs)
+	}
 	f.Figures["difs"], f.Figures["acks"], f.Figures["applied"], f.Figures["applied_pct"] = float64(r.difs), float64(r.acks), float64(r.applied), applied
 	f.Figures["rewinds"], f.Figures["max_rewind_frames"], f.Figures["rewinds_to_zero"] = float64(r.rewinds), float64(r.back), float64(r.toZero)
 	fc.found(f)
@@ -453,9 +458,6 @@ func (fc *findingCollector) endStorm(w *convWatch) {
 		return
 	}
 	sev := SeverityInfo
-	if r.secs >= StormSeconds {
-		sev = SeverityWarning
-	}
 	v := r.ev
 	v.start, v.end = fc.at(r.from), fc.at(r.to+1)
 	f := fc.finding(w, KindResetStorm, sev, v, "%s got %d base resets in %d s (up to %.0f a second), %d bytes of keyframes",

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -66,6 +65,7 @@ func (fc *findingCollector) finish(e *Engine, statesIn bool) {
 			fc.lateFinding(w, e)
 		}
 		fc.correctionFinding(w)
+		fc.skipFinding(w)
 	}
 	c := e.cap.counters
 	v := evidence{start: e.cap.first, end: e.cap.last}
@@ -117,13 +117,15 @@ func (fc *findingCollector) leftAtEnd(w *convWatch, end time.Time) {
 	fc.found(f)
 }
 
-// lossFinding reports what the protocol proves lost, per direction. Server
-// → client: difs lost whole (dst gaps) and stdf pieces missing, legacy
-// serr (their running total skips), modern pongs (a ping that got none).
-// Client → server: modern pings (their client time skips a second while
-// the client kept sending), pangs (a pong that got none), legacy sdaks (an
-// sdat never answered), legacy staks (a frame first acknowledged as a
+// lossFinding reports the loss of each direction: an estimate from the
+// probes, and what the protocol proves lost. Server → client: difs lost
+// whole (dst gaps) and stdf pieces missing, legacy serr (their running
+// total skips), modern pongs (a ping that got none). Client → server:
+// modern pings (their client time skips a second while the client kept
+// sending), pangs (a pong that got none), legacy sdaks (an sdat never
+// answered), legacy staks (a frame first acknowledged as a
 // re-acknowledgement) and cdats (two in a row with the same controls).
+// The windows of concentrated loss are loss-burst findings of their own.
 func (fc *findingCollector) lossFinding(w *convWatch) {
 	fc.lossEnd(w)
 	l := &w.lw
@@ -135,31 +137,57 @@ func (fc *findingCollector) lossFinding(w *convWatch) {
 	if difs.lost > 0 {
 		extra = fmt.Sprintf("%d difs of %d (%d lost whole, %d incomplete", difs.lost, difs.seen+difs.lost, w.lostWhole, w.incompl)
 		if w.lostPcs > 0 {
-			extra += fmt.Sprintf(" with %d pieces missing", w.lostPcs)
+			extra += fmt.Sprintf(" with %s missing", plural(w.lostPcs, "piece"))
 		}
 		extra += ")"
 	}
 	fc.directionLoss(w, false, difs, []kindLoss{
 		{"serr", " (late-input reports, by their running total)", &l.serrs},
 		{"pongs", " (pings the server got that were not answered)", &l.pongs},
-	}, extra, func(rate float64) Severity {
-		if rate >= LossWarn || w.longest*w.usualStep() >= BurstFrames || l.pongs.longest >= 2 {
-			return SeverityWarning
-		}
-		return SeverityInfo
-	})
+	}, extra, &l.s2cProbes)
 	fc.directionLoss(w, true, nil, []kindLoss{
 		{"pings", " (the client pings every second)", &l.pings},
 		{"pangs", " (pongs not echoed)", &l.pangs},
 		{"sdaks", " (sdats never answered)", &l.sdaks},
 		{"staks", " (frames first acknowledged again)", &l.staks},
 		{"cdats", " (inputs: the same controls twice in a row)", &l.cdats},
-	}, "", func(rate float64) Severity {
-		if rate >= LossWarn || l.pings.longest >= 2 {
-			return SeverityWarning
-		}
-		return SeverityInfo
-	})
+	}, "", &l.c2sProbes)
+	fc.lossBursts(w, false, &l.s2cProbes)
+	fc.lossBursts(w, true, &l.c2sProbes)
+}
+
+// lossBursts reports the windows of concentrated loss of one direction.
+func (fc *findingCollector) lossBursts(w *convWatch, c2s bool, p *probes) {
+	for _, b := range p.bursts() {
+		v := evidence{first: b.firstN, worst: b.firstN, last: b.lastN, start: b.start, end: b.end}
+		n := b.seen + b.lost
+		rate := b.lost / n
+		e := estimate(b.lost, n)
+		f := fc.finding(w, KindLossBurst, SeverityInfo, v, "%s: %.0f %% lost for %.1f s (%.0f–%.0f %%, %.0f of %.0f probes), against %.1f %% the rest of the game",
+			direction(w, c2s), 100*rate, b.end.Sub(b.start).Seconds(), 100*e.Low, 100*e.High, b.lost, n, 100*b.base)
+		setDir(f, c2s)
+		f.Figures["rate"], f.Figures["rate_low"], f.Figures["rate_high"] = rate, e.Low, e.High
+		f.Figures["probes"], f.Figures["probes_lost"], f.Figures["base_rate"] = n, b.lost, b.base
+		f.Figures["from_s"], f.Figures["to_s"], f.Figures["seconds"] = b.start.Sub(fc.t0).Seconds(), b.end.Sub(fc.t0).Seconds(), b.end.Sub(b.start).Seconds()
+		f.Figures["p_value"] = b.probability
+		fc.found(f)
+	}
+}
+
+// direction names a direction of a conversation: "server → player 1 (…)".
+func direction(w *convWatch, c2s bool) string {
+	if c2s {
+		return fmt.Sprintf("%s → server", w.who())
+	}
+	return fmt.Sprintf("server → %s", w.who())
+}
+
+func setDir(f *Finding, c2s bool) {
+	if c2s {
+		f.Figures["dir_c2s"] = 1
+	} else {
+		f.Figures["dir_s2c"] = 1
+	}
 }
 
 // usualStep is the frames between two difs to this client, 1 when unknown.
@@ -187,9 +215,6 @@ func (fc *findingCollector) latencyFinding(w *convWatch, e *Engine) {
 	}
 	med, p95 := median(w.lat)
 	sev := SeverityInfo
-	if p95 > LatencyWarnMs {
-		sev = SeverityWarning
-	}
 	v := evidence{first: w.firstAck, worst: w.worstN, last: w.lastAck, start: w.first, end: w.last}
 	rtt := ""
 	f := fc.finding(w, KindLatency, sev, v, "")
@@ -208,8 +233,9 @@ func (fc *findingCollector) latencyFinding(w *convWatch, e *Engine) {
 // lateFinding reports inputs that reached the server late: legacy serr
 // (one per late cdat), modern late_cdats counted in the rebuilt states.
 func (fc *findingCollector) lateFinding(w *convWatch, e *Engine) {
-	late, src := w.late, "serr"
+	late, src, fromSerr := max(w.late, int(w.lateTotal)), "serr", true
 	if late == 0 && e.health != nil {
+		fromSerr = false
 		for _, l := range e.health.order {
 			if x := e.health.lines[l]; x.conv == w.conv {
 				for _, s := range x.secs {
@@ -223,16 +249,22 @@ func (fc *findingCollector) lateFinding(w *convWatch, e *Engine) {
 		return
 	}
 	rate := float64(late) / float64(w.inputs)
-	sev := SeverityInfo
-	if rate > LateWarn {
-		sev = SeverityWarning
-	}
 	v := w.lateEv
 	if v.first == 0 {
 		v = evidence{start: w.first, end: w.last}
 	}
-	f := fc.finding(w, KindLateInputs, sev, v, "%d of %s's %d inputs reached the server after their frame (%.0f %%, from %s)", late, w.who(), w.inputs, 100*rate, src)
-	f.Figures["late"], f.Figures["inputs"], f.Figures["rate"] = float64(late), float64(w.inputs), rate
+	f := fc.finding(w, KindLateInputs, SeverityInfo, v, "%d of %s's %d inputs reached the server after their frame (%.0f %%, from %s)", late, w.who(), w.inputs, 100*rate, src)
+	share := rate
+	if w.lateKnown > 0 && fromSerr {
+		// The serr lost said how late their inputs were to nobody: the
+		// share of the serr that arrived stands for them.
+		share = float64(w.lateBig) / float64(w.lateKnown) * float64(late) / float64(w.inputs)
+		f.Summary += fmt.Sprintf("; %d of the %d serr that arrived say %d frames (%d ms) or more late (%s of the inputs)", w.lateBig, w.lateKnown, LateFrames, LateFrames*1000/GameFPS, pct(share))
+		f.Figures["late_big"] = float64(w.lateBig)
+	} else {
+		f.Summary += "; how late, the protocol does not say"
+	}
+	f.Figures["late"], f.Figures["inputs"], f.Figures["rate"], f.Figures["late_share"] = float64(late), float64(w.inputs), rate, share
 	fc.found(f)
 }
 
@@ -244,14 +276,13 @@ func (fc *findingCollector) correctionFinding(w *convWatch) {
 		return
 	}
 	rate := float64(w.corrections) / float64(w.staks)
-	sev := SeverityInfo
-	if rate > CorrectionWarn {
-		sev = SeverityWarning
-	}
-	f := fc.finding(w, KindCorrections, sev, w.corrEv, "%d of %s's %d acknowledgements report a correction (%.0f %%)", w.corrections, w.who(), w.staks, 100*rate)
+	f := fc.finding(w, KindCorrections, SeverityInfo, w.corrEv, "%d of %s's %d acknowledgements report a correction (%.0f %%)", w.corrections, w.who(), w.staks, 100*rate)
 	if w.maxCorr > 0 {
-		f.Summary += fmt.Sprintf(", largest %.1f px", w.maxCorr)
-		f.Figures["max_px"] = w.maxCorr
+		mins := max(w.last.Sub(w.first).Minutes(), 1.0/60)
+		f.Summary += fmt.Sprintf(", largest %.1f px; %d of %d px or more (%.1f a minute)", w.maxCorr, w.bigCorr, CorrectionPx, float64(w.bigCorr)/mins)
+		f.Figures["max_px"], f.Figures["big"], f.Figures["big_per_min"] = w.maxCorr, float64(w.bigCorr), float64(w.bigCorr)/mins
+	} else {
+		f.Summary += " (the legacy stak says that the client corrected its state, not how far)"
 	}
 	f.Figures["corrections"], f.Figures["acks"], f.Figures["rate"] = float64(w.corrections), float64(w.staks), rate
 	fc.found(f)
@@ -381,10 +412,11 @@ type kindLoss struct {
 	t          *lossTally
 }
 
-// directionLoss reports what is proven lost in one direction of one
-// conversation: kinds with their counts, the overall rate, the longest run
-// and the windows where nothing arrived.
-func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTally, kinds []kindLoss, extra string, sevOf func(rate float64) Severity) {
+// directionLoss reports the loss of one direction of one conversation: the
+// estimate from its probes, with its interval and what it rests on; then
+// what is proven lost, by kind, the longest run and the windows where
+// nothing arrived.
+func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTally, kinds []kindLoss, extra string, pr *probes) {
 	sent, lost, longest := 0, 0, 0
 	var parts []string
 	var v evidence
@@ -402,15 +434,20 @@ func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTall
 			v.worst, v.worstV = e.worst, e.worstV
 		}
 	}
+	var probeKinds []string
 	if difs != nil && difs.seen+difs.lost > 0 {
 		sent += difs.seen + difs.lost
 		lost += difs.lost
 		longest = max(longest, difs.longest)
 		merge(difs.ev)
+		probeKinds = append(probeKinds, "dif pieces")
 	}
 	for _, k := range kinds {
 		if k.t.seen+k.t.lost == 0 {
 			continue
+		}
+		if k.t.probe != nil {
+			probeKinds = append(probeKinds, strings.TrimSuffix(k.name, "s"))
 		}
 		sent += k.t.seen + k.t.lost
 		lost += k.t.lost
@@ -426,27 +463,28 @@ func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTall
 	}
 	l := &w.lw
 	arr := &l.both
-	outaged := false
+	outage := 0.0
 	if span := w.last.Sub(w.first); span > 0 {
-		outaged = float64(arr.short) >= OutageWarn*float64(span)
+		outage = float64(arr.short) / float64(span)
 	}
-	if lost == 0 && (!c2s || l.skippedPings == 0) && !outaged {
+	if lost == 0 && (!c2s || l.skippedPings == 0) && outage < OutageWarn {
 		return
 	}
-	rate, worst := 0.0, 0.0
+	proven := 0.0
 	if sent > 0 {
-		rate = float64(lost) / float64(sent)
+		proven = float64(lost) / float64(sent)
 	}
-	for _, k := range kinds {
-		if n := k.t.seen + k.t.lost; n >= minKindSent {
-			worst = math.Max(worst, float64(k.t.lost)/float64(n))
-		}
+	seen, plost := pr.totals()
+	est := estimate(plost, seen+plost)
+	who := direction(w, c2s)
+	var summary string
+	if est.Probes > 0 {
+		summary = fmt.Sprintf("%s: ≈ %s lost (%s–%s, from %.0f of %.0f probes: %s); %s of %d proven lost",
+			who, pct(est.Rate), pct(est.Low), pct(est.High), est.Lost, est.Probes, strings.Join(probeKinds, ", "), plural(lost, "datagram"), sent)
+	} else {
+		summary = fmt.Sprintf("%s: loss rate unknown (no packet of this direction shows its loss in full); %s of %d proven lost (a lower bound)",
+			who, plural(lost, "datagram"), sent)
 	}
-	who := fmt.Sprintf("server → %s", w.who())
-	if c2s {
-		who = fmt.Sprintf("%s → server", w.who())
-	}
-	summary := fmt.Sprintf("%s: %d of %d datagrams proven lost (%.1f %%)", who, lost, sent, 100*rate)
 	if extra != "" {
 		parts = append([]string{extra}, parts...)
 	}
@@ -460,22 +498,19 @@ func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTall
 		summary += fmt.Sprintf("; %s with nothing arriving either way (longest %.2f s, %.1f s in all)", plural(arr.windows, "window"), arr.longest.Seconds(), arr.total.Seconds())
 	}
 	if c2s && l.skippedPings > 0 {
-		summary += fmt.Sprintf("; %d pings missing while the client sent nothing and the server kept sending (a stall, or loss the capture cannot prove)", l.skippedPings)
+		summary += fmt.Sprintf("; %s missing while the client sent nothing and the server kept sending (a stall, or loss the capture cannot prove)", plural(l.skippedPings, "ping"))
 	}
 	if v.first == 0 {
 		v = evidence{first: w.firstN, worst: w.firstN, last: w.lastN, start: w.first, end: w.last}
 	}
-	sev := sevOf(math.Max(rate, worst))
-	if outaged {
-		sev = SeverityWarning
+	f := fc.finding(w, KindLoss, SeverityInfo, v, "%s", summary)
+	setDir(f, c2s)
+	f.Figures["sent"], f.Figures["lost"], f.Figures["proven_rate"], f.Figures["longest_run"] = float64(sent), float64(lost), proven, float64(longest)
+	if est.Probes > 0 {
+		f.Figures["rate"], f.Figures["rate_low"], f.Figures["rate_high"] = est.Rate, est.Low, est.High
+		f.Figures["probes"], f.Figures["probes_lost"] = est.Probes, est.Lost
 	}
-	f := fc.finding(w, KindLoss, sev, v, "%s", summary)
-	if c2s {
-		f.Figures["dir_c2s"] = 1
-	} else {
-		f.Figures["dir_s2c"] = 1
-	}
-	f.Figures["sent"], f.Figures["lost"], f.Figures["rate"], f.Figures["longest_run"] = float64(sent), float64(lost), rate, float64(longest)
+	f.Figures["outage_share"] = outage
 	for _, k := range kinds {
 		key := strings.ReplaceAll(k.name, " ", "_")
 		f.Figures[key], f.Figures[key+"_lost"] = float64(k.t.seen+k.t.lost), float64(k.t.lost)
@@ -488,10 +523,19 @@ func (fc *findingCollector) directionLoss(w *convWatch, c2s bool, difs *lossTall
 		total := difs.seen + difs.lost
 		f.Figures["difs"], f.Figures["difs_lost"], f.Figures["lost_whole"], f.Figures["incomplete"] = float64(total), float64(w.lostWhole+w.incompl), float64(w.lostWhole), float64(w.incompl)
 		f.Figures["lost_pieces"], f.Figures["longest_dif_run"] = float64(w.lostPcs), float64(w.longest)
+		f.Figures["longest_lost_frames"] = float64(w.longest * w.usualStep())
 		if total > 0 {
 			f.Figures["dif_rate"] = float64(w.lostWhole+w.incompl) / float64(total)
 		}
 		f.Evidence.Frames = w.lostFrames
 	}
 	fc.found(f)
+}
+
+// pct prints a share as a percentage, to a tenth under 10 %.
+func pct(x float64) string {
+	if x < 0.1 {
+		return fmt.Sprintf("%.1f %%", 100*x)
+	}
+	return fmt.Sprintf("%.0f %%", 100*x)
 }

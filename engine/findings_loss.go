@@ -13,6 +13,7 @@ import (
 // The packet fields the loss findings read, resolved once.
 var (
 	serrLateTotal = decode.MustRef("late_total", "serr")
+	serrCSync     = decode.MustRef("c_sync", "serr")
 	cdatFrame     = decode.MustRoleRef(decode.RoleFrame, "cdat")
 	cdatMove      = decode.MustRef("move", "cdat")
 	gameMovesAck  = decode.MustKindRoleRef(decode.KindDifAck, decode.RoleFrame)
@@ -54,6 +55,35 @@ const (
 type lossTally struct {
 	seen, lost, longest int
 	ev                  evidence
+	probe               *probes // the direction's probes, when the kind is one
+}
+
+// saw records a packet that arrived at ts.
+func (t *lossTally) saw(ts time.Time) {
+	t.seen++
+	t.probe.saw(1, ts)
+}
+
+// missBetween records k packets lost in a row between two that arrived
+// at from and to, proven by the packet at n: the probes count each lost
+// one at its share of the time between (a loss is placed when it
+// happened, not when a later packet proved it).
+func (t *lossTally) missBetween(k, n int, from, to time.Time) {
+	if k <= 0 {
+		return
+	}
+	if t.probe != nil && k <= 1000 && to.After(from) {
+		step := to.Sub(from) / time.Duration(k+1)
+		for i := 1; i <= k; i++ {
+			t.probe.miss(1, n, from.Add(time.Duration(i)*step))
+		}
+		p := t.probe
+		t.probe = nil
+		t.miss(k, n, to)
+		t.probe = p
+		return
+	}
+	t.miss(k, n, to)
 }
 
 // miss records k packets lost in a row, proven by the packet at n, ts.
@@ -61,6 +91,7 @@ func (t *lossTally) miss(k, n int, ts time.Time) {
 	if k <= 0 {
 		return
 	}
+	t.probe.miss(float64(k), n, ts)
 	t.lost += k
 	t.longest = max(t.longest, k)
 	t.ev.add(n, ts, float64(k))
@@ -179,6 +210,7 @@ type lossWatch struct {
 	stalled                           bool          // the client was silent while the server kept sending, since the last ping
 	s2cGap                            time.Duration // the longest the server was silent during the client's silence
 	lastT0                            float64
+	lastPing                          time.Time // when the newest ping arrived
 	haveT0                            bool
 	waitPang                          map[float64]echoAt
 	cdatSeq                           seqOrder
@@ -200,6 +232,8 @@ type lossWatch struct {
 	// the windows where nothing arrived either way (a client that stalls
 	// while the server sends is no network outage)
 	both arrivals
+	// the probes of each direction, for the loss estimate and its bursts
+	c2sProbes, s2cProbes probes
 }
 
 // maxBalanceSecs bounds the balance series of one conversation (a day).
@@ -209,6 +243,8 @@ func (l *lossWatch) init() {
 	l.waitPang, l.waitPong = map[float64]echoAt{}, map[float64]echoAt{}
 	l.acked, l.difDst = map[int32]bool{}, map[int32]bool{}
 	l.lastSdak = -1
+	l.pings.probe, l.pangs.probe, l.sdaks.probe = &l.c2sProbes, &l.c2sProbes, &l.c2sProbes
+	l.pongs.probe, l.serrs.probe = &l.s2cProbes, &l.s2cProbes
 }
 
 // c2sArrived notes a datagram from the client, before the silence counters
@@ -262,7 +298,7 @@ func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record) {
 		if math.IsNaN(t0) {
 			return
 		}
-		l.pings.seen++
+		l.pings.saw(r.TS)
 		if l.haveT0 && t0 > l.lastT0 {
 			// The client pings once a second of its clock.
 			gap := t0 - l.lastT0
@@ -270,12 +306,12 @@ func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record) {
 				if l.stalled || math.Abs(gap-math.Round(gap)) > pingSlack {
 					l.skippedPings += missed
 				} else {
-					l.pings.miss(missed, r.N, r.TS)
+					l.pings.missBetween(missed, r.N, l.lastPing, r.TS)
 				}
 			}
 		}
 		if !l.haveT0 || t0 > l.lastT0 {
-			l.lastT0, l.haveT0 = t0, true
+			l.lastT0, l.haveT0, l.lastPing = t0, true, r.TS
 		}
 		l.stalled = false
 		fc.expireEchoes(w, r.TS)
@@ -285,7 +321,7 @@ func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record) {
 	case decode.KindProbeReply:
 		if _, ok := l.waitPong[refFloat(pingT0, pk)]; ok {
 			delete(l.waitPong, refFloat(pingT0, pk))
-			l.pongs.seen++
+			l.pongs.saw(r.TS)
 		}
 		if t1 := refFloat(pongT1, pk); !math.IsNaN(t1) && len(l.waitPang) < 64 {
 			l.waitPang[t1] = echoAt{r.N, r.TS}
@@ -293,11 +329,11 @@ func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record) {
 	case decode.KindProbeEcho:
 		if _, ok := l.waitPang[refFloat(pongT1, pk)]; ok {
 			delete(l.waitPang, refFloat(pongT1, pk))
-			l.pangs.seen++
+			l.pangs.saw(r.TS)
 		}
 	case decode.KindLateInput:
 		if v, ok := serrLateTotal.Int(pk); ok {
-			l.serrs.seen++
+			l.serrs.saw(r.TS)
 			l.serrSeq.add(seqItem{v: v, n: r.N, ts: r.TS}, l.serrGap)
 		}
 	case decode.KindInput:
@@ -310,7 +346,7 @@ func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record) {
 	case decode.KindGameMoves:
 		l.balance(r, 1)
 	case decode.KindGameMovesAck:
-		l.sdaks.seen++
+		l.sdaks.saw(r.TS)
 		l.balance(r, -1)
 		l.lastSdak = len(l.bal) - 1
 	case decode.KindDifAck:
@@ -323,7 +359,8 @@ func (fc *findingCollector) lossPacket(w *convWatch, r *session.Record) {
 // serrGap: the legacy serr carries the client's running total of late
 // inputs, one serr each, so a value skipped is a serr lost.
 func (l *lossWatch) serrGap(prev, cur seqItem) {
-	l.serrs.miss(int(min(cur.v-prev.v-1, 1<<20)), cur.n, cur.ts)
+	k := int(min(cur.v-prev.v-1, 1<<20))
+	l.serrs.missBetween(k, cur.n, prev.ts, cur.ts)
 }
 
 // cdatGap: a client sends a cdat only when its controls change, so two
@@ -370,7 +407,18 @@ func (l *lossWatch) sdakLoss() {
 		if f > prev {
 			// The longest run: the most lost in one second (the balance
 			// cannot tell which of a second's sdaks were lost).
+			// The floor of a second rises with the sdaks lost after the
+			// lowest point of the second before: placed half a second
+			// back, between the two.
+			at := bal[i].ts
+			if i > 0 {
+				at = bal[i-1].ts.Add(bal[i].ts.Sub(bal[i-1].ts) / 2)
+			}
+			l.sdaks.probe.miss(float64(f-prev), bal[i].n, at)
+			p := l.sdaks.probe
+			l.sdaks.probe = nil
 			l.sdaks.miss(int(f-prev), bal[i].n, bal[i].ts)
+			l.sdaks.probe = p
 		}
 		prev = max(prev, f)
 	}

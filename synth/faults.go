@@ -3,6 +3,7 @@ package synth
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -23,6 +24,39 @@ type Faults struct {
 	Delays  []Delay  // every datagram to and from the client arrives late
 	Slow    []Slow   // the client runs below the server's 40 frames a second
 	Forgets []Forget // the client loses the states it holds
+	Losses  []Loss   // datagrams lost at random, one way or both, for a while
+	Lates   []Late   // inputs that reach the server frames after their frame
+}
+
+// The directions of a Loss.
+const (
+	Both     = ""    // to and from the client
+	ToServer = "c2s" // from the client to the server
+	ToClient = "s2c" // from the server to the client
+)
+
+// Loss drops each datagram of Client going Dir (Both, ToServer or
+// ToClient) with chance Rate, from From to To (To 0: to the game's end).
+type Loss struct {
+	Client   int
+	Dir      string
+	Rate     float64
+	From, To time.Duration
+}
+
+// Late makes a Share of Client's inputs (cdat), from From to To (To 0: to
+// the game's end), reach the server Frames frames (25 ms each) after the
+// others.
+type Late struct {
+	Client   int
+	Share    float64
+	Frames   int
+	From, To time.Duration
+}
+
+// within reports whether t is in [from, to), to 0 being open.
+func within(t, from, to time.Duration) bool {
+	return t >= from && (to == 0 || t < to)
 }
 
 // Outage drops every datagram to and from Client from From to To (game
@@ -128,6 +162,22 @@ func (f *Faults) Validate(players int) error {
 			return fmt.Errorf("slow client %d: %v fps is not 1..40", s.Client, s.FPS)
 		}
 	}
+	for _, l := range f.Losses {
+		if err := check("loss", l.Client); err != nil {
+			return err
+		}
+		if !(l.Rate > 0 && l.Rate <= 1) || l.Dir != Both && l.Dir != ToServer && l.Dir != ToClient || l.From < 0 || l.To != 0 && l.To <= l.From {
+			return fmt.Errorf("loss of client %d: %v %q from %v to %v is not a rate 0..1, a direction (c2s, s2c or both) and a window", l.Client, l.Rate, l.Dir, l.From, l.To)
+		}
+	}
+	for _, l := range f.Lates {
+		if err := check("late", l.Client); err != nil {
+			return err
+		}
+		if !(l.Share > 0 && l.Share <= 1) || l.Frames < 1 || l.Frames > 400 || l.From < 0 || l.To != 0 && l.To <= l.From {
+			return fmt.Errorf("late inputs of client %d: share %v, %d frames, from %v to %v is not a share 0..1, 1..400 frames and a window", l.Client, l.Share, l.Frames, l.From, l.To)
+		}
+	}
 	for _, x := range f.Forgets {
 		if err := check("forget", x.Client); err != nil {
 			return err
@@ -141,7 +191,7 @@ func (f *Faults) Validate(players int) error {
 
 // empty reports whether no fault is injected.
 func (f *Faults) empty() bool {
-	return len(f.Outages)+len(f.Stops)+len(f.Mutes)+len(f.Bursts)+len(f.Delays)+len(f.Slow)+len(f.Forgets) == 0
+	return len(f.Outages)+len(f.Stops)+len(f.Mutes)+len(f.Bursts)+len(f.Delays)+len(f.Slow)+len(f.Forgets)+len(f.Losses)+len(f.Lates) == 0
 }
 
 // clientOf returns the client number of an endpoint, 0 for the server.
@@ -154,8 +204,8 @@ func clientOf(a netip.AddrPort) int {
 }
 
 // drop reports whether the faults drop a datagram from → to sent at now
-// (game time, ns), and which fault did.
-func (f *Faults) drop(from, to netip.AddrPort, now int64) (bool, string) {
+// (game time, ns), and which fault did; rng draws the random ones.
+func (f *Faults) drop(from, to netip.AddrPort, now int64, rng *rand.Rand) (bool, string) {
 	src, dst := clientOf(from), clientOf(to)
 	t := time.Duration(now)
 	for _, o := range f.Outages {
@@ -178,7 +228,29 @@ func (f *Faults) drop(from, to netip.AddrPort, now int64) (bool, string) {
 			return true, "burst"
 		}
 	}
+	for _, l := range f.Losses {
+		c2s, s2c := l.Client == src && dst == 0, src == 0 && l.Client == dst
+		if (c2s && l.Dir != ToClient || s2c && l.Dir != ToServer) && within(t, l.From, l.To) && rng.Float64() < l.Rate {
+			if c2s {
+				return true, "loss-c2s"
+			}
+			return true, "loss-s2c"
+		}
+	}
 	return false, ""
+}
+
+// lateDelay is how much later an input from from reaches the server when a
+// Late fault makes it late, counted in the summary.
+func (g *gen) lateDelay(from netip.AddrPort) int64 {
+	c, t := clientOf(from), time.Duration(g.now)
+	for _, l := range g.cfg.Faults.Lates {
+		if l.Client == c && within(t, l.From, l.To) && g.faultRNG.Float64() < l.Share {
+			g.sum.FaultDrops[fmt.Sprintf("late %d", c)]++
+			return int64(l.Frames) * int64(time.Second) / 40
+		}
+	}
+	return 0
 }
 
 // delay is the added delay of a datagram from → to.
@@ -205,7 +277,7 @@ func (f *Faults) slowFPS(n int, now int64) float64 {
 
 // FaultTruth is what a fault did, as written beside the capture.
 type FaultTruth struct {
-	Kind    string  `json:"kind"` // outage, stop, mute, burst, delay, slow, forget; dropped (what followed)
+	Kind    string  `json:"kind"` // outage, stop, mute, burst, delay, slow, forget, loss, late; dropped (what followed)
 	Client  int     `json:"client"`
 	Player  int     `json:"player"`
 	Addr    string  `json:"addr"`
@@ -220,6 +292,21 @@ type FaultTruth struct {
 	Dropped int     `json:"dropped"` // datagrams this fault dropped
 	// Times is how many times the client lost its states (forget).
 	Times int `json:"times,omitempty"`
+	// Loss: the direction (c2s, s2c, both), the chance of each datagram,
+	// and the datagrams of each direction sent in the window (the
+	// dropped ones are in Dropped, both ways).
+	Dir     string  `json:"dir,omitempty"`
+	Rate    float64 `json:"rate,omitempty"`
+	DropC2S int     `json:"dropped_c2s,omitempty"`
+	DropS2C int     `json:"dropped_s2c,omitempty"`
+	// Late: the share of inputs made late, how many frames, and how many
+	// inputs were.
+	Share      float64 `json:"share,omitempty"`
+	Frames     int     `json:"frames,omitempty"`
+	LateInputs int     `json:"late_inputs,omitempty"`
+	// Slow: the frames the client skipped (and reported so in the legacy
+	// sdak).
+	Skipped int `json:"frames_skipped,omitempty"`
 	// Frame and SLSN: the server frame (and level sequence) at which the
 	// server dropped the player (dropped).
 	Frame int `json:"frame,omitempty"`
@@ -266,7 +353,30 @@ func FaultTruths(cfg Config, sum *Summary) []FaultTruth {
 	}
 	for _, s := range f.Slow {
 		t := mk("slow", s.Client, s.From, end)
-		t.FPS = s.FPS
+		t.FPS, t.Skipped = s.FPS, sum.Skipped[s.Client]
+		out = append(out, t)
+	}
+	for _, l := range f.Losses {
+		to := l.To
+		if to == 0 || to > end {
+			to = end
+		}
+		t := mk("loss", l.Client, l.From, to)
+		t.Dir, t.Rate = l.Dir, l.Rate
+		if t.Dir == Both {
+			t.Dir = "both"
+		}
+		t.DropC2S, t.DropS2C = sum.FaultDrops[fmt.Sprintf("loss-c2s %d", l.Client)], sum.FaultDrops[fmt.Sprintf("loss-s2c %d", l.Client)]
+		t.Dropped = t.DropC2S + t.DropS2C
+		out = append(out, t)
+	}
+	for _, l := range f.Lates {
+		to := l.To
+		if to == 0 || to > end {
+			to = end
+		}
+		t := mk("late", l.Client, l.From, to)
+		t.Share, t.Frames, t.LateInputs = l.Share, l.Frames, sum.FaultDrops[fmt.Sprintf("late %d", l.Client)]
 		out = append(out, t)
 	}
 	for _, x := range f.Forgets {
@@ -300,7 +410,7 @@ func WriteFaults(capturePath string, cfg Config, sum *Summary) error {
 
 // faultDrop drops a datagram when a fault says so, and counts it.
 func (g *gen) faultDrop(from, to netip.AddrPort, name string) bool {
-	drop, kind := g.cfg.Faults.drop(from, to, g.now)
+	drop, kind := g.cfg.Faults.drop(from, to, g.now, g.faultRNG)
 	if !drop {
 		return false
 	}
@@ -351,6 +461,10 @@ func (c *client) slowSkip(now int64) bool {
 	}
 	c.slowAcc += fps / 40
 	if c.slowAcc < 1 {
+		// A frame the client does not show: the legacy client says so
+		// in its next sdak.
+		c.skipped++
+		c.g.sum.Skipped[c.n]++
 		return true
 	}
 	c.slowAcc--

@@ -136,8 +136,9 @@ type Summary struct {
 	ReAcks       int            // staks re-sent for a missing base
 	LevelChanges int
 	Frames       int            // server frames simulated
-	FaultDrops   map[string]int // datagrams dropped by the injected faults, by "kind client"
+	FaultDrops   map[string]int // datagrams dropped by the injected faults, by "kind client"; inputs made late (Late) as "late client"
 	Forgot       map[int]int    // times each client lost its states (Forget), by client
+	Skipped      map[int]int    // frames each slow client skipped (Slow), by client
 	Drops        []Drop         // players the server dropped for want of acknowledgements
 }
 
@@ -277,14 +278,17 @@ type gen struct {
 	order   int64
 	netRNG  *rand.Rand
 	lossRNG *rand.Rand
-	owners  map[netip.AddrPort]*inbox
-	packets map[string]*decode.Packet
-	buf     []byte
-	sum     Summary
-	srv     *server
-	clients []*client
-	nodes   []node
-	faults  bool // cfg.Faults has any
+	// faultRNG draws the random faults (Loss, Late), apart from the
+	// game's own loss so that adding a fault leaves the rest as it was.
+	faultRNG *rand.Rand
+	owners   map[netip.AddrPort]*inbox
+	packets  map[string]*decode.Packet
+	buf      []byte
+	sum      Summary
+	srv      *server
+	clients  []*client
+	nodes    []node
+	faults   bool // cfg.Faults has any
 }
 
 // rng returns an independent random stream for one purpose.
@@ -302,9 +306,10 @@ func newGen(cfg Config, w PacketWriter, truth TruthSink) (*gen, error) {
 		epoch:     Epoch(cfg.Seed),
 		netRNG:    rng(cfg.Seed, 1),
 		lossRNG:   rng(cfg.Seed, 2),
+		faultRNG:  rng(cfg.Seed, 4),
 		owners:    map[netip.AddrPort]*inbox{},
 		packets:   map[string]*decode.Packet{},
-		sum:       Summary{ByName: map[string]int{}, LostByName: map[string]int{}, FaultDrops: map[string]int{}, Forgot: map[int]int{}},
+		sum:       Summary{ByName: map[string]int{}, LostByName: map[string]int{}, FaultDrops: map[string]int{}, Forgot: map[int]int{}, Skipped: map[int]int{}},
 		faults:    !cfg.Faults.empty(),
 	}
 	if l := cfg.Era.Kind(decode.KindDifPiece); l != nil && l.FieldByRole(decode.RoleLevel) >= 0 {
@@ -408,11 +413,18 @@ func (g *gen) send(from, to netip.AddrPort, p *decode.Packet, m msg, exempt bool
 		g.order++
 		m.order = g.order
 		lat := int64(120+g.netRNG.IntN(300)) * int64(time.Microsecond)
+		late := int64(0)
 		if g.faults {
 			lat += g.cfg.Faults.delay(from, to)
+			if m.kind == mCdat {
+				late = g.lateDelay(from)
+			}
 		}
 		m.at = max(t+lat, ib.last+int64(time.Microsecond))
 		ib.last = m.at
+		// An input made late (Late) is held back alone: what comes after
+		// it arrives on time.
+		m.at += late
 		m.from = from
 		ib.push(m)
 	}

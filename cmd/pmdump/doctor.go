@@ -28,12 +28,17 @@ words with the numbers, and the capture frames to look at (first, worst,
 last). Findings are sorted by severity (error, warning, info), then time.
 
 The kinds: join, rejoin, mid-game, leave, player-dropped, silent-client,
-silent-server, outage, level-change, loss, latency, slow-client, late-inputs,
-corrections, base-reset-storm, desync, idle-client, file-transfer,
-capture-ends-mid-dif, snap-length, capture-drops, shared-endpoint, no-version
-(a conversation whose packets fit no version pmdump knows). The README
-gives each one's threshold (derived from the game's 40 frames a second) and
-figures, and what the protocol proves lost in each direction.
+silent-server, outage, level-change, loss, loss-burst, latency, slow-client,
+late-inputs, corrections, base-reset-storm, desync, idle-client,
+file-transfer, capture-ends-mid-dif, snap-length, capture-drops,
+shared-endpoint, no-version (a conversation whose packets fit no version
+pmdump knows). A loss finding leads with an estimated loss rate and its 95 %
+interval, from the packets whose delivery the protocol shows in full, then
+what is proven lost; a window of concentrated loss is a loss-burst of its
+own. The severities of degree (loss, late inputs, slow clients,
+corrections, latency, storms) come from one table in terms a player feels,
+the same in every version; the README prints it, with each kind's figures
+and what the protocol proves lost in each direction.
 
 Every state is rebuilt (for desync, the modern late inputs, the level's number
 and a modern player dropped); --fast skips that and finds every other kind (a

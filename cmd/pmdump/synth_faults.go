@@ -13,7 +13,7 @@ import (
 
 // faultFlags are pmdump synth's fault-injection flags, each repeatable.
 type faultFlags struct {
-	outages, stops, mutes, bursts, delays, slow, forgets []string
+	outages, stops, mutes, bursts, delays, slow, forgets, losses, lates []string
 }
 
 func (f *faultFlags) add(fs *pflag.FlagSet) {
@@ -23,6 +23,8 @@ func (f *faultFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.bursts, "burst", nil, "drop everything to and from client `N:LENGTH/EVERY[@FROM]` (e.g. 2:300ms/5s)")
 	fs.StringArrayVar(&f.delays, "delay", nil, "every datagram to and from client `N:D` arrives D later (e.g. 1:80ms)")
 	fs.StringArrayVar(&f.slow, "slow", nil, "client `N:FPS[@FROM]` runs at FPS frames a second (e.g. 3:20@5s)")
+	fs.StringArrayVar(&f.losses, "loss-window", nil, "drop each datagram of client `N:RATE[/DIR][@FROM-TO]` with chance RATE, DIR c2s, s2c or both (e.g. 2:0.3/s2c@20s-30s)")
+	fs.StringArrayVar(&f.lates, "late", nil, "a SHARE of client `N:SHARE/FRAMES[@FROM-TO]`'s inputs reach the server FRAMES frames late (e.g. 1:0.2/6)")
 	fs.StringArrayVar(&f.forgets, "forget", nil, "client `N:AT[/EVERY]` loses the states it holds at AT (and every EVERY after), e.g. 2:8s/5s")
 }
 
@@ -142,6 +144,55 @@ func (f *faultFlags) parse() (synth.Faults, error) {
 		}
 		out.Slow = append(out.Slow, synth.Slow{Client: c, FPS: fps, From: from})
 	}
+	window := func(flag, v, s string) (string, time.Duration, time.Duration, error) {
+		body, w, ok := strings.Cut(s, "@")
+		if !ok {
+			return body, 0, 0, nil
+		}
+		a, b, _ := strings.Cut(w, "-")
+		from, err := dur(flag, v, a)
+		if err != nil || b == "" {
+			return body, from, 0, err
+		}
+		to, err := dur(flag, v, b)
+		return body, from, to, err
+	}
+	for _, v := range f.losses {
+		c, rest, err := split("loss-window", v)
+		if err != nil {
+			return out, err
+		}
+		body, from, to, err := window("loss-window", v, rest)
+		if err != nil {
+			return out, err
+		}
+		r, dir, _ := strings.Cut(body, "/")
+		rate, err := strconv.ParseFloat(r, 64)
+		if err != nil {
+			return out, usagef("--loss-window %q: %q is not a rate (0.3)", v, r)
+		}
+		if dir == "both" {
+			dir = synth.Both
+		}
+		out.Losses = append(out.Losses, synth.Loss{Client: c, Dir: dir, Rate: rate, From: from, To: to})
+	}
+	for _, v := range f.lates {
+		c, rest, err := split("late", v)
+		if err != nil {
+			return out, err
+		}
+		body, from, to, err := window("late", v, rest)
+		if err != nil {
+			return out, err
+		}
+		a, b, ok := strings.Cut(body, "/")
+		share, err1 := strconv.ParseFloat(a, 64)
+		frames, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil {
+			return out, usagef("--late %q: want N:SHARE/FRAMES[@FROM-TO]", v)
+		}
+		out.Lates = append(out.Lates, synth.Late{Client: c, Share: share, Frames: frames, From: from, To: to})
+	}
 	for _, v := range f.forgets {
 		c, rest, err := split("forget", v)
 		if err != nil {
@@ -165,7 +216,7 @@ func (f *faultFlags) parse() (synth.Faults, error) {
 
 // describeFaults says what was injected, for the summary line.
 func describeFaults(f synth.Faults) string {
-	n := len(f.Outages) + len(f.Stops) + len(f.Mutes) + len(f.Bursts) + len(f.Delays) + len(f.Slow) + len(f.Forgets)
+	n := len(f.Outages) + len(f.Stops) + len(f.Mutes) + len(f.Bursts) + len(f.Delays) + len(f.Slow) + len(f.Forgets) + len(f.Losses) + len(f.Lates)
 	if n == 0 {
 		return ""
 	}
